@@ -1,0 +1,137 @@
+// Package store is the gateway's persistence: API keys, learned capabilities,
+// execution traces and the client tools that packages report. One interface,
+// two backends: SQLite (the embedded default, package store/sqlite) and
+// PostgreSQL (for several gateway replicas, package store/postgres). Nothing a
+// second replica needs may live only in one process's memory, so everything of
+// that kind goes through here.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned (wrapped) when a lookup matches nothing.
+var ErrNotFound = errors.New("not found")
+
+// ErrUnavailable is returned (wrapped) when the database cannot be reached.
+// Callers turn it into a clear error for the request; the store recovers by
+// itself when the database is back.
+var ErrUnavailable = errors.New("store unavailable")
+
+// Scope is a tenant: every key belongs to one org and project.
+type Scope struct {
+	Org     string `json:"org"`
+	Project string `json:"project"`
+}
+
+// APIKey is a stored key. The plaintext is never stored, only its SHA-256 hex.
+type APIKey struct {
+	ID        string
+	Hash      string
+	Scope     Scope
+	CreatedAt time.Time
+}
+
+// Visibility of a capability to other keys.
+type Visibility string
+
+const (
+	VisibilityPrivate Visibility = "private" // this org+project only (the default)
+	VisibilityProject Visibility = "project" // same as private for now; kept for the registry contract
+	VisibilityOrg     Visibility = "org"     // every project of the org
+	VisibilityPublic  Visibility = "public"  // everyone
+)
+
+// Capability is learned code, callable by namespace:action.
+type Capability struct {
+	ID          string          `json:"id"`
+	Scope       Scope           `json:"scope"`
+	Namespace   string          `json:"namespace"`
+	Action      string          `json:"action"`
+	Description string          `json:"description"`
+	Code        string          `json:"code"`
+	CodeHash    string          `json:"code_hash"` // hex SHA-256 of Code
+	ToolsUsed   []string        `json:"tools_used"`
+	Routing     string          `json:"routing"` // "client" | "server"
+	ArgsSchema  json.RawMessage `json:"args_schema,omitempty"`
+	Visibility  Visibility      `json:"visibility"`
+	UsageCount  int64           `json:"usage_count"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+}
+
+// CapabilityFilter selects capabilities visible to a scope.
+type CapabilityFilter struct {
+	Viewer Scope // whose view: own scope, same-org "org"/"public", others' "public"
+	Limit  int   // 0 means no limit
+	Offset int
+}
+
+// Trace is one stored execution trace. Body is the whole sanitized trace JSON
+// (see internal/tracing); the other fields are indexed copies for queries.
+type Trace struct {
+	ID             string
+	ParentID       string
+	Scope          Scope
+	WorkflowID     string
+	CapabilityFQDN string
+	Tools          []string // tool ids used, for the tool filter
+	Success        bool
+	StartedAt      time.Time
+	Body           json.RawMessage
+}
+
+// TraceFilter selects traces of one scope. Zero fields do not filter.
+type TraceFilter struct {
+	Scope          Scope
+	WorkflowID     string
+	CapabilityFQDN string
+	Tool           string
+	Success        *bool
+	Since, Until   time.Time
+	Limit, Offset  int
+}
+
+// ClientTool is a tool a package reported as available on its machine.
+type ClientTool struct {
+	ID          string          `json:"id"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+// Store is implemented by sqlite.Store and postgres.Store; both pass
+// storetest.Run. Every method is safe for concurrent use.
+type Store interface {
+	// Keys.
+	CreateKey(ctx context.Context, k APIKey) error
+	KeyByHash(ctx context.Context, hash string) (APIKey, error)
+
+	// Capabilities. SaveCapability inserts c, or, when c.Scope already has a
+	// capability with the same CodeHash, increments its UsageCount and returns
+	// that one unchanged otherwise (deduplication by code hash).
+	SaveCapability(ctx context.Context, c Capability) (Capability, error)
+	CapabilityByID(ctx context.Context, id string) (Capability, error)
+	// CapabilityByName finds namespace:action among the capabilities visible to viewer,
+	// preferring the viewer's own scope.
+	CapabilityByName(ctx context.Context, viewer Scope, namespace, action string) (Capability, error)
+	ListCapabilities(ctx context.Context, f CapabilityFilter) ([]Capability, int, error)
+	// UpdateCapability replaces the mutable fields (Namespace, Action,
+	// Description, Visibility, ArgsSchema) of the capability with c.ID.
+	UpdateCapability(ctx context.Context, c Capability) error
+
+	// Traces. PutTraces is idempotent on trace ID (a re-sent trace is ignored).
+	PutTraces(ctx context.Context, traces []Trace) error
+	TraceByID(ctx context.Context, scope Scope, id string) (Trace, error)
+	ListTraces(ctx context.Context, f TraceFilter) ([]Trace, int, error)
+	ChildTraces(ctx context.Context, scope Scope, parentID string) ([]Trace, error)
+
+	// Client tools reported by packages, per scope (replaces the previous report of that client).
+	PutClientTools(ctx context.Context, scope Scope, clientID string, tools []ClientTool) error
+	ClientTools(ctx context.Context, scope Scope) ([]ClientTool, error)
+
+	Ping(ctx context.Context) error
+	Close() error
+}

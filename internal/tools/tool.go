@@ -1,0 +1,44 @@
+// Package tools defines the one interface every tool source implements (the
+// gateway's built-in std tools, upstream MCP servers, the package's built-in
+// client tools and its local MCP servers) and a Mux that routes a tool id
+// ("namespace:action") to the provider serving that namespace.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+)
+
+// Info describes one tool as discover and the registry show it.
+type Info struct {
+	ID          string          `json:"id"` // "namespace:action"
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+// Namespace returns the part of the id before the first ':'.
+func (i Info) Namespace() string { ns, _ := Split(i.ID); return ns }
+
+// Provider serves the tools of one or more namespaces.
+//
+// Call receives the arguments as a JSON object and returns the value the
+// calling code sees, as JSON: a built-in returns its plain value; an MCP tool
+// returns its structuredContent when present, else the text of a single text
+// item (decoded as JSON when it parses, else as a JSON string), else the content
+// array (see DESIGN.md). A tool failure is a *pmlerr.Error with code
+// TOOL_ERROR; a name the provider does not serve is UNKNOWN_TOOL.
+type Provider interface {
+	Tools(ctx context.Context) ([]Info, error)
+	Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
+}
+
+// Split splits "ns:action" into its parts. An id without ':' is all namespace.
+func Split(id string) (namespace, action string) {
+	ns, action, _ := strings.Cut(id, ":")
+	return ns, action
+}
+
+// CallFunc is the shape of one tool call, shared by the sandbox's mcp bridge,
+// trace recording and every router that sits between them.
+type CallFunc func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
