@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/pml-go/pml/internal/tools"
 )
 
 // Side is where a tool or a piece of code runs.
@@ -110,25 +112,10 @@ func (r Rules) WithServer(namespaces ...string) Rules {
 	return out
 }
 
-// specificity ranks how precisely pattern p matches tool (0 = no match).
-func specificity(p, tool string) int {
-	ns, action, _ := strings.Cut(tool, ":")
-	pns, paction, hasAction := strings.Cut(p, ":")
-	switch {
-	case pns != ns:
-		return 0
-	case !hasAction || paction == "*":
-		return 1
-	case paction == action:
-		return 2
-	}
-	return 0
-}
-
 func best(patterns []string, tool string) int {
 	m := 0
 	for _, p := range patterns {
-		m = max(m, specificity(p, tool))
+		m = max(m, tools.PatternSpecificity(p, tool))
 	}
 	return m
 }

@@ -1,0 +1,275 @@
+// Package wire holds the JSON shapes of DESIGN.md that the gateway, the
+// package and AI clients exchange: the execute request, its answers, and the
+// arguments of the other MCP tools. Both sides encode and decode through these
+// types so the contract lives in one place.
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+)
+
+// ExecuteRequest is the input of the execute tool.
+type ExecuteRequest struct {
+	Code             string            `json:"code"`
+	Intent           string            `json:"intent,omitempty"`
+	Options          *ExecuteOptions   `json:"options,omitempty"`
+	ContinueWorkflow *ContinueWorkflow `json:"continue_workflow,omitempty"`
+}
+
+// ExecuteOptions tune one execution.
+type ExecuteOptions struct {
+	TimeoutMS int `json:"timeout_ms,omitempty"`
+}
+
+// ContinueWorkflow answers an approval_required.
+type ContinueWorkflow struct {
+	WorkflowID string `json:"workflow_id"`
+	Approved   *bool  `json:"approved"`
+}
+
+// DecodeExecute parses and validates execute arguments; a malformed request
+// is an INVALID_REQUEST error that says what is wrong.
+func DecodeExecute(raw json.RawMessage) (ExecuteRequest, error) {
+	var req ExecuteRequest
+	if len(raw) == 0 {
+		raw = []byte("{}")
+	}
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return req, pmlerr.New(pmlerr.InvalidRequest, "invalid execute arguments: %v", err)
+	}
+	if req.Options != nil && req.Options.TimeoutMS < 0 {
+		return req, pmlerr.New(pmlerr.InvalidRequest, "options.timeout_ms must be positive")
+	}
+	if cw := req.ContinueWorkflow; cw != nil {
+		if cw.WorkflowID == "" {
+			return req, pmlerr.New(pmlerr.InvalidRequest, "continue_workflow.workflow_id is required")
+		}
+		if cw.Approved == nil {
+			return req, pmlerr.New(pmlerr.InvalidRequest, "continue_workflow.approved (true or false) is required")
+		}
+	}
+	return req, nil
+}
+
+// Status of an execute answer.
+type Status string
+
+const (
+	StatusSuccess          Status = "success"
+	StatusExecuteLocally   Status = "execute_locally"
+	StatusApprovalRequired Status = "approval_required"
+	StatusAborted          Status = "aborted"
+	StatusError            Status = "error"
+)
+
+// ToolRef is one entry of execute_locally's tools_used.
+type ToolRef struct {
+	ID      string `json:"id"`
+	FQDN    string `json:"fqdn,omitempty"`
+	Routing string `json:"routing"`
+}
+
+// CapabilityRef names the capability a successful run was saved as.
+type CapabilityRef struct {
+	ID   string `json:"id"`
+	FQDN string `json:"fqdn"`
+	Name string `json:"name"`
+}
+
+// DAG is the execute_locally dag field.
+type DAG struct {
+	Tasks []DAGTask `json:"tasks"`
+}
+
+// DAGTask is one tool call of the static plan.
+type DAGTask struct {
+	ID        string   `json:"id"`
+	Tool      string   `json:"tool"`
+	DependsOn []string `json:"depends_on"`
+	Layer     int      `json:"layer"`
+}
+
+// Answer is every execute answer; which fields are set depends on Status.
+// Details are merged into the top level of the JSON object (error details
+// such as line, column, client_tools, suggestions).
+type Answer struct {
+	Status          Status          `json:"status"`
+	Result          json.RawMessage `json:"result,omitempty"`
+	ExecutedLocally *bool           `json:"executed_locally,omitempty"`
+	WorkflowID      string          `json:"workflow_id,omitempty"`
+	TraceID         string          `json:"trace_id,omitempty"`
+	DurationMS      *float64        `json:"duration_ms,omitempty"`
+	Capability      *CapabilityRef  `json:"capability,omitempty"`
+	Logs            []string        `json:"logs,omitempty"`
+
+	// execute_locally
+	Code        string   `json:"code,omitempty"`
+	DAG         *DAG     `json:"dag,omitempty"`
+	ClientTools []string `json:"client_tools,omitempty"`
+	// []string on success, []ToolRef on execute_locally.
+	ToolsUsed any `json:"tools_used,omitempty"`
+
+	// approval_required
+	ApprovalType string         `json:"approval_type,omitempty"`
+	Description  string         `json:"description,omitempty"`
+	Context      map[string]any `json:"context,omitempty"`
+	Options      []string       `json:"options,omitempty"`
+
+	// aborted
+	Reason string `json:"reason,omitempty"`
+
+	// error
+	ErrorCode pmlerr.Code    `json:"error_code,omitempty"`
+	Error     string         `json:"error,omitempty"`
+	Details   map[string]any `json:"-"`
+}
+
+type answerFields Answer
+
+// MarshalJSON writes the fields and then the details at the top level.
+func (a Answer) MarshalJSON() ([]byte, error) {
+	body, err := json.Marshal(answerFields(a))
+	if err != nil || len(a.Details) == 0 {
+		return body, err
+	}
+	var merged map[string]any
+	if err := json.Unmarshal(body, &merged); err != nil {
+		return nil, err
+	}
+	for k, v := range a.Details {
+		if _, taken := merged[k]; !taken {
+			merged[k] = v
+		}
+	}
+	return json.Marshal(merged)
+}
+
+// knownFields are the JSON names of Answer's own fields; anything else in an
+// answer is a detail.
+var knownFields = map[string]bool{
+	"status": true, "result": true, "executed_locally": true, "workflow_id": true, "trace_id": true,
+	"duration_ms": true, "capability": true, "logs": true, "code": true, "dag": true, "client_tools": true,
+	"tools_used": true, "approval_type": true, "description": true, "context": true, "options": true,
+	"reason": true, "error_code": true, "error": true,
+}
+
+// UnmarshalJSON reads the fields and keeps unknown top-level keys as details.
+func (a *Answer) UnmarshalJSON(data []byte) error {
+	var f answerFields
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(data, &all); err != nil {
+		return err
+	}
+	*a = Answer(f)
+	for k, v := range all {
+		if knownFields[k] {
+			continue
+		}
+		var val any
+		if err := json.Unmarshal(v, &val); err != nil {
+			return err
+		}
+		if a.Details == nil {
+			a.Details = map[string]any{}
+		}
+		a.Details[k] = val
+	}
+	return nil
+}
+
+// ErrorAnswer turns err into an error answer. Errors without a wire code are
+// INTERNAL_ERROR.
+func ErrorAnswer(err error, workflowID string) Answer {
+	a := Answer{Status: StatusError, WorkflowID: workflowID}
+	var pe *pmlerr.Error
+	if errors.As(err, &pe) {
+		a.ErrorCode, a.Error = pe.Code, pe.Message
+		if len(pe.Details) > 0 {
+			a.Details = map[string]any{}
+			for k, v := range pe.Details {
+				a.Details[k] = v
+			}
+		}
+		return a
+	}
+	a.ErrorCode, a.Error = pmlerr.Internal, err.Error()
+	return a
+}
+
+// Err returns the answer's error as a *pmlerr.Error, or nil unless Status is error.
+func (a Answer) Err() error {
+	if a.Status != StatusError {
+		return nil
+	}
+	code := a.ErrorCode
+	if code == "" {
+		code = pmlerr.Internal
+	}
+	return &pmlerr.Error{Code: code, Message: a.Error, Details: a.Details}
+}
+
+// Bool returns a pointer to b, for the optional executed_locally flag.
+func Bool(b bool) *bool { return &b }
+
+// Float returns a pointer to f, for duration_ms.
+func Float(f float64) *float64 { return &f }
+
+// CallRequest is the input of the gateway's call tool.
+type CallRequest struct {
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args,omitempty"`
+	// Env carries BYOK keys an http catalog entry needs for this one call.
+	// They are used for the call and never stored, logged or traced.
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// Validate checks a call request.
+func (c CallRequest) Validate() error {
+	if c.Tool == "" {
+		return pmlerr.New(pmlerr.InvalidRequest, "call: tool is required (\"namespace:action\")")
+	}
+	if len(c.Args) > 0 && c.Args[0] != '{' && string(c.Args) != "null" {
+		return pmlerr.New(pmlerr.InvalidRequest, "call: args must be a JSON object")
+	}
+	return nil
+}
+
+// DiscoverRequest is the input of discover.
+type DiscoverRequest struct {
+	Query   string `json:"query,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Pattern string `json:"pattern,omitempty"`
+	Limit   int    `json:"limit,omitempty"`
+}
+
+// DiscoveredTool is one discover hit.
+type DiscoveredTool struct {
+	ID          string          `json:"id"`
+	Kind        string          `json:"kind"` // "tool" | "capability"
+	Description string          `json:"description"`
+	Routing     string          `json:"routing"`
+	FQDN        string          `json:"fqdn,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Declaration string          `json:"declaration"`
+}
+
+// DiscoverAnswer is discover's output.
+type DiscoverAnswer struct {
+	Tools []DiscoveredTool `json:"tools"`
+	Total int              `json:"total"`
+}
+
+// String renders a short description, for logs.
+func (a Answer) String() string {
+	if a.Status == StatusError {
+		return fmt.Sprintf("%s %s: %s", a.Status, a.ErrorCode, a.Error)
+	}
+	return string(a.Status)
+}
