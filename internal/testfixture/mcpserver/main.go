@@ -1,0 +1,76 @@
+// Command mcpserver is an MCP server for tests. It serves a fixed set of tools
+// (see tools.go) whose behaviour is easy to observe from the client side:
+// echoes, structured results, delays, crashes, hangs, failures, side-effect
+// counters and environment lookups.
+//
+// By default it speaks MCP over stdin/stdout. With -http ADDR it serves
+// Streamable HTTP at /mcp instead and prints its endpoint URL on the first
+// line of stdout, so tests can listen on 127.0.0.1:0 and learn the port.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address instead of stdio")
+	pageSize := flag.Int("page-size", 0, "tools/list page size (0: SDK default), to exercise pagination")
+	flag.Parse()
+
+	// The banner goes to stderr so clients can check that stderr is captured.
+	fmt.Fprintf(os.Stderr, "mcpserver: ready pid=%d\n", os.Getpid())
+
+	server := mcp.NewServer(&mcp.Implementation{Name: "pml-testfixture", Version: "1.0.0"},
+		&mcp.ServerOptions{PageSize: *pageSize})
+	addTools(server)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var err error
+	if *httpAddr != "" {
+		err = serveHTTP(ctx, server, *httpAddr)
+	} else {
+		err = server.Run(ctx, &mcp.StdioTransport{})
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(os.Stderr, "mcpserver: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func serveHTTP(ctx context.Context, server *mcp.Server, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	fmt.Printf("http://%s/mcp\n", ln.Addr())
+
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		// Hanging tool calls never finish, so a failed graceful shutdown is expected.
+		_ = hs.Shutdown(shutdownCtx)
+		return nil
+	}
+}

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// crashExitCode is the status the crash tool exits with, so tests can
+// recognise it in error messages.
+const crashExitCode = 3
+
+type textArgs struct {
+	Text string `json:"text"`
+}
+
+type addArgs struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+type sumResult struct {
+	Sum float64 `json:"sum"`
+}
+
+type sleepArgs struct {
+	Ms int `json:"ms"`
+}
+
+type messageArgs struct {
+	Message string `json:"message"`
+}
+
+type fileArgs struct {
+	File string `json:"file"`
+}
+
+type nameArgs struct {
+	Name string `json:"name"`
+}
+
+type noArgs struct{}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func addTools(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "returns text"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in textArgs) (*mcp.CallToolResult, any, error) {
+			return text(in.Text), nil, nil
+		})
+
+	// The text content deliberately differs from the structured content, so a
+	// client that wrongly prefers the text is caught.
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "returns structuredContent {sum}"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addArgs) (*mcp.CallToolResult, sumResult, error) {
+			sum := in.A + in.B
+			return text(fmt.Sprintf("the sum is %g", sum)), sumResult{Sum: sum}, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "sleeps ms milliseconds, then returns \"slept\""},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in sleepArgs) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-time.After(time.Duration(in.Ms) * time.Millisecond):
+				return text("slept"), nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exits the process mid-call"},
+		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "mcpserver: crashing on purpose")
+			os.Exit(crashExitCode)
+			return nil, nil, nil
+		})
+
+	// hang ignores cancellation too: it models a server that is stuck, which
+	// only signals can end.
+	mcp.AddTool(s, &mcp.Tool{Name: "hang", Description: "never answers"},
+		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
+			for {
+				time.Sleep(time.Hour)
+			}
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "returns isError with message"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in messageArgs) (*mcp.CallToolResult, any, error) {
+			return nil, nil, errors.New(in.Message)
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "count", Description: "appends a line to file and returns the line count"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in fileArgs) (*mcp.CallToolResult, any, error) {
+			n, err := appendCount(in.File)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(fmt.Sprint(n)), nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "json", Description: "returns a text item holding a JSON object"},
+		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
+			return text(`{"ok":true,"n":42,"items":["a","b"]}`), nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "returns the value of an environment variable"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in nameArgs) (*mcp.CallToolResult, any, error) {
+			return text(os.Getenv(in.Name)), nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "returns the server's process id"},
+		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(os.Getpid())), nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "log", Description: "writes text as one line to stderr"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in textArgs) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, in.Text)
+			return text("logged"), nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "multi", Description: "returns two text items"},
+		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "first"},
+				&mcp.TextContent{Text: "second"},
+			}}, nil, nil
+		})
+
+	mcp.AddTool(s, &mcp.Tool{Name: "header", Description: "returns an HTTP request header (http mode only)"},
+		func(_ context.Context, req *mcp.CallToolRequest, in nameArgs) (*mcp.CallToolResult, any, error) {
+			if req.Extra == nil || req.Extra.Header == nil {
+				return nil, nil, errors.New("not serving over HTTP")
+			}
+			return text(req.Extra.Header.Get(in.Name)), nil, nil
+		})
+}
+
+// appendCount appends one line to file and returns how many lines it holds.
+// O_APPEND keeps concurrent appends from different processes whole.
+func appendCount(file string) (int, error) {
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, fmt.Errorf("open counter: %w", err)
+	}
+	if _, err := f.WriteString("x\n"); err != nil {
+		f.Close()
+		return 0, fmt.Errorf("append counter: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return 0, fmt.Errorf("close counter: %w", err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return 0, fmt.Errorf("read counter: %w", err)
+	}
+	return bytes.Count(data, []byte("\n")), nil
+}
