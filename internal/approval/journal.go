@@ -1,0 +1,158 @@
+package approval
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/tools"
+)
+
+// JournalDiverged is the code of a re-run that, at a position the journal
+// recorded, calls a different tool or passes different arguments than the
+// paused run did: the recorded result would be the answer to another call.
+const JournalDiverged pmlerr.Code = "REPLAY_DIVERGED"
+
+// Journal records the tool calls of a run so that, when the run pauses
+// mid-way for an approval, the re-run after the approval answers the calls
+// that already happened from the record instead of executing them again
+// (a write or a shell command must not happen twice).
+//
+// Calls are keyed by the order the code issued them, not the order they
+// complete: the JS engine is single-threaded, so the same code with the same
+// results issues the same calls in the same order, Promise.all included.
+// The journal is safe for concurrent use.
+type Journal struct {
+	mu      sync.Mutex
+	entries map[int]JournalEntry
+}
+
+// JournalEntry is one completed call. Exactly one of Result and Err is
+// meaningful: Err set means the tool failed and the code saw that error.
+type JournalEntry struct {
+	Seq      int             `json:"seq"`
+	Tool     string          `json:"tool"`
+	ArgsHash string          `json:"args_hash"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Err      *ErrorRecord    `json:"error,omitempty"`
+}
+
+// ErrorRecord is a tool error as the code saw it, enough to raise it again.
+type ErrorRecord struct {
+	Code    pmlerr.Code    `json:"code,omitempty"` // empty: the error carried no wire code
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// NewJournal returns an empty journal.
+func NewJournal() *Journal {
+	return &Journal{entries: map[int]JournalEntry{}}
+}
+
+// Len is the number of recorded calls.
+func (j *Journal) Len() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.entries)
+}
+
+// Entries returns the recorded calls in issue order (for traces and debugging).
+func (j *Journal) Entries() []JournalEntry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := slices.Collect(maps.Values(j.entries))
+	slices.SortFunc(out, func(a, b JournalEntry) int { return a.Seq - b.Seq })
+	return out
+}
+
+// Wrap returns the CallFunc for one run of the code. Each call's position is
+// tools.CallSeq(ctx) (stamped by the sandbox), else the order in which calls
+// reach this CallFunc. At a recorded position the call is answered from the
+// journal when its tool and ArgsHash match, and fails with JournalDiverged
+// when they do not; next is not called either way. At a new position, next
+// runs and its outcome is recorded, tool errors included, so a caught error
+// replays as the same error. Two outcomes are not recorded: errors for which
+// isHalt (may be nil) reports true, which are the pause itself, and errors
+// returned after ctx ended, because a cancelled call may or may not have
+// happened and must run again.
+//
+// Call Wrap once per run: the fallback numbering starts at 0 for each.
+func (j *Journal) Wrap(next tools.CallFunc, isHalt func(error) bool) tools.CallFunc {
+	var issued atomic.Int64
+	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		seq, ok := tools.CallSeq(ctx)
+		if !ok {
+			seq = int(issued.Add(1) - 1)
+		}
+		hash := ArgsHash(args)
+		if e, ok := j.lookup(seq); ok {
+			if e.Tool != tool || e.ArgsHash != hash {
+				return nil, diverged(e, tool, hash)
+			}
+			return e.replay()
+		}
+		res, err := next(ctx, tool, args)
+		if err != nil && ((isHalt != nil && isHalt(err)) || ctx.Err() != nil) {
+			return res, err
+		}
+		j.record(seq, tool, hash, res, err)
+		return res, err
+	}
+}
+
+func (j *Journal) lookup(seq int) (JournalEntry, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	e, ok := j.entries[seq]
+	return e, ok
+}
+
+func (j *Journal) record(seq int, tool, hash string, res json.RawMessage, err error) {
+	e := JournalEntry{Seq: seq, Tool: tool, ArgsHash: hash}
+	if err != nil {
+		e.Err = errorRecord(err)
+	} else {
+		e.Result = bytes.Clone(res)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.entries[seq] = e
+}
+
+func errorRecord(err error) *ErrorRecord {
+	if pe, ok := pmlerr.As(err); ok {
+		return &ErrorRecord{Code: pe.Code, Message: pe.Message, Details: maps.Clone(pe.Details)}
+	}
+	return &ErrorRecord{Message: err.Error()}
+}
+
+func (e JournalEntry) replay() (json.RawMessage, error) {
+	if e.Err == nil {
+		return bytes.Clone(e.Result), nil
+	}
+	if e.Err.Code == "" {
+		return nil, errors.New(e.Err.Message)
+	}
+	return nil, &pmlerr.Error{Code: e.Err.Code, Message: e.Err.Message, Details: maps.Clone(e.Err.Details)}
+}
+
+func diverged(want JournalEntry, tool, hash string) *pmlerr.Error {
+	what := "tool " + tool + " instead of " + want.Tool
+	if want.Tool == tool {
+		what = tool + " with different arguments (args hash " + short(hash) + ", recorded " + short(want.ArgsHash) + ")"
+	}
+	return pmlerr.New(JournalDiverged,
+		"cannot resume: the call at position %d (0-based) of this run is %s; the paused run's calls must repeat in the same order, "+
+			"so keep tool arguments independent of time and randomness", want.Seq, what).
+		With("seq", want.Seq).
+		With("expected_tool", want.Tool).With("got_tool", tool).
+		With("expected_args_hash", want.ArgsHash).With("got_args_hash", hash)
+}
+
+func short(h string) string { return h[:min(12, len(h))] }
