@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/store/storeopen"
+)
+
+func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
+	var addr, db, configPath string
+	cmd := &cobra.Command{
+		Use:   "gateway",
+		Short: "Run the PML gateway (MCP Streamable HTTP at /mcp)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := logger()
+			var cfg gateway.FileConfig
+			if configPath != "" {
+				var err error
+				if cfg, err = gateway.LoadConfig(configPath); err != nil {
+					return err
+				}
+			}
+			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log})
+			if err != nil {
+				return err
+			}
+			defer closer.Close()
+			return serveHTTP(cmd.Context(), log, addr, svc.Handler())
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
+	cmd.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
+	cmd.Flags().StringVar(&configPath, "config", "", "gateway config JSON (servers, routing)")
+	cmd.AddCommand(newKeyCmd())
+	return cmd
+}
+
+func newKeyCmd() *cobra.Command {
+	key := &cobra.Command{Use: "key", Short: "Manage API keys"}
+	var db, org, project string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create an API key for an org and project; prints it once",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := storeopen.Open(cmd.Context(), db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			k, err := gateway.CreateKey(cmd.Context(), st, store.Scope{Org: org, Project: project})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), k)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
+	create.Flags().StringVar(&org, "org", "", "organisation (required)")
+	create.Flags().StringVar(&project, "project", "", "project (required)")
+	_ = create.MarkFlagRequired("org")
+	_ = create.MarkFlagRequired("project")
+	key.AddCommand(create)
+	return key
+}
+
+// serveHTTP serves h on addr until ctx ends, then drains for a few seconds.
+func serveHTTP(ctx context.Context, log *slog.Logger, addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("listening", "addr", "http://"+ln.Addr().String())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,21 @@
+// Command pml is the PML gateway and the PML package in one binary; see
+// DESIGN.md for the commands. This file and its siblings only wire flags to
+// the internal packages.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "pml:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// Call runs one server-routed tool: the package uses it for server tools
+// during a local run.
+func (s *Service) Call(ctx context.Context, c Caller, req wire.CallRequest) (json.RawMessage, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if s.rules.Route(req.Tool) == routing.Client {
+		return nil, pmlerr.New(pmlerr.PermissionDenied,
+			"%q is a client tool: it runs on the user's machine, not on the gateway", req.Tool).With("tool", req.Tool)
+	}
+	if err := s.checkServerTools(ctx, []string{req.Tool}); err != nil {
+		return nil, err
+	}
+	args := req.Args
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.limitsFor(nil).Timeout)
+	defer cancel()
+	return s.tools.Call(ctx, req.Tool, args)
+}
+
+// Discover ranks the tools this tenant can call by relevance to the query.
+func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
+	all, err := s.tools.Tools(ctx)
+	if err != nil {
+		return wire.DiscoverAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
+	}
+	if s.store != nil {
+		reported, err := s.store.ClientTools(ctx, c.Scope)
+		if err != nil {
+			s.log.Warn("discover: client tools unavailable", "err", err)
+		}
+		for _, t := range reported {
+			all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema})
+		}
+	}
+	return s.rank(all, req), nil
+}
+
+func (s *Service) rank(all []tools.Info, req wire.DiscoverRequest) wire.DiscoverAnswer {
+	var filtered []tools.Info
+	for _, t := range all {
+		switch {
+		case req.Name != "" && t.ID != req.Name:
+		case req.Pattern != "" && !tools.MatchPattern(req.Pattern, t.ID):
+		default:
+			filtered = append(filtered, t)
+		}
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	ranked := tools.Rank(req.Query, filtered, limit)
+	out := wire.DiscoverAnswer{Tools: []wire.DiscoveredTool{}, Total: len(ranked)}
+	for _, t := range ranked {
+		out.Tools = append(out.Tools, wire.DiscoveredTool{
+			ID: t.ID, Kind: "tool", Description: t.Description, Routing: string(s.rules.Route(t.ID)),
+			InputSchema: t.InputSchema, Declaration: tools.Declaration(t),
+		})
+	}
+	return out
+}

@@ -1,0 +1,198 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// InstallCommand is what CLIENT_TOOLS_REQUIRE_PACKAGE tells a user to run.
+const InstallCommand = "go install github.com/pml-go/pml/cmd/pml@latest && pml init"
+
+// Execute is the execute tool: analyse, decide where the code runs, and run
+// it here when every tool is server-routed (ADR-059).
+func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest) wire.Answer {
+	start := time.Now()
+	workflowID := newID()
+	if cw := req.ContinueWorkflow; cw != nil {
+		// Approvals are held by the package that asked for them; one that reaches
+		// the gateway has nothing to continue.
+		return s.fail(start, "server", wire.ErrorAnswer(pmlerr.New(pmlerr.WorkflowNotFound,
+			"workflow %q is not pending here: approvals are continued by the PML package that asked for them", cw.WorkflowID), cw.WorkflowID))
+	}
+	an, err := s.analyzer.Analyze(req.Code)
+	if err != nil {
+		return s.fail(start, "server", wire.ErrorAnswer(err, workflowID))
+	}
+	plan := s.Plan(ctx, c, an)
+	if plan.Side == routing.Client {
+		if !c.IsPackage {
+			return s.fail(start, "server", wire.ErrorAnswer(pmlerr.New(pmlerr.ClientToolsRequirePackage,
+				"this code uses tools that must run on your machine (%v); call it through the PML package. Install: %s",
+				plan.ClientTools, InstallCommand).
+				With("client_tools", plan.ClientTools).With("install_command", InstallCommand), workflowID))
+		}
+		s.metrics.Executions.WithLabelValues("delegated", string(wire.StatusExecuteLocally)).Inc()
+		return wire.Answer{
+			Status:      wire.StatusExecuteLocally,
+			Code:        req.Code,
+			WorkflowID:  workflowID,
+			DAG:         dagOf(an),
+			ToolsUsed:   plan.Refs,
+			ClientTools: plan.ClientTools,
+		}
+	}
+	if err := s.checkServerTools(ctx, an.Tools); err != nil {
+		return s.fail(start, "server", wire.ErrorAnswer(err, workflowID))
+	}
+	res, err := sandbox.Run(ctx, an.JS, nil, s.serverCall, s.limitsFor(req.Options))
+	if err != nil {
+		return s.fail(start, "server", wire.ErrorAnswer(originalPosition(an, err), workflowID))
+	}
+	s.metrics.observe("server", wire.StatusSuccess, "", time.Since(start), res.MemoryBytes)
+	return wire.Answer{
+		Status:          wire.StatusSuccess,
+		Result:          res.Value,
+		ExecutedLocally: wire.Bool(false),
+		WorkflowID:      workflowID,
+		TraceID:         newID(),
+		ToolsUsed:       nonNil(an.Tools),
+		DurationMS:      wire.Float(ms(time.Since(start))),
+		Logs:            res.Logs,
+	}
+}
+
+func (s *Service) fail(start time.Time, side string, a wire.Answer) wire.Answer {
+	s.metrics.observe(side, wire.StatusError, a.ErrorCode, time.Since(start), 0)
+	return a
+}
+
+// Plan is the routing decision for analysed code.
+type Plan struct {
+	Side        routing.Side
+	Refs        []wire.ToolRef
+	ClientTools []string
+}
+
+// Plan resolves where each tool of an runs. A dynamic mcp[x] access routes
+// the whole code to the client: we cannot prove it server-safe.
+func (s *Service) Plan(ctx context.Context, c Caller, an *analysis.Analysis) Plan {
+	p := Plan{Side: routing.Server, Refs: []wire.ToolRef{}}
+	for _, id := range an.Tools {
+		side := s.rules.Route(id)
+		p.Refs = append(p.Refs, wire.ToolRef{ID: id, Routing: string(side)})
+		if side == routing.Client {
+			p.ClientTools = append(p.ClientTools, id)
+			p.Side = routing.Client
+		}
+	}
+	if an.Dynamic {
+		p.Side = routing.Client
+	}
+	if p.ClientTools == nil {
+		p.ClientTools = []string{}
+	}
+	return p
+}
+
+// checkServerTools refuses code that calls a server tool that does not exist,
+// before anything runs.
+func (s *Service) checkServerTools(ctx context.Context, ids []string) error {
+	var known []string
+	for _, id := range ids {
+		ns, action := tools.Split(id)
+		if p, ok := s.tools.Provider(ns); ok {
+			list, err := p.Tools(ctx)
+			if err != nil {
+				return pmlerr.Wrap(pmlerr.ToolError, err)
+			}
+			if hasTool(list, id) {
+				continue
+			}
+		}
+		if known == nil {
+			all, _ := s.tools.Tools(ctx)
+			for _, t := range all {
+				known = append(known, t.ID)
+			}
+		}
+		near := tools.Nearest(id, known, 3)
+		return pmlerr.New(pmlerr.UnknownTool, "unknown tool %q (mcp.%s.%s)%s", id, ns, action, didYouMean(near)).
+			With("tool", id).With("suggestions", nonNil(near))
+	}
+	return nil
+}
+
+func hasTool(list []tools.Info, id string) bool {
+	for _, t := range list {
+		if t.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func didYouMean(near []string) string {
+	if len(near) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(near)
+	return "; nearest: " + string(b)
+}
+
+// serverCall is the sandbox's mcp bridge on the gateway: every call is a
+// server tool (the plan proved it).
+func (s *Service) serverCall(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	return s.tools.Call(ctx, tool, args)
+}
+
+func (s *Service) limitsFor(o *wire.ExecuteOptions) sandbox.Limits {
+	lim := s.limits
+	if lim.Timeout == 0 {
+		lim.Timeout = sandbox.DefaultLimits().Timeout
+	}
+	if o != nil && o.TimeoutMS > 0 {
+		lim.Timeout = min(lim.Timeout, time.Duration(o.TimeoutMS)*time.Millisecond, sandbox.MaxTimeout)
+	}
+	return lim
+}
+
+// originalPosition maps a CODE_ERROR position from the stripped JS back to
+// the user's TypeScript.
+func originalPosition(an *analysis.Analysis, err error) error {
+	var pe *pmlerr.Error
+	if !errors.As(err, &pe) || pe.Details == nil {
+		return err
+	}
+	line, ok1 := pe.Details["line"].(int)
+	col, ok2 := pe.Details["column"].(int)
+	if ok1 && ok2 {
+		pe.Details["line"], pe.Details["column"] = an.OriginalPosition(line, col)
+	}
+	return err
+}
+
+func dagOf(an *analysis.Analysis) *wire.DAG {
+	d := &wire.DAG{Tasks: []wire.DAGTask{}}
+	for _, t := range an.DAG.Tasks {
+		d.Tasks = append(d.Tasks, wire.DAGTask{ID: t.ID, Tool: t.Tool, DependsOn: nonNil(t.DependsOn), Layer: t.Layer})
+	}
+	return d
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,87 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxRequestBytes bounds every request body; larger ones get 413.
+const MaxRequestBytes = 1 << 20
+
+// Handler is the gateway's whole HTTP surface (DESIGN.md).
+func (s *Service) Handler() http.Handler {
+	srv := s.NewMCPServer()
+	// Stateless: every request carries everything it needs, so any replica
+	// behind a round-robin load balancer can serve it (no session affinity).
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log})
+
+	mux := http.NewServeMux()
+	mux.Handle("POST /mcp", s.requireKey(mcpHandler))
+	mux.Handle("GET /mcp", s.requireKey(mcpHandler))
+	mux.Handle("DELETE /mcp", s.requireKey(mcpHandler))
+	mux.Handle("GET /api/v1/routing", s.requireKey(http.HandlerFunc(s.serveRouting)))
+	mux.HandleFunc("GET /healthz", s.serveHealth)
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	return limitBody(mux)
+}
+
+func (s *Service) serveRouting(w http.ResponseWriter, r *http.Request) {
+	body, etag := s.rules.JSON()
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Cache-Control", "no-cache")
+	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if err := s.Ping(r.Context()); err != nil {
+		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": Version})
+}
+
+// limitBody refuses bodies over MaxRequestBytes with 413 before any handler
+// reads them. Bodies are small by contract, so buffering is cheap and gives a
+// clean 413 even for chunked uploads.
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > MaxRequestBytes {
+			writeJSONError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over 1 MiB")
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
+			if err != nil {
+				writeJSONError(w, http.StatusBadRequest, "bad_request", "reading request body: "+err.Error())
+				return
+			}
+			if len(body) > MaxRequestBytes {
+				writeJSONError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over 1 MiB")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]string{"error": code, "message": msg})
+}

@@ -1,0 +1,119 @@
+// Package gateway is the server side of PML: the execute use case (analysis,
+// the hybrid routing decision, server-side execution), discover and call, and
+// the HTTP surface around them (MCP Streamable HTTP, auth, routing rules,
+// health and metrics). The same Service runs in `pml gateway` and, in local
+// mode, inside the package process.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+
+	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tools"
+)
+
+// Config is what a Service is built from. cmd/pml assembles it.
+type Config struct {
+	Store store.Store
+	// Rules are the effective routing rules: defaults, the config override,
+	// and the hosted servers as server namespaces.
+	Rules routing.Rules
+	// Tools serves every server-routed tool: the built-in std namespaces and
+	// the hosted upstream servers.
+	Tools *tools.Mux
+	// Catalog holds the non-hosted servers: install metadata for packages.
+	Catalog  map[string]ServerEntry
+	Limits   sandbox.Limits
+	Analyzer *analysis.Analyzer
+	Logger   *slog.Logger
+	Metrics  *Metrics
+}
+
+// Service implements the gateway's MCP tools. Safe for concurrent use; it
+// keeps no per-request state, so replicas behind a load balancer are
+// interchangeable.
+type Service struct {
+	store    store.Store
+	rules    routing.Rules
+	tools    *tools.Mux
+	catalog  map[string]ServerEntry
+	limits   sandbox.Limits
+	analyzer *analysis.Analyzer
+	log      *slog.Logger
+	metrics  *Metrics
+	validate *tools.Validator
+	keys     keyCache
+}
+
+// New builds a Service; zero fields of cfg get working defaults.
+func New(cfg Config) *Service {
+	s := &Service{
+		store:    cfg.Store,
+		rules:    cfg.Rules,
+		tools:    cfg.Tools,
+		catalog:  cfg.Catalog,
+		limits:   cfg.Limits,
+		analyzer: cfg.Analyzer,
+		log:      cfg.Logger,
+		metrics:  cfg.Metrics,
+		validate: tools.NewValidator(),
+	}
+	if s.rules.Default == "" && len(s.rules.Client) == 0 && len(s.rules.Server) == 0 {
+		s.rules = routing.Default()
+	}
+	if s.tools == nil {
+		s.tools = tools.NewMux()
+	}
+	if s.analyzer == nil {
+		s.analyzer = analysis.New(1024)
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.metrics == nil {
+		s.metrics = NewMetrics()
+	}
+	if s.catalog == nil {
+		s.catalog = map[string]ServerEntry{}
+	}
+	return s
+}
+
+// Rules returns the effective routing rules.
+func (s *Service) Rules() routing.Rules { return s.rules }
+
+// Metrics returns the service's metrics registry.
+func (s *Service) Metrics() *Metrics { return s.metrics }
+
+// Store returns the service's store.
+func (s *Service) Store() store.Store { return s.store }
+
+// Caller is who sent a request: the key's tenant and whether it is a PML
+// package that can run code locally.
+type Caller struct {
+	Scope     store.Scope
+	IsPackage bool
+}
+
+// LocalScope is the tenant of local mode, where there are no keys.
+var LocalScope = store.Scope{Org: "local", Project: "default"}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on Linux
+	return hex.EncodeToString(b[:])
+}
+
+// Ping checks the store.
+func (s *Service) Ping(ctx context.Context) error {
+	if s.store == nil {
+		return nil
+	}
+	return s.store.Ping(ctx)
+}

@@ -1,0 +1,152 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+
+	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/store/storeopen"
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tools/std"
+	"github.com/pml-go/pml/internal/upstream"
+)
+
+// FileConfig is `pml gateway --config FILE`.
+type FileConfig struct {
+	Servers map[string]ServerEntry `json:"servers"`
+	Routing *routing.Rules         `json:"routing,omitempty"`
+}
+
+// ServerEntry is one upstream MCP server. A hosted one runs on the gateway;
+// any other is a catalog entry that packages install and run locally.
+type ServerEntry struct {
+	upstream.ServerConfig
+	Hosted      bool   `json:"hosted"`
+	Description string `json:"description,omitempty"`
+}
+
+// LoadConfig reads and validates a gateway config file.
+func LoadConfig(path string) (FileConfig, error) {
+	var cfg FileConfig
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, fmt.Errorf("gateway config: %w", err)
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return cfg, fmt.Errorf("gateway config %s: %w", path, err)
+	}
+	return cfg, cfg.validate(path)
+}
+
+func (c FileConfig) validate(path string) error {
+	if c.Routing != nil {
+		if err := c.Routing.Validate(); err != nil {
+			return fmt.Errorf("gateway config %s: %w", path, err)
+		}
+	}
+	for name, s := range c.Servers {
+		switch {
+		case name == "" || !validNamespace(name):
+			return fmt.Errorf("gateway config %s: server name %q: use letters, digits, _ and -", path, name)
+		case slices.Contains(std.Namespaces(), name):
+			return fmt.Errorf("gateway config %s: server %q clashes with a built-in namespace", path, name)
+		case s.serverType() == "stdio" && s.Command == "":
+			return fmt.Errorf("gateway config %s: server %q: stdio needs a command", path, name)
+		case s.serverType() == "http" && s.URL == "":
+			return fmt.Errorf("gateway config %s: server %q: http needs a url", path, name)
+		case s.serverType() != "stdio" && s.serverType() != "http":
+			return fmt.Errorf("gateway config %s: server %q: type must be stdio or http", path, name)
+		}
+	}
+	return nil
+}
+
+func (s ServerEntry) serverType() string {
+	if s.Type != "" {
+		return s.Type
+	}
+	if s.URL != "" {
+		return "http"
+	}
+	return "stdio"
+}
+
+func validNamespace(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Options open a complete gateway.
+type Options struct {
+	DB     string // SQLite path or postgres:// URL
+	Config FileConfig
+	Logger *slog.Logger
+	Limits sandbox.Limits
+}
+
+// Open assembles a gateway Service from its options: the store, the
+// built-in tools, the hosted servers and the effective routing rules. The
+// returned closer stops hosted servers and closes the store.
+func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := storeopen.Open(ctx, o.DB)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open store: %w", err)
+	}
+	metrics := NewMetrics()
+	pool := upstream.NewPool(upstream.Options{Logger: log, OnStart: metrics.UpstreamStarted})
+	mux := tools.NewMux()
+	stdTools := std.New()
+	for _, ns := range std.Namespaces() {
+		mux.Register(ns, stdTools)
+	}
+	rules := routing.Default()
+	if o.Config.Routing != nil {
+		rules = rules.Override(*o.Config.Routing)
+	}
+	catalog := map[string]ServerEntry{}
+	var hosted []string
+	for name, entry := range o.Config.Servers {
+		cfg := entry.ServerConfig
+		cfg.Name = name
+		cfg.Type = entry.serverType()
+		if !entry.Hosted {
+			entry.ServerConfig = cfg
+			catalog[name] = entry
+			continue
+		}
+		mux.Register(name, pool.Add(cfg))
+		hosted = append(hosted, name)
+	}
+	slices.Sort(hosted)
+	svc := New(Config{
+		Store:    st,
+		Rules:    rules.WithServer(slices.Concat(std.Namespaces(), hosted)...),
+		Tools:    mux,
+		Catalog:  catalog,
+		Limits:   o.Limits,
+		Analyzer: analysis.New(4096),
+		Logger:   log,
+		Metrics:  metrics,
+	})
+	return svc, closerFunc(func() error { return errors.Join(pool.Close(), st.Close()) }), nil
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
