@@ -1,0 +1,316 @@
+package tools
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// maxRefDepth stops rendering of recursive $ref chains.
+const maxRefDepth = 4
+
+var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+
+// Declaration renders the TypeScript declaration an AI client needs to call
+// the tool, from its JSON Schema:
+//
+//	/** description */
+//	mcp.ns.action(args: { path: string; limit?: number }): Promise<unknown>
+//
+// Object literals go multi-line, with one doc comment per property, when any
+// property has a description or default. A schema that does not parse renders
+// as Record<string, unknown>; args is optional when no field is required.
+func Declaration(info Info) string {
+	ns, action := Split(info.ID)
+	var b strings.Builder
+	writeDocComment(&b, "", info.Description)
+	b.WriteString("mcp")
+	b.WriteString(member(ns))
+	b.WriteString(member(action))
+
+	root := new(tsSchema)
+	if len(info.InputSchema) > 0 {
+		if err := json.Unmarshal(info.InputSchema, root); err != nil {
+			root = &tsSchema{Type: []string{"object"}}
+		}
+	}
+	r := renderer{root: root}
+	argType := r.render(root, "", 0)
+	if argType == "unknown" {
+		argType = "Record<string, unknown>"
+	}
+	b.WriteString("(args")
+	if len(root.Required) == 0 {
+		b.WriteString("?")
+	}
+	b.WriteString(": ")
+	b.WriteString(argType)
+	b.WriteString("): Promise<unknown>")
+	return b.String()
+}
+
+// member renders a property access: ".name", or `["na-me"]` when name is not
+// an identifier.
+func member(name string) string {
+	if identRE.MatchString(name) {
+		return "." + name
+	}
+	return "[" + jsString(name) + "]"
+}
+
+func jsString(s string) string {
+	out, _ := json.Marshal(s)
+	return string(out)
+}
+
+type renderer struct{ root *tsSchema }
+
+// render returns the TypeScript type of s; indent is the indentation of the
+// line the type starts on, for multi-line object literals.
+func (r renderer) render(s *tsSchema, indent string, depth int) string {
+	if s == nil {
+		return "unknown"
+	}
+	if s.Never {
+		return "never"
+	}
+	t := r.renderBase(s, indent, depth)
+	if s.Nullable && t != "unknown" {
+		t = union([]string{t, "null"})
+	}
+	return t
+}
+
+func (r renderer) renderBase(s *tsSchema, indent string, depth int) string {
+	switch {
+	case s.Ref != "":
+		target := r.lookupRef(s.Ref)
+		if target == nil || depth >= maxRefDepth {
+			return "unknown"
+		}
+		return r.render(target, indent, depth+1)
+	case len(s.Const) > 0:
+		return literal(s.Const)
+	case len(s.Enum) > 0:
+		parts := make([]string, len(s.Enum))
+		for i, e := range s.Enum {
+			parts[i] = literal(e)
+		}
+		return union(parts)
+	case len(s.AnyOf) > 0:
+		parts := make([]string, len(s.AnyOf))
+		for i, a := range s.AnyOf {
+			parts[i] = r.render(a, indent, depth)
+		}
+		return union(parts)
+	case len(s.AllOf) > 0:
+		parts := make([]string, len(s.AllOf))
+		for i, a := range s.AllOf {
+			parts[i] = wrapComposite(r.render(a, indent, depth))
+		}
+		return strings.Join(slices.Compact(parts), " & ")
+	}
+	types := s.Type
+	if len(types) == 0 {
+		switch {
+		case len(s.Properties) > 0 || s.AdditionalProperties != nil:
+			types = []string{"object"}
+		case s.Items != nil || len(s.TupleItems) > 0:
+			types = []string{"array"}
+		default:
+			return "unknown"
+		}
+	}
+	parts := make([]string, len(types))
+	for i, typ := range types {
+		parts[i] = r.renderType(typ, s, indent, depth)
+	}
+	return union(parts)
+}
+
+func (r renderer) renderType(typ string, s *tsSchema, indent string, depth int) string {
+	switch typ {
+	case "string", "boolean", "null", "number":
+		return typ
+	case "integer":
+		return "number"
+	case "array":
+		if len(s.TupleItems) > 0 {
+			parts := make([]string, len(s.TupleItems))
+			for i, it := range s.TupleItems {
+				parts[i] = r.render(it, indent, depth)
+			}
+			return "[" + strings.Join(parts, ", ") + "]"
+		}
+		return wrapComposite(r.render(s.Items, indent, depth)) + "[]"
+	case "object":
+		return r.renderObject(s, indent, depth)
+	}
+	return "unknown"
+}
+
+func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
+	var extra string // the index signature's value type, if any
+	if ap := s.AdditionalProperties; ap != nil && !ap.Never {
+		extra = r.render(ap, indent+"  ", depth)
+	}
+	if len(s.Properties) == 0 {
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Never {
+			return "{}"
+		}
+		if extra == "" {
+			extra = "unknown"
+		}
+		return "Record<string, " + extra + ">"
+	}
+	multiline := slices.ContainsFunc(s.Properties, func(p tsProperty) bool {
+		return p.Schema.Description != "" || len(p.Schema.Default) > 0
+	})
+	inner := indent + "  "
+	var fields []string
+	for _, p := range s.Properties {
+		var f strings.Builder
+		if multiline {
+			writeDocComment(&f, inner, propertyDoc(p.Schema))
+			f.WriteString(inner)
+		}
+		f.WriteString(propertyKey(p.Name))
+		if !slices.Contains(s.Required, p.Name) {
+			f.WriteString("?")
+		}
+		f.WriteString(": ")
+		f.WriteString(r.render(p.Schema, inner, depth))
+		fields = append(fields, f.String())
+	}
+	if extra != "" {
+		sig := "[key: string]: " + extra
+		if multiline {
+			sig = inner + sig
+		}
+		fields = append(fields, sig)
+	}
+	if multiline {
+		return "{\n" + strings.Join(fields, ";\n") + ";\n" + indent + "}"
+	}
+	return "{ " + strings.Join(fields, "; ") + " }"
+}
+
+// propertyDoc is the comment of one property: its description and default.
+func propertyDoc(s *tsSchema) string {
+	doc := s.Description
+	if len(s.Default) > 0 {
+		if doc != "" {
+			doc += " "
+		}
+		doc += "(default: " + string(s.Default) + ")"
+	}
+	return doc
+}
+
+func (r renderer) lookupRef(ref string) *tsSchema {
+	for _, p := range []struct {
+		prefix string
+		defs   map[string]*tsSchema
+	}{{"#/$defs/", r.root.Defs}, {"#/definitions/", r.root.Definitions}} {
+		if name, ok := strings.CutPrefix(ref, p.prefix); ok {
+			return p.defs[unescapePointer(name)]
+		}
+	}
+	if ref == "#" {
+		return r.root
+	}
+	return nil
+}
+
+func propertyKey(name string) string {
+	if identRE.MatchString(name) {
+		return name
+	}
+	return jsString(name)
+}
+
+// literal renders a JSON value as a TypeScript literal type; JSON strings,
+// numbers, booleans and null are already valid TypeScript.
+func literal(v json.RawMessage) string {
+	var x any
+	if err := json.Unmarshal(v, &x); err != nil {
+		return "unknown"
+	}
+	switch x.(type) {
+	case string, float64, bool, nil:
+		out, _ := json.Marshal(x)
+		return string(out)
+	}
+	return "unknown"
+}
+
+// union joins types with " | ", dropping duplicates and collapsing to
+// unknown when any member is unknown.
+func union(parts []string) string {
+	var out []string
+	for _, p := range parts {
+		if p == "unknown" {
+			return "unknown"
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " | ")
+}
+
+// wrapComposite parenthesises a union or intersection so a following "[]" or
+// " & " applies to the whole type.
+func wrapComposite(t string) string {
+	if topLevelComposite(t) {
+		return "(" + t + ")"
+	}
+	return t
+}
+
+// topLevelComposite reports whether t has a " | " or " & " outside any
+// brackets and string literals.
+func topLevelComposite(t string) bool {
+	depth := 0
+	inString := false
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[' || c == '(' || c == '<':
+			depth++
+		case c == '}' || c == ']' || c == ')' || c == '>':
+			depth--
+		case depth == 0 && (c == '|' || c == '&') && i > 0 && t[i-1] == ' ':
+			return true
+		}
+	}
+	return false
+}
+
+// writeDocComment writes text as a /** */ comment at indent, one line per
+// line of text; nothing for empty text.
+func writeDocComment(b *strings.Builder, indent, text string) {
+	text = strings.TrimSpace(strings.ReplaceAll(text, "*/", "*\\/"))
+	if text == "" {
+		return
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) == 1 {
+		b.WriteString(indent + "/** " + lines[0] + " */\n")
+		return
+	}
+	b.WriteString(indent + "/**\n")
+	for _, l := range lines {
+		b.WriteString(strings.TrimRight(indent+" * "+strings.TrimSpace(l), " ") + "\n")
+	}
+	b.WriteString(indent + " */\n")
+}

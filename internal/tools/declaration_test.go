@@ -1,0 +1,95 @@
+package tools
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestDeclaration(t *testing.T) {
+	cases := []struct {
+		name string
+		info Info
+		want string
+	}{
+		{
+			name: "inline object keeps property order",
+			info: Info{ID: "filesystem:read_file", Description: "Read a file.", InputSchema: json.RawMessage(
+				`{"type":"object","properties":{"path":{"type":"string"},"limit":{"type":"integer"}},"required":["path"]}`)},
+			want: "/** Read a file. */\nmcp.filesystem.read_file(args: { path: string; limit?: number }): Promise<unknown>",
+		},
+		{
+			name: "no schema, no required field: optional open args",
+			info: Info{ID: "crypto:uuid"},
+			want: "mcp.crypto.uuid(args?: Record<string, unknown>): Promise<unknown>",
+		},
+		{
+			name: "enums, arrays of unions, nullable types, quoted keys and non-identifier names",
+			info: Info{ID: "my-server:do-it", InputSchema: json.RawMessage(`{"type":"object","properties":{
+				"mode":{"enum":["a","b",3]},
+				"xs":{"type":"array","items":{"type":["string","number"]}},
+				"maybe":{"type":["string","null"]},
+				"content-type":{"const":"json"},
+				"pair":{"type":"array","prefixItems":[{"type":"string"},{"type":"boolean"}]},
+				"old":{"type":"array","items":[{"type":"integer"}]},
+				"any":{},
+				"nope":false
+			},"required":["mode"]}`)},
+			want: `mcp["my-server"]["do-it"](args: { mode: "a" | "b" | 3; xs?: (string | number)[]; maybe?: string | null; "content-type"?: "json"; pair?: [string, boolean]; old?: [number]; any?: unknown; nope?: never }): Promise<unknown>`,
+		},
+		{
+			name: "descriptions make a multi-line literal with nested objects and defaults",
+			info: Info{ID: "db:query", Description: "Run a query.\nReturns rows.", InputSchema: json.RawMessage(`{
+				"type":"object",
+				"properties":{
+					"sql":{"type":"string","description":"The SQL text."},
+					"opts":{"type":"object","description":"Options.","properties":{
+						"limit":{"type":"integer","default":10,"description":"Max rows."},
+						"explain":{"type":"boolean"}
+					}},
+					"params":{"type":"object","additionalProperties":{"type":"string"}}
+				},
+				"required":["sql"]}`)},
+			want: "/**\n * Run a query.\n * Returns rows.\n */\n" +
+				"mcp.db.query(args: {\n" +
+				"  /** The SQL text. */\n" +
+				"  sql: string;\n" +
+				"  /** Options. */\n" +
+				"  opts?: {\n" +
+				"    /** Max rows. (default: 10) */\n" +
+				"    limit?: number;\n" +
+				"    explain?: boolean;\n" +
+				"  };\n" +
+				"  params?: Record<string, string>;\n" +
+				"}): Promise<unknown>",
+		},
+		{
+			name: "refs, anyOf of objects in arrays, allOf, and index signatures beside properties",
+			info: Info{ID: "x:y", InputSchema: json.RawMessage(`{
+				"type":"object",
+				"$defs":{"pt":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"]},
+				         "node":{"type":"object","properties":{"next":{"$ref":"#/$defs/node"}}}},
+				"properties":{
+					"p":{"$ref":"#/$defs/pt"},
+					"shapes":{"type":"array","items":{"anyOf":[{"$ref":"#/$defs/pt"},{"type":"string"}]}},
+					"both":{"allOf":[{"$ref":"#/$defs/pt"},{"type":"object","properties":{"y":{"type":"number"}}}]},
+					"bag":{"type":"object","properties":{"k":{"type":"string"}},"additionalProperties":{"type":"number"}},
+					"list":{"$ref":"#/$defs/node"},
+					"ext":{"$ref":"https://example.invalid/s.json"}
+				},
+				"required":["p"]}`)},
+			want: `mcp.x.y(args: { p: { x: number }; shapes?: ({ x: number } | string)[]; both?: { x: number } & { y?: number }; bag?: { k?: string; [key: string]: number }; list?: { next?: { next?: { next?: { next?: unknown } } } }; ext?: unknown }): Promise<unknown>`,
+		},
+		{
+			name: "comment terminators in descriptions are escaped",
+			info: Info{ID: "a:b", Description: "ends */ here"},
+			want: "/** ends *\\/ here */\nmcp.a.b(args?: Record<string, unknown>): Promise<unknown>",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Declaration(c.info); got != c.want {
+				t.Errorf("Declaration() =\n%s\nwant\n%s", got, c.want)
+			}
+		})
+	}
+}

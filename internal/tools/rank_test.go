@@ -1,0 +1,78 @@
+package tools
+
+import (
+	"slices"
+	"testing"
+)
+
+var rankInfos = []Info{
+	{ID: "filesystem:read_file", Description: "Read the content of a file as text."},
+	{ID: "filesystem:write_file", Description: "Write text to a file, creating parent directories."},
+	{ID: "filesystem:list_directory", Description: "List the entries of a directory."},
+	{ID: "json:parse", Description: "Parse a JSON string into a value."},
+	{ID: "json:stringify", Description: "Serialize a value to a JSON string."},
+	{ID: "crypto:sha256", Description: "SHA-256 hash of a string, hex encoded."},
+	{ID: "crypto:hash", Description: "Hash a string with md5, sha1, sha256 or sha512."},
+	{ID: "string:upper", Description: "Convert text to upper case."},
+}
+
+func ids(infos []Info) []string {
+	out := make([]string, len(infos))
+	for i, info := range infos {
+		out[i] = info.ID
+	}
+	return out
+}
+
+func TestRank(t *testing.T) {
+	cases := []struct {
+		query string
+		limit int
+		first []string // expected prefix of the result
+		none  []string // ids that must not appear
+	}{
+		{"read file", 0, []string{"filesystem:read_file"}, []string{"json:parse"}},
+		{"reading files", 1, []string{"filesystem:read_file"}, nil},
+		{"json:stringify", 0, []string{"json:stringify"}, nil},
+		{"JSON", 2, []string{"json:parse", "json:stringify"}, nil},
+		{"directories", 0, []string{"filesystem:list_directory"}, nil},
+		{"listDirectory", 1, []string{"filesystem:list_directory"}, nil},
+		{"sha256", 0, []string{"crypto:sha256", "crypto:hash"}, []string{"string:upper"}},
+		{"hashing", 0, []string{"crypto:hash"}, nil},
+		{"zebra", 0, nil, ids(rankInfos)},
+	}
+	for _, c := range cases {
+		got := ids(Rank(c.query, rankInfos, c.limit))
+		if len(got) < len(c.first) || !slices.Equal(got[:len(c.first)], c.first) {
+			t.Errorf("Rank(%q) = %v, want it to start with %v", c.query, got, c.first)
+		}
+		if c.limit > 0 && len(got) > c.limit {
+			t.Errorf("Rank(%q, limit %d) returned %d tools", c.query, c.limit, len(got))
+		}
+		for _, n := range c.none {
+			if slices.Contains(got, n) {
+				t.Errorf("Rank(%q) = %v, must not contain %s", c.query, got, n)
+			}
+		}
+	}
+}
+
+func TestRankEmptyQueryReturnsAllSortedByID(t *testing.T) {
+	got := ids(Rank("  ", rankInfos, 0))
+	want := ids(rankInfos)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("Rank(\"\") = %v, want %v", got, want)
+	}
+	if got := Rank("", rankInfos, 3); len(got) != 3 {
+		t.Fatalf("Rank(\"\", limit 3) returned %d tools", len(got))
+	}
+}
+
+func TestTokenize(t *testing.T) {
+	got := tokenize("readFile list_directories JSON:parse")
+	want := []string{"read", "file", "list", "directory", "json", "parse"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("tokenize = %v, want %v", got, want)
+	}
+}
