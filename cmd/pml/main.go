@@ -15,7 +15,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCmd().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "pml:", err)
+		if err != errSilentFailure {
+			fmt.Fprintln(os.Stderr, "pml:", err)
+		}
+		stop()
 		os.Exit(1)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -51,6 +52,14 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 }
 
 func (s *Service) rank(all []tools.Info, req wire.DiscoverRequest) wire.DiscoverAnswer {
+	return RankTools(all, req, func(id string) wire.DiscoveredTool {
+		return wire.DiscoveredTool{Kind: "tool", Routing: string(s.rules.Route(id))}
+	})
+}
+
+// RankTools filters all by req's name and pattern and ranks them by relevance
+// to its query; meta supplies each hit's kind, routing and FQDN.
+func RankTools(all []tools.Info, req wire.DiscoverRequest, meta func(id string) wire.DiscoveredTool) wire.DiscoverAnswer {
 	var filtered []tools.Info
 	for _, t := range all {
 		switch {
@@ -67,10 +76,24 @@ func (s *Service) rank(all []tools.Info, req wire.DiscoverRequest) wire.Discover
 	ranked := tools.Rank(req.Query, filtered, limit)
 	out := wire.DiscoverAnswer{Tools: []wire.DiscoveredTool{}, Total: len(ranked)}
 	for _, t := range ranked {
-		out.Tools = append(out.Tools, wire.DiscoveredTool{
-			ID: t.ID, Kind: "tool", Description: t.Description, Routing: string(s.rules.Route(t.ID)),
-			InputSchema: t.InputSchema, Declaration: tools.Declaration(t),
-		})
+		d := meta(t.ID)
+		d.ID, d.Description, d.InputSchema, d.Declaration = t.ID, t.Description, t.InputSchema, tools.Declaration(t)
+		if d.Kind == "" {
+			d.Kind = "tool"
+		}
+		out.Tools = append(out.Tools, d)
 	}
 	return out
+}
+
+// ReportClientTools records the tools a package has on its machine, so that
+// discover and analysis know them as client tools.
+func (s *Service) ReportClientTools(ctx context.Context, c Caller, clientID string, list []store.ClientTool) error {
+	if s.store == nil {
+		return nil
+	}
+	if clientID == "" {
+		return pmlerr.New(pmlerr.InvalidRequest, "client_id is required")
+	}
+	return s.store.PutClientTools(ctx, c.Scope, clientID, list)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/store"
 )
 
 // MaxRequestBytes bounds every request body; larger ones get 413.
@@ -26,6 +28,7 @@ func (s *Service) Handler() http.Handler {
 	mux.Handle("GET /mcp", s.requireKey(mcpHandler))
 	mux.Handle("DELETE /mcp", s.requireKey(mcpHandler))
 	mux.Handle("GET /api/v1/routing", s.requireKey(http.HandlerFunc(s.serveRouting)))
+	mux.Handle("POST /api/v1/client-tools", s.requireKey(http.HandlerFunc(s.serveClientTools)))
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	return limitBody(mux)
@@ -41,6 +44,24 @@ func (s *Service) serveRouting(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(body)
+}
+
+// serveClientTools takes a package's report of the tools on its machine.
+func (s *Service) serveClientTools(w http.ResponseWriter, r *http.Request) {
+	sc, _ := scopeFrom(r)
+	var report struct {
+		ClientID string             `json:"client_id"`
+		Tools    []store.ClientTool `json:"tools"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&report); err != nil {
+		writeJSONError(w, http.StatusBadRequest, "bad_request", "client tools report: "+err.Error())
+		return
+	}
+	if err := s.ReportClientTools(r.Context(), Caller{Scope: sc, IsPackage: true}, report.ClientID, report.Tools); err != nil {
+		writeJSONError(w, http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {

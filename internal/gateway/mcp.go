@@ -40,10 +40,20 @@ const executeDescription = `Run TypeScript that calls tools. Write a function bo
 	"`const text = await mcp.filesystem.read_file({path: \"README.md\"}); return text.length;`" +
 	`. Use discover first to find tools and their TypeScript declarations. The answer is one JSON object with status success (result), approval_required (ask the user, then call again with continue_workflow) or error (error_code, error).`
 
+// ToolDefinitions are the execute and discover tools as both the gateway and
+// the package offer them.
+func ToolDefinitions() (execute, discover *mcp.Tool) {
+	return &mcp.Tool{Name: "execute", Description: executeDescription, InputSchema: executeSchema},
+		&mcp.Tool{Name: "discover", Description: discoverDescription, InputSchema: discoverSchema}
+}
+
+const discoverDescription = "Find tools by what they do; returns ids, descriptions, input schemas and TypeScript declarations (mcp.ns.action(args))."
+
 // NewMCPServer exposes the service's tools over MCP.
 func (s *Service) NewMCPServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "pml-gateway", Version: Version}, nil)
-	srv.AddTool(&mcp.Tool{Name: "execute", Description: executeDescription, InputSchema: executeSchema},
+	execTool, discoverTool := ToolDefinitions()
+	srv.AddTool(execTool,
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			er, err := wire.DecodeExecute(req.Params.Arguments)
 			if err != nil {
@@ -51,7 +61,7 @@ func (s *Service) NewMCPServer() *mcp.Server {
 			}
 			return AnswerResult(s.Execute(ctx, callerOf(req), er)), nil
 		})
-	srv.AddTool(&mcp.Tool{Name: "discover", Description: "Find tools by what they do; returns ids, descriptions, input schemas and TypeScript declarations.", InputSchema: discoverSchema},
+	srv.AddTool(discoverTool,
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var dr wire.DiscoverRequest
 			if err := unmarshalArgs(req.Params.Arguments, &dr); err != nil {

@@ -29,6 +29,7 @@ const (
 	IntegrityError            Code = "INTEGRITY_ERROR"
 	Unauthorized              Code = "UNAUTHORIZED"
 	InvalidRequest            Code = "INVALID_REQUEST"
+	InvalidConfig             Code = "INVALID_CONFIG"
 	Internal                  Code = "INTERNAL_ERROR"
 )
 

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/pml-go/pml/internal/pkgclient"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// openPackage opens the package for the current directory's workspace.
+func openPackage(ctx context.Context, log *slog.Logger) (*pkgclient.Package, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	pkg, err := pkgclient.Open(ctx, cwd, log)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		if err := pkg.ReportTools(ctx); err != nil {
+			log.Debug("reporting local tools to the gateway", "err", err)
+		}
+	}()
+	return pkg, nil
+}
+
+func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stdio",
+		Short: "MCP server for an AI client over stdin/stdout",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := logger()
+			pkg, err := openPackage(cmd.Context(), log)
+			if err != nil {
+				return err
+			}
+			defer pkg.Close()
+			// Run returns when stdin closes; the deferred Close then stops every
+			// local server so nothing outlives us.
+			err = pkg.NewMCPServer().Run(cmd.Context(), &mcp.StdioTransport{})
+			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+				log.Debug("stdio session ended", "err", err)
+			}
+			return nil
+		},
+	}
+}
+
+func newServeCmd(logger func() *slog.Logger) *cobra.Command {
+	var port int
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "MCP server for an AI client over Streamable HTTP at http://127.0.0.1:PORT/mcp",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := logger()
+			pkg, err := openPackage(cmd.Context(), log)
+			if err != nil {
+				return err
+			}
+			defer pkg.Close()
+			srv := pkg.NewMCPServer()
+			mux := http.NewServeMux()
+			mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+			return serveHTTP(cmd.Context(), log, "127.0.0.1:"+strconv.Itoa(port), mux)
+		},
+	}
+	cmd.Flags().IntVar(&port, "port", 3003, "port on 127.0.0.1")
+	return cmd
+}
+
+func newExecCmd(logger func() *slog.Logger) *cobra.Command {
+	var file string
+	var approve bool
+	cmd := &cobra.Command{
+		Use:   "exec [CODE]",
+		Short: "Run one snippet exactly as an AI client's execute would; prints the answer JSON",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code, err := snippet(args, file, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			log := logger()
+			pkg, err := openPackage(cmd.Context(), log)
+			if err != nil {
+				return err
+			}
+			defer pkg.Close()
+			ans := pkg.Execute(cmd.Context(), wire.ExecuteRequest{Code: code})
+			out, err := json.MarshalIndent(ans, "", "  ")
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), string(out))
+			if ans.Status == wire.StatusError {
+				return errSilentFailure
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&file, "file", "", "read the snippet from a file (- for stdin)")
+	cmd.Flags().BoolVar(&approve, "approve", false, "approve everything the plan needs (each approval is printed to stderr)")
+	return cmd
+}
+
+// errSilentFailure makes the exit status non-zero without printing more: the
+// answer JSON already says what failed.
+var errSilentFailure = errors.New("")
+
+func snippet(args []string, file string, stdin io.Reader) (string, error) {
+	switch {
+	case len(args) == 1 && file != "":
+		return "", errors.New("give the code as an argument or with --file, not both")
+	case len(args) == 1:
+		return args[0], nil
+	case file == "-":
+		b, err := io.ReadAll(stdin)
+		return string(b), err
+	case file != "":
+		b, err := os.ReadFile(file)
+		return string(b), err
+	}
+	return "", errors.New("no code: pml exec 'return 1' or pml exec --file snippet.ts")
+}
+
+func newInitCmd() *cobra.Command {
+	var o pkgclient.InitOptions
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Set up PML in this workspace (.pml.json, .mcp.json, .gitignore)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cwd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			bin, err := os.Executable()
+			if err != nil {
+				bin = "pml"
+			}
+			o.Workspace, o.Binary, o.Out = pkgclient.FindWorkspace(cwd), bin, cmd.OutOrStdout()
+			return pkgclient.Init(o)
+		},
+	}
+	cmd.Flags().StringVar(&o.CloudURL, "cloud-url", "", "gateway URL (default: local mode, no server)")
+	cmd.Flags().StringVar(&o.APIKey, "api-key", "", "gateway API key (stored in the workspace .env)")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "non-interactive: accept the defaults")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "overwrite an existing .pml.json")
+	return cmd
+}

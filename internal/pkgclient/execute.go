@@ -1,0 +1,121 @@
+package pkgclient
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// Execute is the package's execute tool (ADR-059): forward to the gateway;
+// on execute_locally run the code here with per-call hybrid routing; when the
+// gateway is unreachable, analyse locally and run what can run offline.
+func (p *Package) Execute(ctx context.Context, req wire.ExecuteRequest) wire.Answer {
+	start := time.Now()
+	if _, _, err := p.refreshConfig(); err != nil {
+		return wire.ErrorAnswer(err, "")
+	}
+	if cw := req.ContinueWorkflow; cw != nil {
+		return wire.ErrorAnswer(pmlerr.New(pmlerr.WorkflowNotFound, "workflow %q is not pending (unknown or expired)", cw.WorkflowID), cw.WorkflowID)
+	}
+	ans, err := p.gw.Execute(ctx, req)
+	switch {
+	case err != nil && isNetworkError(err):
+		return p.executeOffline(ctx, req, err, start)
+	case err != nil:
+		return wire.ErrorAnswer(err, "")
+	case ans.Status != wire.StatusExecuteLocally:
+		return ans
+	}
+	code := ans.Code
+	if code == "" {
+		code = req.Code
+	}
+	return p.runLocal(ctx, code, ans.WorkflowID, req.Options, start)
+}
+
+// executeOffline runs code whose tools are all client-routed when the gateway
+// cannot be reached, with the built-in analyser and the cached routing rules.
+// Code that needs the gateway fails with the NETWORK_ERROR that got us here.
+func (p *Package) executeOffline(ctx context.Context, req wire.ExecuteRequest, netErr error, start time.Time) wire.Answer {
+	an, err := p.analyzer.Analyze(req.Code)
+	if err != nil {
+		return wire.ErrorAnswer(err, "")
+	}
+	rules := p.routingRules(ctx)
+	if rules.Resolve(an.Tools) == routing.Server && !an.Dynamic {
+		return wire.ErrorAnswer(netErr, "")
+	}
+	p.log.Info("gateway unreachable: running locally", "err", netErr)
+	return p.runLocal(ctx, req.Code, newWorkflowID(), req.Options, start)
+}
+
+// runLocal executes code in the package's sandbox.
+func (p *Package) runLocal(ctx context.Context, code, workflowID string, opts *wire.ExecuteOptions, start time.Time) wire.Answer {
+	an, err := p.analyzer.Analyze(code)
+	if err != nil {
+		return wire.ErrorAnswer(err, workflowID)
+	}
+	_, local, _ := p.refreshConfig()
+	call := p.router(p.routingRules(ctx), local)
+	res, err := sandbox.Run(ctx, an.JS, nil, call, p.limitsFor(opts))
+	if err != nil {
+		return wire.ErrorAnswer(originalPosition(an, err), workflowID)
+	}
+	return wire.Answer{
+		Status:          wire.StatusSuccess,
+		Result:          res.Value,
+		ExecutedLocally: wire.Bool(true),
+		WorkflowID:      workflowID,
+		TraceID:         newWorkflowID(),
+		ToolsUsed:       nonNil(an.Tools),
+		DurationMS:      wire.Float(float64(time.Since(start).Microseconds()) / 1000),
+		Logs:            res.Logs,
+	}
+}
+
+// router is the sandbox's mcp bridge in the package: client tools to local
+// tools, server tools to the gateway's call.
+func (p *Package) router(rules routing.Rules, local *tools.Mux) tools.CallFunc {
+	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		if rules.Route(tool) == routing.Server {
+			return p.gw.Call(ctx, wire.CallRequest{Tool: tool, Args: args})
+		}
+		return local.Call(ctx, tool, args)
+	}
+}
+
+func (p *Package) limitsFor(o *wire.ExecuteOptions) sandbox.Limits {
+	lim := p.limits
+	if lim.Timeout == 0 {
+		lim.Timeout = sandbox.DefaultLimits().Timeout
+	}
+	if o != nil && o.TimeoutMS > 0 {
+		lim.Timeout = min(lim.Timeout, time.Duration(o.TimeoutMS)*time.Millisecond, sandbox.MaxTimeout)
+	}
+	return lim
+}
+
+func originalPosition(an *analysis.Analysis, err error) error {
+	if pe, ok := pmlerr.As(err); ok && pe.Details != nil {
+		line, ok1 := pe.Details["line"].(int)
+		col, ok2 := pe.Details["column"].(int)
+		if ok1 && ok2 {
+			pe.Details["line"], pe.Details["column"] = an.OriginalPosition(line, col)
+		}
+	}
+	return err
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

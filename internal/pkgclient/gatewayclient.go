@@ -1,0 +1,64 @@
+package pkgclient
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// Gateway is what the package needs from the gateway. Remote talks MCP over
+// HTTP to `pml gateway`; InProcess is local mode, the same service in this
+// process. Errors reaching the gateway are NETWORK_ERROR.
+type Gateway interface {
+	Execute(ctx context.Context, req wire.ExecuteRequest) (wire.Answer, error)
+	Call(ctx context.Context, req wire.CallRequest) (json.RawMessage, error)
+	Discover(ctx context.Context, req wire.DiscoverRequest) (wire.DiscoverAnswer, error)
+	Routing(ctx context.Context) (routing.Rules, error)
+	ReportTools(ctx context.Context, clientID string, tools []store.ClientTool) error
+	Close() error
+}
+
+// InProcess is local mode: no URL, no key, no port.
+type InProcess struct {
+	Service *gateway.Service
+	Closer  func() error
+}
+
+func (g *InProcess) caller() gateway.Caller {
+	return gateway.Caller{Scope: gateway.LocalScope, IsPackage: true}
+}
+
+// Execute implements Gateway.
+func (g *InProcess) Execute(ctx context.Context, req wire.ExecuteRequest) (wire.Answer, error) {
+	return g.Service.Execute(ctx, g.caller(), req), nil
+}
+
+// Call implements Gateway.
+func (g *InProcess) Call(ctx context.Context, req wire.CallRequest) (json.RawMessage, error) {
+	return g.Service.Call(ctx, g.caller(), req)
+}
+
+// Discover implements Gateway.
+func (g *InProcess) Discover(ctx context.Context, req wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
+	return g.Service.Discover(ctx, g.caller(), req)
+}
+
+// Routing implements Gateway.
+func (g *InProcess) Routing(context.Context) (routing.Rules, error) { return g.Service.Rules(), nil }
+
+// ReportTools implements Gateway.
+func (g *InProcess) ReportTools(ctx context.Context, clientID string, tools []store.ClientTool) error {
+	return g.Service.ReportClientTools(ctx, g.caller(), clientID, tools)
+}
+
+// Close implements Gateway.
+func (g *InProcess) Close() error {
+	if g.Closer == nil {
+		return nil
+	}
+	return g.Closer()
+}

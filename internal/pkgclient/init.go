@@ -1,0 +1,177 @@
+package pkgclient
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/pml-go/pml/internal/approval"
+)
+
+// InitOptions are `pml init`'s flags.
+type InitOptions struct {
+	Workspace string
+	CloudURL  string
+	APIKey    string
+	Force     bool
+	// Binary is the pml executable the AI client should start.
+	Binary string
+	Out    io.Writer // what init did, for the user
+}
+
+// mcpJSON is Claude Code's `.mcp.json`.
+type mcpJSON struct {
+	MCPServers map[string]json.RawMessage `json:"mcpServers"`
+}
+
+// Init sets up a workspace: .pml.json, .mcp.json (so the AI client starts
+// `pml stdio`), .gitignore entries, and the migration of the servers an
+// existing .mcp.json lists into .pml.json (with a backup of the original).
+func Init(o InitOptions) error {
+	ws := o.Workspace
+	pmlPath := filepath.Join(ws, ConfigFile)
+	if _, err := os.Stat(pmlPath); err == nil && !o.Force {
+		return fmt.Errorf("%s already exists; use --force to overwrite it", pmlPath)
+	}
+	cfg := Config{
+		Version:     "1",
+		Workspace:   ws,
+		Cloud:       CloudConfig{URL: o.CloudURL},
+		Permissions: approval.DefaultPermissions(),
+		Env:         map[string]string{},
+		MCPServers:  map[string]ServerConfig{},
+	}
+	mcpPath := filepath.Join(ws, ".mcp.json")
+	existing, err := readMCPJSON(mcpPath)
+	if err != nil {
+		return err
+	}
+	var migrated []string
+	for name, raw := range existing.MCPServers {
+		if name == "pml" {
+			continue
+		}
+		var sc ServerConfig
+		if err := json.Unmarshal(raw, &sc); err != nil {
+			return fmt.Errorf("%s: server %q: %w", mcpPath, name, err)
+		}
+		cfg.MCPServers[name] = sc
+		migrated = append(migrated, name)
+	}
+	sort.Strings(migrated)
+	if len(existing.MCPServers) > 0 {
+		backup := mcpPath + ".bak"
+		if err := copyFile(mcpPath, backup); err != nil {
+			return fmt.Errorf("backing up %s: %w", mcpPath, err)
+		}
+		fmt.Fprintf(o.Out, "backed up %s to %s\n", mcpPath, backup)
+	}
+	if err := writeJSON(pmlPath, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "wrote %s\n", pmlPath)
+
+	pmlServer := map[string]any{"command": o.Binary, "args": []string{"stdio"}, "env": map[string]string{"PML_WORKSPACE": ws}}
+	rawPML, _ := json.Marshal(pmlServer)
+	if err := writeJSON(mcpPath, mcpJSON{MCPServers: map[string]json.RawMessage{"pml": rawPML}}); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "wrote %s (the AI client starts `%s stdio`)\n", mcpPath, o.Binary)
+	if len(migrated) > 0 {
+		fmt.Fprintf(o.Out, "moved servers into %s: %s\n", ConfigFile, strings.Join(migrated, ", "))
+	}
+	if o.APIKey != "" {
+		if err := appendDotEnv(filepath.Join(ws, ".env"), "PML_API_KEY", o.APIKey); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.Out, "stored PML_API_KEY in .env\n")
+	}
+	if err := ensureGitignore(filepath.Join(ws, ".gitignore"), ConfigFile, StateDir+"/", ".env"); err != nil {
+		return err
+	}
+	p := cfg.Permissions
+	fmt.Fprintf(o.Out, "permissions: allow %v; ask %v; deny %v (edit %s to change)\n", p.Allow, p.Ask, p.Deny, ConfigFile)
+	if o.CloudURL == "" {
+		fmt.Fprintln(o.Out, "mode: local (gateway in-process, no server needed); set cloud.url to use a remote gateway")
+	}
+	return nil
+}
+
+func readMCPJSON(path string) (mcpJSON, error) {
+	var m mcpJSON
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return m, nil
+	}
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("%s: %s", path, describeJSONError(data, err))
+	}
+	return m, nil
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(path, append(data, '\n')); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
+
+func appendDotEnv(path, key, value string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "%s=%s\n", key, value)
+	return err
+}
+
+// ensureGitignore appends the entries the file lacks.
+func ensureGitignore(path string, entries ...string) error {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	lines := strings.Split(string(data), "\n")
+	var add []string
+	for _, e := range entries {
+		if !slices.Contains(lines, e) && !slices.Contains(lines, strings.TrimSuffix(e, "/")) {
+			add = append(add, e)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	prefix := ""
+	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
+		prefix = "\n"
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(prefix + "# PML\n" + strings.Join(add, "\n") + "\n")
+	return err
+}

@@ -1,0 +1,44 @@
+package pkgclient
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/gateway"
+)
+
+// Open builds the package for the workspace around dir. With a cloud URL
+// (PML_CLOUD_URL, else .pml.json cloud.url) it talks to that gateway with
+// PML_API_KEY; without one it runs the gateway in-process on SQLite under
+// .pml/ (local mode), so a fresh machine works with no server and no config.
+func Open(ctx context.Context, dir string, log *slog.Logger) (*Package, error) {
+	ws := FindWorkspace(dir)
+	cfg, cfgErr := LoadConfig(filepath.Join(ws, ConfigFile))
+	if cfgErr != nil && log != nil {
+		log.Error("config", "err", cfgErr) // reported again on every execute; the package still starts
+	}
+	env := approval.NewEnv(ws)
+	if err := env.Reload(); err != nil && log != nil {
+		log.Warn("reading .env", "err", err)
+	}
+	url := os.Getenv("PML_CLOUD_URL")
+	if url == "" {
+		url = cfg.Cloud.URL
+	}
+	var gw Gateway
+	if url != "" {
+		key, _ := env.Lookup("PML_API_KEY")
+		gw = NewRemote(url, key, filepath.Join(ws, StateDir))
+	} else {
+		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("local mode: %w", err)
+		}
+		gw = &InProcess{Service: svc, Closer: closer.Close}
+	}
+	return New(Options{Workspace: ws, Gateway: gw, Logger: log})
+}

@@ -1,0 +1,228 @@
+package pkgclient
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tools/local"
+	"github.com/pml-go/pml/internal/upstream"
+)
+
+// Options build a Package.
+type Options struct {
+	Workspace string
+	Gateway   Gateway
+	Logger    *slog.Logger
+	Limits    sandbox.Limits
+	// IdleTimeout stops local MCP servers unused this long (default 5 min).
+	IdleTimeout time.Duration
+	// RulesTTL bounds how long fetched routing rules are reused (default 1 min).
+	RulesTTL time.Duration
+}
+
+// Package is the PML package for one workspace.
+type Package struct {
+	ws       string
+	gw       Gateway
+	log      *slog.Logger
+	limits   sandbox.Limits
+	analyzer *analysis.Analyzer
+	env      *approval.Env
+	pool     *upstream.Pool
+	builtins tools.Provider
+	rulesTTL time.Duration
+
+	mu        sync.Mutex
+	cfg       Config
+	cfgErr    error
+	cfgStamp  fileStamp
+	applied   map[string]ServerConfig // servers currently in the pool
+	missing   map[string][]string     // server -> ${VAR}s set nowhere
+	local     *tools.Mux
+	rules     routing.Rules
+	rulesAt   time.Time
+	haveRules bool
+}
+
+// New builds a Package. It starts nothing: local servers start on first use.
+func New(o Options) (*Package, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.RulesTTL == 0 {
+		o.RulesTTL = time.Minute
+	}
+	ws, err := filepath.Abs(o.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	p := &Package{
+		ws:       ws,
+		gw:       o.Gateway,
+		log:      o.Logger,
+		limits:   o.Limits,
+		analyzer: analysis.New(512),
+		env:      approval.NewEnv(ws),
+		pool:     upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, Logger: o.Logger}),
+		builtins: local.New(ws),
+		rulesTTL: o.RulesTTL,
+		applied:  map[string]ServerConfig{},
+	}
+	p.refreshConfig()
+	return p, nil
+}
+
+// Workspace returns the package's workspace root.
+func (p *Package) Workspace() string { return p.ws }
+
+// Close stops every local server and the gateway connection.
+func (p *Package) Close() error {
+	return errors.Join(p.pool.Close(), p.gw.Close())
+}
+
+type fileStamp struct {
+	mod  time.Time
+	size int64
+	ok   bool
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	return fileStamp{mod: fi.ModTime(), size: fi.Size(), ok: true}
+}
+
+// refreshConfig reloads .pml.json when it changed and applies its servers.
+// A malformed file is kept as an error that every execute reports, naming
+// the file, while the package keeps serving.
+func (p *Package) refreshConfig() (Config, *tools.Mux, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	path := filepath.Join(p.ws, ConfigFile)
+	stamp := stampOf(path)
+	if p.local != nil && stamp == p.cfgStamp {
+		return p.cfg, p.local, p.cfgErr
+	}
+	p.cfgStamp = stamp
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		p.cfgErr = err
+		p.log.Error("config", "err", err)
+		if p.local == nil {
+			p.local = p.buildLocal(nil)
+		}
+		return p.cfg, p.local, err
+	}
+	p.cfg, p.cfgErr = cfg, nil
+	if err := p.env.Reload(); err != nil {
+		p.log.Warn("reading .env", "err", err)
+	}
+	p.local = p.buildLocal(cfg.MCPServers)
+	return p.cfg, p.local, nil
+}
+
+// buildLocal returns the mux of client tools: the built-ins, replaced
+// namespace by namespace by configured servers.
+func (p *Package) buildLocal(servers map[string]ServerConfig) *tools.Mux {
+	m := tools.NewMux().WithLogger(p.log)
+	for _, ns := range local.Namespaces() {
+		m.Register(ns, p.builtins)
+	}
+	p.missing = map[string][]string{}
+	for name := range p.applied {
+		if _, keep := servers[name]; !keep {
+			p.pool.Remove(name)
+			delete(p.applied, name)
+		}
+	}
+	for name, sc := range servers {
+		cfg, missing := sc.upstreamConfig(name, p.ws, p.env)
+		if len(missing) > 0 {
+			p.missing[name] = missing
+		}
+		if prev, ok := p.applied[name]; !ok || !reflect.DeepEqual(prev, sc) {
+			p.pool.Add(cfg)
+			p.applied[name] = sc
+		}
+		srv, _ := p.pool.Server(name)
+		m.Register(name, srv)
+	}
+	return m
+}
+
+// routingRules returns the gateway's rules, refreshed at most every RulesTTL;
+// when the gateway is unreachable, the last known (or cached) rules.
+func (p *Package) routingRules(ctx context.Context) routing.Rules {
+	p.mu.Lock()
+	if p.haveRules && time.Since(p.rulesAt) < p.rulesTTL {
+		defer p.mu.Unlock()
+		return p.rules
+	}
+	p.mu.Unlock()
+	rules, err := p.gw.Routing(ctx)
+	if err != nil {
+		p.log.Debug("routing rules: using cached", "err", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil || !p.haveRules {
+		p.rules, p.rulesAt, p.haveRules = rules, time.Now(), true
+	}
+	return p.rules
+}
+
+// clientID identifies this workspace's package to the gateway, persisted in
+// .pml/client-id.
+func (p *Package) clientID() string {
+	path := filepath.Join(p.ws, StateDir, "client-id")
+	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+		return string(b)
+	}
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	if err := writeFileAtomic(path, []byte(id)); err != nil {
+		p.log.Warn("saving client id", "err", err)
+	}
+	return id
+}
+
+// ReportTools tells the gateway which tools this machine has, so its
+// analysis and discover know them as client tools.
+func (p *Package) ReportTools(ctx context.Context) error {
+	_, local, _ := p.refreshConfig()
+	list, err := local.Tools(ctx)
+	if err != nil {
+		return err
+	}
+	out := make([]store.ClientTool, 0, len(list))
+	for _, t := range list {
+		out = append(out, store.ClientTool{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	return p.gw.ReportTools(ctx, p.clientID(), out)
+}
+
+func newWorkflowID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func isNetworkError(err error) bool { return pmlerr.CodeOf(err, "") == pmlerr.NetworkError }

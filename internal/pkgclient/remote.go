@@ -1,0 +1,302 @@
+package pkgclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// ConnectTimeout bounds reaching the gateway: an unreachable gateway is a
+// prompt NETWORK_ERROR, not a hang.
+const ConnectTimeout = 5 * time.Second
+
+// Remote is a gateway reached over MCP Streamable HTTP.
+type Remote struct {
+	url      string
+	http     *http.Client
+	cacheDir string // routing rules cache
+
+	mu      sync.Mutex
+	session *mcp.ClientSession
+}
+
+// NewRemote returns a client for the gateway at baseURL (without /mcp).
+// cacheDir holds the routing rules cache; "" disables it.
+func NewRemote(baseURL, apiKey, cacheDir string) *Remote {
+	dialer := &net.Dialer{Timeout: ConnectTimeout, KeepAlive: 30 * time.Second}
+	transport := &http.Transport{
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   ConnectTimeout,
+		ResponseHeaderTimeout: 0, // executions may take minutes; the ctx bounds them
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+	}
+	return &Remote{
+		url:      strings.TrimRight(baseURL, "/"),
+		http:     &http.Client{Transport: headers{next: transport, apiKey: apiKey}},
+		cacheDir: cacheDir,
+	}
+}
+
+// headers adds what every request to the gateway carries.
+type headers struct {
+	next   http.RoundTripper
+	apiKey string
+}
+
+func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(gateway.ClientHeader, "package")
+	if h.apiKey != "" {
+		r.Header.Set("Authorization", "Bearer "+h.apiKey)
+	}
+	return h.next.RoundTrip(r)
+}
+
+func (g *Remote) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.session != nil {
+		return g.session, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "pml-package", Version: gateway.Version}, nil)
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.url + "/mcp", HTTPClient: g.http, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, networkError(g.url, err)
+	}
+	g.session = s
+	return s, nil
+}
+
+// drop forgets a broken session so the next call reconnects.
+func (g *Remote) drop(s *mcp.ClientSession) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.session == s {
+		g.session = nil
+		_ = s.Close()
+	}
+}
+
+func networkError(url string, err error) error {
+	return &pmlerr.Error{Code: pmlerr.NetworkError, Message: fmt.Sprintf("gateway %s unreachable: %v", url, err), Err: err}
+}
+
+// callTool runs one gateway tool and returns its text.
+func (g *Remote) callTool(ctx context.Context, name string, args any) (string, bool, error) {
+	s, err := g.connect(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", false, ctx.Err()
+		}
+		g.drop(s)
+		return "", false, networkError(g.url, err)
+	}
+	if len(res.Content) == 0 {
+		return "", res.IsError, pmlerr.New(pmlerr.NetworkError, "gateway %s: empty answer to %s", g.url, name)
+	}
+	text, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		return "", res.IsError, pmlerr.New(pmlerr.NetworkError, "gateway %s: %s answered non-text content", g.url, name)
+	}
+	return text.Text, res.IsError, nil
+}
+
+// Execute implements Gateway.
+func (g *Remote) Execute(ctx context.Context, req wire.ExecuteRequest) (wire.Answer, error) {
+	text, _, err := g.callTool(ctx, "execute", req)
+	if err != nil {
+		return wire.Answer{}, err
+	}
+	var a wire.Answer
+	if err := json.Unmarshal([]byte(text), &a); err != nil {
+		return wire.Answer{}, pmlerr.New(pmlerr.NetworkError, "gateway %s: undecodable execute answer: %v", g.url, err)
+	}
+	return a, nil
+}
+
+// Call implements Gateway.
+func (g *Remote) Call(ctx context.Context, req wire.CallRequest) (json.RawMessage, error) {
+	text, isErr, err := g.callTool(ctx, "call", req)
+	if err != nil {
+		return nil, err
+	}
+	if isErr {
+		return nil, answerError(text)
+	}
+	return json.RawMessage(text), nil
+}
+
+// Discover implements Gateway.
+func (g *Remote) Discover(ctx context.Context, req wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
+	var out wire.DiscoverAnswer
+	text, isErr, err := g.callTool(ctx, "discover", req)
+	if err != nil {
+		return out, err
+	}
+	if isErr {
+		return out, answerError(text)
+	}
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		return out, pmlerr.New(pmlerr.NetworkError, "gateway %s: undecodable discover answer: %v", g.url, err)
+	}
+	return out, nil
+}
+
+func answerError(text string) error {
+	var a wire.Answer
+	if err := json.Unmarshal([]byte(text), &a); err != nil || a.Status != wire.StatusError {
+		return pmlerr.New(pmlerr.ToolError, "%s", text)
+	}
+	return a.Err()
+}
+
+// Routing fetches the gateway's rules, revalidating a disk cache with its
+// ETag; when the gateway is unreachable the cached rules are used, and
+// without a cache the embedded defaults.
+func (g *Remote) Routing(ctx context.Context) (routing.Rules, error) {
+	cached, etag := g.readRulesCache()
+	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url+"/api/v1/routing", nil)
+	if err != nil {
+		return cached, err
+	}
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
+	resp, err := g.http.Do(req)
+	if err != nil {
+		return cached, networkError(g.url, err)
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusNotModified:
+		return cached, nil
+	case http.StatusOK:
+	default:
+		return cached, pmlerr.New(pmlerr.NetworkError, "gateway %s: routing rules: HTTP %d", g.url, resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return cached, networkError(g.url, err)
+	}
+	rules, err := routing.Parse(body)
+	if err != nil {
+		return cached, pmlerr.New(pmlerr.NetworkError, "gateway %s: %v", g.url, err)
+	}
+	g.writeRulesCache(body, resp.Header.Get("ETag"))
+	return rules, nil
+}
+
+type rulesCache struct {
+	ETag  string          `json:"etag"`
+	Rules json.RawMessage `json:"rules"`
+}
+
+func (g *Remote) readRulesCache() (routing.Rules, string) {
+	if g.cacheDir != "" {
+		if data, err := os.ReadFile(filepath.Join(g.cacheDir, "routing.json")); err == nil {
+			var c rulesCache
+			if json.Unmarshal(data, &c) == nil {
+				if r, err := routing.Parse(c.Rules); err == nil {
+					return r, c.ETag
+				}
+			}
+		}
+	}
+	return routing.Default(), ""
+}
+
+func (g *Remote) writeRulesCache(body []byte, etag string) {
+	if g.cacheDir == "" {
+		return
+	}
+	data, _ := json.Marshal(rulesCache{ETag: etag, Rules: body})
+	_ = writeFileAtomic(filepath.Join(g.cacheDir, "routing.json"), data)
+}
+
+// ReportTools implements Gateway.
+func (g *Remote) ReportTools(ctx context.Context, clientID string, list []store.ClientTool) error {
+	body, err := json.Marshal(map[string]any{"client_id": clientID, "tools": list})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url+"/api/v1/client-tools", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := g.http.Do(req)
+	if err != nil {
+		return networkError(g.url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return pmlerr.New(pmlerr.NetworkError, "gateway %s: reporting client tools: HTTP %d", g.url, resp.StatusCode)
+	}
+	return nil
+}
+
+// Close implements Gateway.
+func (g *Remote) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.session == nil {
+		return nil
+	}
+	err := g.session.Close()
+	g.session = nil
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// writeFileAtomic writes via a temp file and rename so readers never see a
+// torn file.
+func writeFileAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,71 @@
+package pkgclient
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// NewMCPServer is the MCP server the AI client talks to: execute and discover.
+func (p *Package) NewMCPServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "pml", Version: gateway.Version}, nil)
+	exec, disc := gateway.ToolDefinitions()
+	srv.AddTool(exec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		er, err := wire.DecodeExecute(req.Params.Arguments)
+		if err != nil {
+			return gateway.AnswerResult(wire.ErrorAnswer(err, "")), nil
+		}
+		return gateway.AnswerResult(p.Execute(ctx, er)), nil
+	})
+	srv.AddTool(disc, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var dr wire.DiscoverRequest
+		if len(req.Params.Arguments) > 0 {
+			if err := json.Unmarshal(req.Params.Arguments, &dr); err != nil {
+				return gateway.ErrorResult(pmlerr.New(pmlerr.InvalidRequest, "invalid discover arguments: %v", err)), nil
+			}
+		}
+		out, err := p.Discover(ctx, dr)
+		if err != nil {
+			return gateway.ErrorResult(err), nil
+		}
+		return gateway.JSONResult(out), nil
+	})
+	return srv
+}
+
+// Discover merges the gateway's tools with this machine's, so the AI client
+// sees every tool it can call. Without a gateway, local tools only.
+func (p *Package) Discover(ctx context.Context, req wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
+	_, local, _ := p.refreshConfig()
+	localTools, err := local.Tools(ctx)
+	if err != nil {
+		return wire.DiscoverAnswer{}, err
+	}
+	remote, err := p.gw.Discover(ctx, wire.DiscoverRequest{Query: req.Query, Name: req.Name, Pattern: req.Pattern, Limit: 1000})
+	if err != nil && !isNetworkError(err) {
+		return wire.DiscoverAnswer{}, err
+	}
+	seen := map[string]bool{}
+	var all []tools.Info
+	kinds := map[string]wire.DiscoveredTool{}
+	for _, t := range localTools {
+		seen[t.ID] = true
+		all = append(all, t)
+		kinds[t.ID] = wire.DiscoveredTool{Kind: "tool", Routing: "client"}
+	}
+	for _, t := range remote.Tools {
+		if seen[t.ID] {
+			continue
+		}
+		seen[t.ID] = true
+		all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema})
+		kinds[t.ID] = t
+	}
+	return gateway.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] }), nil
+}
