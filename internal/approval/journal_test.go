@@ -180,7 +180,9 @@ func TestJournalReplayDoesNotCallNext(t *testing.T) {
 
 func TestJournalCallsPastTheJournalAreAppended(t *testing.T) {
 	j := NewJournal()
-	echo := func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) { return args, nil }
+	echo := func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		return args, nil
+	}
 	call := j.Wrap(echo, nil)
 	call(context.Background(), "a:x", json.RawMessage(`1`))
 	call = j.Wrap(echo, nil)
@@ -268,7 +270,9 @@ func TestJournalIssueOrderNotCompletionOrder(t *testing.T) {
 
 func TestJournalFallbackCounter(t *testing.T) {
 	j := NewJournal()
-	echo := func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) { return args, nil }
+	echo := func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		return args, nil
+	}
 	for range 2 { // the counter restarts at 0 for each Wrap, so run 2 replays
 		call := j.Wrap(echo, nil)
 		for i := range 3 {
