@@ -1,0 +1,62 @@
+package tracing
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
+// Trace is one execution of code (a top-level snippet or a capability). Its
+// JSON field names are part of the wire contract of POST /api/traces.
+type Trace struct {
+	TraceID         string          `json:"trace_id"`
+	ParentTraceID   string          `json:"parent_trace_id,omitempty"`
+	WorkflowID      string          `json:"workflow_id"`
+	CapabilityFQDN  string          `json:"capability_fqdn,omitempty"`
+	ExecutedLocally bool            `json:"executed_locally"`
+	Success         bool            `json:"success"`
+	ErrorCode       string          `json:"error_code,omitempty"`
+	Error           string          `json:"error,omitempty"`
+	DurationMS      float64         `json:"duration_ms"`
+	StartedAt       time.Time       `json:"started_at"`
+	Tasks           []Task          `json:"tasks"`
+	Decisions       []Decision      `json:"decisions"`
+	Code            string          `json:"code,omitempty"`
+	ToolsUsed       []string        `json:"tools_used,omitempty"`
+	DAG             json.RawMessage `json:"dag,omitempty"`
+	// Logs are the console lines the code printed, when the runner keeps them.
+	Logs []string `json:"logs,omitempty"`
+}
+
+// Task is one mcp.* call made by the code.
+type Task struct {
+	TaskID       string          `json:"task_id"`
+	Tool         string          `json:"tool"`    // FQDN when known, else ns:action
+	ToolID       string          `json:"tool_id"` // ns:action
+	Routing      string          `json:"routing,omitempty"`
+	Args         json.RawMessage `json:"args"`
+	Result       json.RawMessage `json:"result,omitempty"`
+	Success      bool            `json:"success"`
+	Error        string          `json:"error,omitempty"`
+	DurationMS   float64         `json:"duration_ms"`
+	StartedAt    time.Time       `json:"started_at"`
+	Layer        int             `json:"layer"`
+	ChildTraceID string          `json:"child_trace_id,omitempty"`
+}
+
+// Decision is a branch the code took, when the runner knows it.
+type Decision struct {
+	NodeID    string `json:"node_id"`
+	Condition string `json:"condition,omitempty"`
+	Outcome   string `json:"outcome"`
+}
+
+// NewTraceID returns 32 lowercase hex characters (128 random bits), which is
+// also a valid W3C trace-id, so one id names the trace everywhere.
+func NewTraceID() string {
+	var b [16]byte
+	// crypto/rand.Read never fails on supported platforms (it panics instead).
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
