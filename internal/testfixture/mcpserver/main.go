@@ -67,7 +67,7 @@ func serveHTTP(ctx context.Context, server *mcp.Server, addr string) error {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
 		// Hanging tool calls never finish, so a failed graceful shutdown is expected.
 		_ = hs.Shutdown(shutdownCtx)

@@ -119,6 +119,12 @@ func addTools(s *mcp.Server) {
 			return text(fmt.Sprint(os.Getpid())), nil, nil
 		})
 
+	mcp.AddTool(s, &mcp.Tool{Name: "cwd", Description: "returns the server's working directory"},
+		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
+			dir, err := os.Getwd()
+			return text(dir), nil, err
+		})
+
 	mcp.AddTool(s, &mcp.Tool{Name: "log", Description: "writes text as one line to stderr"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in textArgs) (*mcp.CallToolResult, any, error) {
 			fmt.Fprintln(os.Stderr, in.Text)

@@ -1,0 +1,145 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/tools"
+)
+
+// Tools lists the server's tools (all pages), starting it if needed. The
+// list is cached for as long as the session lives.
+func (s *Server) Tools(ctx context.Context) ([]tools.Info, error) {
+	ss, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(ss)
+	list, err := s.listTools(ctx, ss)
+	if err != nil {
+		return nil, s.sessionError(ctx, ss, "listing the tools of MCP server "+s.name, err)
+	}
+	return slices.Clone(list), nil
+}
+
+func (s *Server) listTools(ctx context.Context, ss *session) ([]tools.Info, error) {
+	s.mu.Lock()
+	cached := ss.tools
+	s.mu.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
+	list := []tools.Info{}
+	for t, err := range ss.cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		info := tools.Info{ID: s.name + ":" + t.Name, Description: t.Description}
+		if t.InputSchema != nil {
+			if info.InputSchema, err = json.Marshal(t.InputSchema); err != nil {
+				return nil, fmt.Errorf("input schema of %s: %w", info.ID, err)
+			}
+		}
+		list = append(list, info)
+	}
+	s.mu.Lock()
+	ss.tools = list
+	s.mu.Unlock()
+	return list, nil
+}
+
+// Call calls tool (an action name, or the full "name:action" id) with args,
+// a JSON object, and converts the result as DESIGN.md says. Concurrent calls
+// share one session.
+func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	action := strings.TrimPrefix(tool, s.name+":")
+	id := s.name + ":" + action
+	params := &mcp.CallToolParams{Name: action, Arguments: json.RawMessage(`{}`)}
+	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
+		if trimmed[0] != '{' || !json.Valid(trimmed) {
+			return nil, pmlerr.New(pmlerr.InvalidRequest, "arguments of %s must be a JSON object", id).With("tool", id)
+		}
+		params.Arguments = json.RawMessage(trimmed)
+	}
+
+	ss, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.release(ss)
+
+	res, err := ss.cs.CallTool(ctx, params)
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && s.isUnknown(ctx, ss, action) {
+			return nil, s.unknownTool(ctx, ss, id)
+		}
+		return nil, s.sessionError(ctx, ss, "calling "+id, err)
+	}
+	if res.IsError && s.isUnknown(ctx, ss, action) {
+		return nil, s.unknownTool(ctx, ss, id)
+	}
+	return convertResult(id, res)
+}
+
+// isUnknown reports whether the server does not list action. Servers report
+// unknown tools in different ways (a JSON-RPC error, an isError result), so
+// after a failure the tool list decides. A failing list counts as known:
+// the original error is more useful then.
+func (s *Server) isUnknown(ctx context.Context, ss *session, action string) bool {
+	list, err := s.listTools(ctx, ss)
+	if err != nil {
+		return false
+	}
+	return !slices.ContainsFunc(list, func(t tools.Info) bool { return t.ID == s.name+":"+action })
+}
+
+func (s *Server) unknownTool(ctx context.Context, ss *session, id string) error {
+	list, _ := s.listTools(ctx, ss)
+	names := make([]string, len(list))
+	for i, t := range list {
+		names[i] = t.ID
+	}
+	return pmlerr.New(pmlerr.UnknownTool, "unknown tool %s: MCP server %s has no such tool", id, s.name).
+		With("tool", id).With("available", names)
+}
+
+// deathWait bounds how long a failed call waits to learn whether the session
+// died: the transport error arrives first, the watcher's verdict just after.
+const deathWait = 2 * time.Second
+
+// sessionError explains a failed request on ss: the caller's deadline, the
+// server's death (crash, stop), or a protocol error.
+func (s *Server) sessionError(ctx context.Context, ss *session, what string, err error) error {
+	if ctx.Err() != nil {
+		return ctxError(ctx, what)
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		// The server answered, so it is alive.
+		return s.toolError("%s: MCP server %s answered: %s", what, s.name, rpcErr.Message)
+	}
+	t := time.NewTimer(deathWait)
+	defer t.Stop()
+	select {
+	case <-ss.dead:
+	case <-t.C:
+		// Alive but the transport failed: a broken session is no use, so end
+		// it and let the next call start afresh.
+		ss.markDead(fmt.Errorf("MCP server %s: connection failed: %w", s.name, err))
+	case <-ctx.Done():
+		return ctxError(ctx, what)
+	}
+	return &pmlerr.Error{Code: pmlerr.ToolError, Message: ss.deadErr.Error(), Err: ss.deadErr,
+		Details: map[string]any{"server": s.name}}
+}

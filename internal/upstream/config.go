@@ -1,0 +1,50 @@
+package upstream
+
+import "fmt"
+
+// ServerConfig describes one MCP server, as in .mcp.json / the gateway config.
+type ServerConfig struct {
+	Name    string            `json:"-"`
+	Type    string            `json:"type"` // "stdio" (default when Command set) | "http"
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"` // already ${VAR}-substituted by the caller
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Dir     string            `json:"-"` // working directory for stdio servers
+}
+
+// Transport types of ServerConfig.Type.
+const (
+	TypeStdio = "stdio"
+	TypeHTTP  = "http"
+)
+
+// transportType resolves an empty Type from the fields that are set and
+// checks that the fields the type needs are there.
+func (c ServerConfig) transportType() (string, error) {
+	typ := c.Type
+	if typ == "" {
+		switch {
+		case c.Command != "":
+			typ = TypeStdio
+		case c.URL != "":
+			typ = TypeHTTP
+		default:
+			return "", fmt.Errorf("MCP server %s: config needs a command or a url", c.Name)
+		}
+	}
+	switch typ {
+	case TypeStdio:
+		if c.Command == "" {
+			return "", fmt.Errorf("MCP server %s: stdio config needs a command", c.Name)
+		}
+	case TypeHTTP:
+		if c.URL == "" {
+			return "", fmt.Errorf("MCP server %s: http config needs a url", c.Name)
+		}
+	default:
+		return "", fmt.Errorf("MCP server %s: unsupported type %q (want %q or %q)", c.Name, typ, TypeStdio, TypeHTTP)
+	}
+	return typ, nil
+}

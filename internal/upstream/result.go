@@ -1,0 +1,64 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+)
+
+// convertResult turns a tools/call result into the value the calling code
+// sees (DESIGN.md): structuredContent when present; else the text of a single
+// text item, as JSON when it parses and as a JSON string otherwise; else the
+// content array. isError becomes TOOL_ERROR with the error text.
+func convertResult(id string, res *mcp.CallToolResult) (json.RawMessage, error) {
+	if res.IsError {
+		return nil, pmlerr.New(pmlerr.ToolError, "%s", errorText(id, res)).With("tool", id)
+	}
+	if res.StructuredContent != nil {
+		return marshalResult(id, res.StructuredContent)
+	}
+	if len(res.Content) == 1 {
+		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, []byte(tc.Text)); err == nil {
+				return buf.Bytes(), nil
+			}
+			return marshalResult(id, tc.Text)
+		}
+	}
+	if res.Content == nil {
+		return json.RawMessage(`[]`), nil
+	}
+	return marshalResult(id, res.Content)
+}
+
+func marshalResult(id string, v any) (json.RawMessage, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, pmlerr.Wrap(pmlerr.ToolError, fmt.Errorf("encoding the result of %s: %w", id, err))
+	}
+	return data, nil
+}
+
+// errorText is the message of a failed tool: its text items, or failing
+// that, its content as JSON.
+func errorText(id string, res *mcp.CallToolResult) string {
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok && tc.Text != "" {
+			texts = append(texts, tc.Text)
+		}
+	}
+	if len(texts) > 0 {
+		return strings.Join(texts, "\n")
+	}
+	if data, err := json.Marshal(res.Content); err == nil && len(res.Content) > 0 {
+		return fmt.Sprintf("tool %s failed: %s", id, data)
+	}
+	return fmt.Sprintf("tool %s failed", id)
+}
