@@ -1,0 +1,129 @@
+// Package sqlite is the embedded store backend: one SQLite file, opened with
+// the pure-Go driver modernc.org/sqlite.
+//
+// SQLite allows one writer at a time. Rather than letting concurrent writers
+// race for the file lock (and fail with SQLITE_BUSY), the store sends every
+// write through a pool of exactly one connection, so writers queue in Go.
+// Reads use a separate pool; in WAL mode they never wait for the writer.
+// busy_timeout still covers other processes opening the same file (such as
+// `pml gateway key create` next to a running gateway).
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/pml-go/pml/internal/store"
+)
+
+// busyTimeoutMS is how long a connection waits for another process's lock.
+const busyTimeoutMS = 5000
+
+// Store implements store.Store on one SQLite database file.
+type Store struct {
+	w *sql.DB // writes: one connection
+	r *sql.DB // reads: query-only connections (the same pool as w for ":memory:")
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed, with its parent directories) the database
+// at path and applies pending migrations. path ":memory:" gives a private
+// in-memory database, for tests.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == ":memory:" {
+		return openMemory(ctx)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: resolve %q: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("sqlite: create directory of %q: %w", abs, err)
+	}
+	uri := "file:" + uriEscaper.Replace(abs)
+	common := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)", busyTimeoutMS)
+
+	// IMMEDIATE takes the write lock when a transaction begins, so a
+	// transaction never fails half-way upgrading a read lock to a write lock.
+	w, err := sql.Open("sqlite", uri+"?_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&"+common)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", abs, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	s := &Store{w: w}
+	// The writer opens first: it switches the file to WAL and migrates it,
+	// which the query-only readers could not do.
+	if err := s.migrate(ctx); err != nil {
+		return nil, errors.Join(err, w.Close())
+	}
+
+	r, err := sql.Open("sqlite", uri+"?_pragma=query_only(1)&"+common)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("sqlite: open %q for reading: %w", abs, err), w.Close())
+	}
+	n := max(4, runtime.NumCPU())
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	s.r = r
+	if err := s.Ping(ctx); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	return s, nil
+}
+
+// uriEscaper escapes the characters that end or escape a path in a SQLite URI.
+var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
+// openMemory gives one connection used for both reads and writes: each
+// connection to ":memory:" would otherwise be a different database.
+func openMemory(ctx context.Context) (*Store, error) {
+	db, err := sql.Open("sqlite", fmt.Sprintf(":memory:?_pragma=foreign_keys(1)&_pragma=busy_timeout(%d)", busyTimeoutMS))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open in-memory database: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	s := &Store{w: db, r: db}
+	if err := s.migrate(ctx); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return s, nil
+}
+
+// Ping checks that both pools can reach the file.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping writer: %w", err)
+	}
+	if err := s.r.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping reader: %w", err)
+	}
+	return nil
+}
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	var errs []error
+	if s.r != nil && s.r != s.w {
+		errs = append(errs, s.r.Close())
+	}
+	errs = append(errs, s.w.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}

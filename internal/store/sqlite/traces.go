@@ -1,0 +1,160 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/store/internal/storeutil"
+)
+
+const traceColumns = `id, parent_id, org, project, workflow_id, capability_fqdn, tools, success, started_at, body`
+
+// PutTraces stores a batch in one transaction; a trace whose ID its scope
+// already has is ignored, so re-sending a batch is harmless.
+func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error) {
+	traces, err = storeutil.NewTraces(traces)
+	if err != nil {
+		return wrap("put traces", err)
+	}
+	if len(traces) == 0 {
+		return nil
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("put traces: begin", err)
+	}
+	defer rollbackUnlessCommitted(tx, &err)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO traces (`+traceColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT (org, project, id) DO NOTHING`)
+	if err != nil {
+		return wrap("put traces: prepare", err)
+	}
+	defer stmt.Close()
+	for _, t := range traces {
+		tools, err := encodeStrings(t.Tools)
+		if err != nil {
+			return wrap("put traces", err)
+		}
+		if _, err := stmt.ExecContext(ctx, t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID,
+			t.CapabilityFQDN, tools, t.Success, formatTime(t.StartedAt), nullJSON(t.Body)); err != nil {
+			return wrap("put trace "+t.ID, err)
+		}
+	}
+	return wrap("put traces: commit", tx.Commit())
+}
+
+// TraceByID finds a trace of scope; another scope's trace is not found.
+func (s *Store) TraceByID(ctx context.Context, scope store.Scope, id string) (store.Trace, error) {
+	row := s.r.QueryRowContext(ctx, `SELECT `+traceColumns+` FROM traces
+		WHERE org = $1 AND project = $2 AND id = $3`, scope.Org, scope.Project, id)
+	t, err := scanTrace(row)
+	return t, wrap("trace by id "+id, err)
+}
+
+// ListTraces lists the traces of f.Scope matching every non-zero filter,
+// newest first, with the total before pagination. Since is inclusive, Until
+// exclusive.
+func (s *Store) ListTraces(ctx context.Context, f store.TraceFilter) ([]store.Trace, int, error) {
+	where, args := traceWhere(f)
+	var total int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM traces WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, wrap("count traces", err)
+	}
+	limit, offset := storeutil.Page(f.Limit, f.Offset)
+	if limit == 0 {
+		limit = -1 // SQLite: no limit
+	}
+	args = append(args, limit, offset)
+	rows, err := s.r.QueryContext(ctx, fmt.Sprintf(`SELECT %s FROM traces WHERE %s
+		ORDER BY started_at DESC, id DESC LIMIT $%d OFFSET $%d`,
+		traceColumns, where, len(args)-1, len(args)), args...)
+	if err != nil {
+		return nil, 0, wrap("list traces", err)
+	}
+	out, err := collectTraces(rows)
+	if err != nil {
+		return nil, 0, wrap("list traces", err)
+	}
+	return out, total, nil
+}
+
+// traceWhere builds the WHERE clause of f; placeholders are numbered in
+// the order of the returned arguments.
+func traceWhere(f store.TraceFilter) (string, []any) {
+	args := []any{f.Scope.Org, f.Scope.Project}
+	conds := []string{"org = $1", "project = $2"}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, fmt.Sprintf(cond, len(args)))
+	}
+	if f.WorkflowID != "" {
+		add("workflow_id = $%d", f.WorkflowID)
+	}
+	if f.CapabilityFQDN != "" {
+		add("capability_fqdn = $%d", f.CapabilityFQDN)
+	}
+	if f.Tool != "" {
+		add("EXISTS (SELECT 1 FROM json_each(traces.tools) WHERE json_each.value = $%d)", f.Tool)
+	}
+	if f.Success != nil {
+		add("success = $%d", *f.Success)
+	}
+	if !f.Since.IsZero() {
+		add("started_at >= $%d", formatTime(storeutil.Time(f.Since)))
+	}
+	if !f.Until.IsZero() {
+		add("started_at < $%d", formatTime(storeutil.Time(f.Until)))
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// ChildTraces lists the traces of scope whose parent is parentID, oldest first.
+func (s *Store) ChildTraces(ctx context.Context, scope store.Scope, parentID string) ([]store.Trace, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+traceColumns+` FROM traces
+		WHERE org = $1 AND project = $2 AND parent_id = $3 AND parent_id <> ''
+		ORDER BY started_at, id`, scope.Org, scope.Project, parentID)
+	if err != nil {
+		return nil, wrap("child traces", err)
+	}
+	out, err := collectTraces(rows)
+	return out, wrap("child traces", err)
+}
+
+func collectTraces(rows *sql.Rows) ([]store.Trace, error) {
+	defer rows.Close()
+	out := []store.Trace{}
+	for rows.Next() {
+		t, err := scanTrace(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func scanTrace(row scanner) (store.Trace, error) {
+	var (
+		t       store.Trace
+		tools   string
+		started string
+		body    sql.NullString
+	)
+	err := row.Scan(&t.ID, &t.ParentID, &t.Scope.Org, &t.Scope.Project, &t.WorkflowID,
+		&t.CapabilityFQDN, &tools, &t.Success, &started, &body)
+	if err != nil {
+		return store.Trace{}, err
+	}
+	t.Body = rawJSON(body)
+	if t.Tools, err = decodeStrings(tools); err != nil {
+		return store.Trace{}, err
+	}
+	if t.StartedAt, err = parseTime(started); err != nil {
+		return store.Trace{}, err
+	}
+	return t, nil
+}
