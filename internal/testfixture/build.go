@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"syscall"
 	"testing"
 )
 
@@ -50,8 +49,7 @@ func buildServer() (string, error) {
 		return bin, nil
 	}
 
-	// The lock serialises builders across goroutines and processes (flock
-	// locks belong to the open file, so two opens exclude each other).
+	// The lock serialises builders across goroutines and test processes.
 	unlock, err := lockFile(bin + ".lock")
 	if err != nil {
 		return "", err
@@ -122,16 +120,4 @@ func hashFile(w io.Writer, name string) error {
 		return fmt.Errorf("hash source %s: %w", name, err)
 	}
 	return nil
-}
-
-func lockFile(name string) (unlock func(), err error) {
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("open build lock: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("take build lock: %w", err)
-	}
-	return func() { f.Close() }, nil
 }

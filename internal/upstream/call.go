@@ -40,6 +40,10 @@ func (s *Server) listTools(ctx context.Context, ss *session) ([]tools.Info, erro
 		return cached, nil
 	}
 	list := []tools.Info{}
+	if ir := ss.cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Tools == nil {
+		// A server without the tools capability has none; asking would fail.
+		return list, nil
+	}
 	for t, err := range ss.cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err

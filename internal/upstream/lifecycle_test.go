@@ -343,3 +343,33 @@ func TestEnvAndDir(t *testing.T) {
 		t.Fatalf("cwd = %s, want %s", cwd, dir)
 	}
 }
+
+func TestCloseDuringStart(t *testing.T) {
+	p, _ := newPool(t, upstream.Options{StartTimeout: time.Minute})
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	s := p.Add(upstream.ServerConfig{Name: "slow", Command: "sh",
+		Args: []string{"-c", `echo $$ > "$1"; exec sleep 1000`, "sh", pidFile}})
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := s.Tools(context.Background())
+		callErr <- err
+	}()
+	var pid int
+	eventually(t, 5*time.Second, "slow server spawned", func() bool {
+		data, err := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil && pid > 0
+	})
+
+	begin := time.Now()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(begin); elapsed > 5*time.Second {
+		t.Fatalf("Close during a start took %s", elapsed)
+	}
+	if alive(pid) {
+		t.Fatalf("process %d of a cancelled start alive after Close", pid)
+	}
+	wantCode(t, <-callErr, pmlerr.ToolError)
+}

@@ -67,6 +67,11 @@ func startProcess(cfg ServerConfig, logger *slog.Logger) (*process, error) {
 // exitError describes how the child ended, with the end of its stderr,
 // which is usually where a server says why it died. Call after exited.
 func (p *process) exitError() error {
+	// The last lines may still be in the pipe when the exit status arrives.
+	select {
+	case <-p.stderrDone:
+	case <-time.After(stderrSettle):
+	}
 	err := p.waitErr
 	if err == nil {
 		err = errors.New("exit status 0")
@@ -108,6 +113,10 @@ func (p *process) waitExit(d time.Duration) bool {
 		return false
 	}
 }
+
+// stderrSettle bounds the wait for a dead child's last stderr lines; a
+// descendant that inherited the pipe can keep it open indefinitely.
+const stderrSettle = 200 * time.Millisecond
 
 // maxStderrLine bounds one logged stderr line; longer lines are logged in
 // pieces. The reader must keep draining whatever comes, or a chatty child

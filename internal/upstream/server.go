@@ -106,7 +106,7 @@ func (s *Server) release(ss *session) {
 	ss.inflight--
 	ss.lastUse = time.Now()
 	idle := s.pool.opts.IdleTimeout
-	if ss.inflight > 0 || idle < 0 {
+	if ss.inflight > 0 || idle < 0 || ss.isDead() {
 		return
 	}
 	if ss.idleTimer == nil {
@@ -154,12 +154,12 @@ func (s *Server) beginStart() *startAttempt {
 	go func() {
 		defer s.pool.running.Done()
 		defer cancel()
-		s.finishStart(st, ctx)
+		s.finishStart(ctx, st)
 	}()
 	return st
 }
 
-func (s *Server) finishStart(st *startAttempt, ctx context.Context) {
+func (s *Server) finishStart(ctx context.Context, st *startAttempt) {
 	ss, err := s.connect(ctx)
 
 	s.mu.Lock()
