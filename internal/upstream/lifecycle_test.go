@@ -373,3 +373,17 @@ func TestCloseDuringStart(t *testing.T) {
 	}
 	wantCode(t, <-callErr, pmlerr.ToolError)
 }
+
+func TestRemoveStopsServer(t *testing.T) {
+	p, _ := newPool(t, upstream.Options{})
+	s := p.Add(fixture(t, "fx"))
+	pid := pidOf(t, s)
+	p.Remove("fx")
+	p.Remove("never-added")
+	if _, ok := p.Server("fx"); ok {
+		t.Fatal("removed server still registered")
+	}
+	eventually(t, 5*time.Second, "removed server's process gone", func() bool { return !alive(pid) })
+	_, err := s.Call(ctxTimeout(t, 5*time.Second), "pid", nil)
+	wantCode(t, err, pmlerr.ToolError)
+}

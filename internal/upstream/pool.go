@@ -80,6 +80,18 @@ func (p *Pool) Add(cfg ServerConfig) *Server {
 	return s
 }
 
+// Remove stops the server registered under name, if any, and forgets it.
+// Calls through a *Server kept from before fail with TOOL_ERROR.
+func (p *Pool) Remove(name string) {
+	p.mu.Lock()
+	s := p.servers[name]
+	delete(p.servers, name)
+	p.mu.Unlock()
+	if s != nil {
+		s.shutdown()
+	}
+}
+
 // Server returns the server registered under name.
 func (p *Pool) Server(name string) (*Server, bool) {
 	p.mu.Lock()
