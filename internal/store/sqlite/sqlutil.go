@@ -88,7 +88,3 @@ func rollbackUnlessCommitted(tx *sql.Tx, errp *error) {
 type scanner interface {
 	Scan(dest ...any) error
 }
-
-func scope(org, project string) store.Scope {
-	return store.Scope{Org: org, Project: project}
-}

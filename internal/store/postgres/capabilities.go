@@ -1,0 +1,125 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/store/internal/storeutil"
+)
+
+const capabilityColumns = `id, org, project, namespace, action, description, code, code_hash,
+	tools_used, routing, args_schema, visibility, usage_count, created_at, updated_at`
+
+// visibleTo is the visibility rule for viewer ($1 org, $2 project): own
+// scope sees everything it owns, the same org sees "org" and "public",
+// everyone sees "public".
+const visibleTo = `((org = $1 AND (project = $2 OR visibility IN ('org', 'public'))) OR visibility = 'public')`
+
+// SaveCapability inserts c or, when its scope already has the same code,
+// counts one more use of the existing capability and returns it. The upsert
+// is one statement, so concurrent saves of one code cannot create two rows.
+func (s *Store) SaveCapability(ctx context.Context, c store.Capability) (store.Capability, error) {
+	c, err := storeutil.NewCapability(c)
+	if err != nil {
+		return store.Capability{}, wrap(ctx, "save capability", err)
+	}
+	row := s.pool.QueryRow(ctx, `
+		INSERT INTO capabilities (id, org, project, namespace, action, description, code, code_hash,
+			tools_used, routing, args_schema, visibility, usage_count, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		ON CONFLICT (org, project, code_hash) DO UPDATE SET usage_count = capabilities.usage_count + 1
+		RETURNING `+capabilityColumns,
+		c.ID, c.Scope.Org, c.Scope.Project, c.Namespace, c.Action, c.Description, c.Code, c.CodeHash,
+		c.ToolsUsed, c.Routing, nullJSON(c.ArgsSchema), string(c.Visibility), c.UsageCount,
+		c.CreatedAt, c.UpdatedAt)
+	saved, err := scanCapability(row)
+	return saved, wrap(ctx, "save capability", err)
+}
+
+// CapabilityByID finds a capability by its ID, whatever its scope.
+func (s *Store) CapabilityByID(ctx context.Context, id string) (store.Capability, error) {
+	row := s.pool.QueryRow(ctx, `SELECT `+capabilityColumns+` FROM capabilities WHERE id = $1`, id)
+	c, err := scanCapability(row)
+	return c, wrap(ctx, "capability by id", err)
+}
+
+// CapabilityByName finds namespace:action among what viewer may see: its own
+// scope first, then its org, then public; the latest version within each.
+func (s *Store) CapabilityByName(ctx context.Context, viewer store.Scope, namespace, action string) (store.Capability, error) {
+	row := s.pool.QueryRow(ctx, `SELECT `+capabilityColumns+` FROM capabilities
+		WHERE namespace = $3 AND action = $4 AND `+visibleTo+`
+		ORDER BY CASE WHEN org = $1 AND project = $2 THEN 0 WHEN org = $1 THEN 1 ELSE 2 END,
+			updated_at DESC, seq DESC
+		LIMIT 1`,
+		viewer.Org, viewer.Project, namespace, action)
+	c, err := scanCapability(row)
+	return c, wrap(ctx, fmt.Sprintf("capability by name %s:%s", namespace, action), err)
+}
+
+// ListCapabilities lists what f.Viewer may see, ordered by name then latest
+// first, with the total before pagination.
+func (s *Store) ListCapabilities(ctx context.Context, f store.CapabilityFilter) ([]store.Capability, int, error) {
+	limit, offset := page(f.Limit, f.Offset)
+	var total int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM capabilities WHERE `+visibleTo,
+		f.Viewer.Org, f.Viewer.Project).Scan(&total); err != nil {
+		return nil, 0, wrap(ctx, "count capabilities", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+capabilityColumns+` FROM capabilities
+		WHERE `+visibleTo+`
+		ORDER BY namespace, action, updated_at DESC, seq DESC
+		LIMIT $3 OFFSET $4`,
+		f.Viewer.Org, f.Viewer.Project, limit, offset)
+	if err != nil {
+		return nil, 0, wrap(ctx, "list capabilities", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Capability, error) { return scanCapability(r) })
+	if err != nil {
+		return nil, 0, wrap(ctx, "list capabilities", err)
+	}
+	return out, total, nil
+}
+
+// UpdateCapability replaces the mutable fields of the capability c.ID owned
+// by c.Scope.
+func (s *Store) UpdateCapability(ctx context.Context, c store.Capability) error {
+	c, err := storeutil.UpdatedCapability(c)
+	if err != nil {
+		return wrap(ctx, "update capability", err)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE capabilities
+		SET namespace = $1, action = $2, description = $3, visibility = $4, args_schema = $5, updated_at = $6
+		WHERE id = $7 AND org = $8 AND project = $9`,
+		c.Namespace, c.Action, c.Description, string(c.Visibility), nullJSON(c.ArgsSchema),
+		c.UpdatedAt, c.ID, c.Scope.Org, c.Scope.Project)
+	if err != nil {
+		return wrap(ctx, "update capability", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return wrap(ctx, "update capability "+c.ID, pgx.ErrNoRows)
+	}
+	return nil
+}
+
+func scanCapability(row scanner) (store.Capability, error) {
+	var (
+		c    store.Capability
+		args []byte
+		vis  string
+	)
+	err := row.Scan(&c.ID, &c.Scope.Org, &c.Scope.Project, &c.Namespace, &c.Action, &c.Description,
+		&c.Code, &c.CodeHash, &c.ToolsUsed, &c.Routing, &args, &vis, &c.UsageCount, &c.CreatedAt, &c.UpdatedAt)
+	if err != nil {
+		return store.Capability{}, err
+	}
+	c.Visibility = store.Visibility(vis)
+	c.ArgsSchema = rawJSON(args)
+	if c.ToolsUsed == nil {
+		c.ToolsUsed = []string{}
+	}
+	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+	return c, nil
+}

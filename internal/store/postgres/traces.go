@@ -1,0 +1,135 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/store/internal/storeutil"
+)
+
+const traceColumns = `id, parent_id, org, project, workflow_id, capability_fqdn, tools, success, started_at, body`
+
+// PutTraces stores a batch in one transaction (one round trip); a trace
+// whose ID its scope already has is ignored, so re-sending is harmless.
+func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) error {
+	traces, err := storeutil.NewTraces(traces)
+	if err != nil {
+		return wrap(ctx, "put traces", err)
+	}
+	if len(traces) == 0 {
+		return nil
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var batch pgx.Batch
+		for _, t := range traces {
+			batch.Queue(`INSERT INTO traces (`+traceColumns+`)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+				ON CONFLICT (org, project, id) DO NOTHING`,
+				t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID, t.CapabilityFQDN,
+				t.Tools, t.Success, t.StartedAt, nullJSON(t.Body))
+		}
+		return tx.SendBatch(ctx, &batch).Close()
+	})
+	return wrap(ctx, "put traces", err)
+}
+
+// TraceByID finds a trace of scope; another scope's trace is not found.
+func (s *Store) TraceByID(ctx context.Context, sc store.Scope, id string) (store.Trace, error) {
+	row := s.pool.QueryRow(ctx, `SELECT `+traceColumns+` FROM traces
+		WHERE org = $1 AND project = $2 AND id = $3`, sc.Org, sc.Project, id)
+	t, err := scanTrace(row)
+	return t, wrap(ctx, "trace by id "+id, err)
+}
+
+// ListTraces lists the traces of f.Scope matching every non-zero filter,
+// newest first, with the total before pagination. Since is inclusive, Until
+// exclusive.
+func (s *Store) ListTraces(ctx context.Context, f store.TraceFilter) ([]store.Trace, int, error) {
+	where, args := traceWhere(f)
+	var total int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM traces WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, 0, wrap(ctx, "count traces", err)
+	}
+	limit, offset := page(f.Limit, f.Offset)
+	args = append(args, limit, offset)
+	rows, err := s.pool.Query(ctx, fmt.Sprintf(`SELECT %s FROM traces WHERE %s
+		ORDER BY started_at DESC, id DESC LIMIT $%d OFFSET $%d`,
+		traceColumns, where, len(args)-1, len(args)), args...)
+	if err != nil {
+		return nil, 0, wrap(ctx, "list traces", err)
+	}
+	out, err := collectTraces(rows)
+	if err != nil {
+		return nil, 0, wrap(ctx, "list traces", err)
+	}
+	return out, total, nil
+}
+
+// traceWhere builds the WHERE clause of f; placeholders are numbered in
+// the order of the returned arguments.
+func traceWhere(f store.TraceFilter) (string, []any) {
+	args := []any{f.Scope.Org, f.Scope.Project}
+	conds := []string{"org = $1", "project = $2"}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, fmt.Sprintf(cond, len(args)))
+	}
+	if f.WorkflowID != "" {
+		add("workflow_id = $%d", f.WorkflowID)
+	}
+	if f.CapabilityFQDN != "" {
+		add("capability_fqdn = $%d", f.CapabilityFQDN)
+	}
+	if f.Tool != "" {
+		// @> with a one-element array is what the GIN index on tools serves.
+		add("tools @> jsonb_build_array($%d::text)", f.Tool)
+	}
+	if f.Success != nil {
+		add("success = $%d", *f.Success)
+	}
+	if !f.Since.IsZero() {
+		add("started_at >= $%d", storeutil.Time(f.Since))
+	}
+	if !f.Until.IsZero() {
+		add("started_at < $%d", storeutil.Time(f.Until))
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// ChildTraces lists the traces of scope whose parent is parentID, oldest first.
+func (s *Store) ChildTraces(ctx context.Context, sc store.Scope, parentID string) ([]store.Trace, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+traceColumns+` FROM traces
+		WHERE org = $1 AND project = $2 AND parent_id = $3 AND parent_id <> ''
+		ORDER BY started_at, id`, sc.Org, sc.Project, parentID)
+	if err != nil {
+		return nil, wrap(ctx, "child traces", err)
+	}
+	out, err := collectTraces(rows)
+	return out, wrap(ctx, "child traces", err)
+}
+
+func collectTraces(rows pgx.Rows) ([]store.Trace, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Trace, error) { return scanTrace(r) })
+}
+
+func scanTrace(row scanner) (store.Trace, error) {
+	var (
+		t    store.Trace
+		body []byte
+	)
+	err := row.Scan(&t.ID, &t.ParentID, &t.Scope.Org, &t.Scope.Project, &t.WorkflowID,
+		&t.CapabilityFQDN, &t.Tools, &t.Success, &t.StartedAt, &body)
+	if err != nil {
+		return store.Trace{}, err
+	}
+	t.Body = rawJSON(body)
+	if t.Tools == nil {
+		t.Tools = []string{}
+	}
+	t.StartedAt = t.StartedAt.UTC()
+	return t, nil
+}
