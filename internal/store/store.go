@@ -85,6 +85,8 @@ type Trace struct {
 }
 
 // TraceFilter selects traces of one scope. Zero fields do not filter.
+// Since is inclusive and Until exclusive; Tool matches one element of
+// Trace.Tools exactly. Results come newest first (StartedAt, then ID).
 type TraceFilter struct {
 	Scope          Scope
 	WorkflowID     string
@@ -115,11 +117,16 @@ type Store interface {
 	SaveCapability(ctx context.Context, c Capability) (Capability, error)
 	CapabilityByID(ctx context.Context, id string) (Capability, error)
 	// CapabilityByName finds namespace:action among the capabilities visible to viewer,
-	// preferring the viewer's own scope.
+	// preferring the viewer's own scope, then its org, then public ones; within
+	// one scope, the most recently updated (the current version).
 	CapabilityByName(ctx context.Context, viewer Scope, namespace, action string) (Capability, error)
+	// ListCapabilities returns one page, ordered by namespace and action, and
+	// the total count before pagination.
 	ListCapabilities(ctx context.Context, f CapabilityFilter) ([]Capability, int, error)
 	// UpdateCapability replaces the mutable fields (Namespace, Action,
 	// Description, Visibility, ArgsSchema) of the capability with c.ID.
+	// c.Scope must be the capability's own scope: another scope's
+	// capability is ErrNotFound.
 	UpdateCapability(ctx context.Context, c Capability) error
 
 	// Traces. PutTraces is idempotent on trace ID (a re-sent trace is ignored).

@@ -10,6 +10,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,6 +21,11 @@ import (
 // connectTimeout bounds one connection attempt (dial, TLS, startup) unless
 // the DSN sets connect_timeout itself.
 const connectTimeout = 3 * time.Second
+
+// defaultMaxConns replaces pgxpool's default (max(4, CPUs)), too few for a
+// gateway where every request authenticates and writes traces. A DSN's
+// pool_max_conns wins.
+const defaultMaxConns = 16
 
 // Store implements store.Store on PostgreSQL.
 type Store struct {
@@ -38,6 +44,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = connectTimeout
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		cfg.MaxConns = defaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -31,6 +31,7 @@ func runTraces(t *testing.T, open func(t *testing.T) store.Store) {
 		"ListPagingAndOrder":     testListTracePaging,
 		"Children":               testChildTraces,
 		"EmptyBatchAndBadTraces": testBadTraces,
+		"BodyWithNULCharacter":   testTraceBodyNUL,
 	})
 }
 
@@ -231,4 +232,28 @@ func testBadTraces(t *testing.T, s store.Store) {
 	if len(got.Body) != 0 || !recent(got.StartedAt) || got.Tools == nil {
 		t.Errorf("bare trace = %+v, want no body, StartedAt now, empty non-nil Tools", got)
 	}
+}
+
+// Tool output may contain NUL bytes. Such a trace is stored, not rejected;
+// a backend that cannot store U+0000 (PostgreSQL's jsonb) may replace it
+// with U+FFFD.
+func testTraceBodyNUL(t *testing.T, s store.Store) {
+	tr := trace(acmeWeb, "nul", 0)
+	tr.Body = json.RawMessage(`{"out": "a\u0000b", "n": [1, {"k\u0000": true}]}`)
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{tr, trace(acmeWeb, "next", 0)}))
+	got := must(s.TraceByID(t.Context(), acmeWeb, "nul")).of(t)
+	var body struct {
+		Out string `json:"out"`
+		N   []any  `json:"n"`
+	}
+	if err := json.Unmarshal(got.Body, &body); err != nil {
+		t.Fatalf("stored body %s: %v", got.Body, err)
+	}
+	if body.Out != "a\x00b" && body.Out != "a\uFFFDb" {
+		t.Errorf("out = %q, want a NUL or U+FFFD between a and b", body.Out)
+	}
+	if len(body.N) != 2 {
+		t.Errorf("n = %v, want two elements", body.N)
+	}
+	must(s.TraceByID(t.Context(), acmeWeb, "next")).of(t)
 }
