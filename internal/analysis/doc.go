@@ -1,0 +1,94 @@
+// Package analysis turns a code-mode snippet (TypeScript, a function body
+// that calls tools as `await mcp.ns.action(args)`) into what the gateway needs
+// before anything runs: the JavaScript the sandbox evaluates, the tools the
+// code uses (for routing), a StaticStructure of its control flow and a DAG of
+// data dependencies between tool calls.
+//
+// # Pipeline
+//
+// The user's code is wrapped as `(async function (args) {` + code + `\n})`,
+// the prefix on the same line as the user's line 1 so line numbers match,
+// and stripped with esbuild's Transform (TS loader, target ES2023). esbuild's
+// syntax errors are mapped back to the user's line and column. The output is
+// parsed with github.com/tdewolff/parse/v2/js (a small, fast ES2020+ parser
+// with scope resolution: every identifier is a *js.Var shared by all its uses,
+// which is what data-dependency tracking needs) and walked once, in
+// evaluation order.
+//
+// Code cannot import: static import/export is a SYNTAX_ERROR (esbuild rejects
+// it inside a function body), and so are dynamic import() and import.meta.
+// A snippet that closes the wrapper early (`}); other(); (function () {`) is a
+// SYNTAX_ERROR at the brace that closes the code body.
+//
+// # Positions
+//
+// Lines and columns are 1-based. Columns count UTF-16 code units, the unit of
+// JavaScript strings and of source maps; for ASCII they are characters.
+//
+// # Tasks
+//
+// Every `mcp.ns.action(...)` call (also `mcp["ns"]["action"]`, `mcp.ns["action"]`,
+// optional chaining, calls inside callbacks, nested functions, template
+// literals) is one task, numbered "t1", "t2", ... in evaluation order: source
+// order, except that a call nested in another call's arguments is numbered
+// before it. A call site inside a loop is one task, whatever the iteration
+// count.
+//
+// A task depends on an earlier task when its arguments use that task's result,
+// directly or through variables derived from it (assignment, destructuring,
+// member access, arithmetic, array methods, mutation such as `acc.push(r)`,
+// callback parameters, Promise.all elements, local function parameters and
+// return values). Tasks inside a branch also depend on the tasks whose results
+// the branch condition uses, and tasks in a loop body on the tasks the loop
+// header uses. The tracking is flow-sensitive in source order and never
+// forgets a dependency (a reassigned variable keeps the old ones); a value that
+// only flows backwards through a loop iteration is not tracked. Layers are the
+// longest-path layering from 0; a dependency cycle (possible through recursive
+// local functions) is broken by dropping the edge that closes it.
+//
+// # Task arguments
+//
+// A task node's Args is the first argument as JSON, where it is literal:
+// numbers, strings, booleans, null, object and array literals. A value read
+// from an earlier result is {"$ref": "t1.field"} ("t1" the whole result,
+// "t1.items[0]" an element, "t1.items[]" each element of an iteration, for
+// example a for-of variable or a map callback parameter). Anything else is
+// {"$expr": "<JavaScript source of the expression>"}; an object or array
+// literal with a spread or a computed key is one $expr as a whole.
+//
+// # StaticStructure
+//
+// Nodes: "task" (ID equal to the DAG task's), "decision" (Kind if, switch,
+// ternary, and, or, nullish; Condition the tested expression), "loop" (Kind
+// for, for_in, for_of, while, do_while, or an iteration method such as map,
+// forEach, reduce; Condition the loop header), "fork"/"join" (Kind all,
+// allSettled, race, any). Control nodes that contain no task are omitted.
+// "capability" is reserved for the gateway, which may relabel a task.
+//
+// Edges: "sequence" from a task to a task or control node that uses its
+// result; "conditional" from a decision to the first-level nodes of each
+// branch, Label "true", "false", "nullish", a case expression or "default";
+// "loop_body" from a loop to the first-level nodes of its body; "fork" from a
+// fork to each of its first-level nodes and "join" from each of them to the
+// matching join.
+//
+// # Dynamic access
+//
+// Dynamic is set when the code can reach tools in a way the analysis cannot
+// enumerate: a computed key (mcp[x], mcp.ns[x]), mcp or mcp.ns used as a value
+// (aliases such as `const m = mcp`, `const {fs} = mcp`, passing mcp to a
+// function), eval or Function, globalThis/this used other than to read a
+// named property. Calls through a const-style alias (`m.fs.read()`,
+// `fs.read()` after `const {fs} = mcp`) are still recorded as tasks.
+//
+// # ArgsSchema
+//
+// The schema is inferred from how the code reads its `args` parameter:
+// property reads (args.x, args["x"], args?.x, nested args.a.b, through aliases
+// such as `const o = args.opts`), destructuring (`const {x, y = 1} = args`),
+// defaults (`args.n ?? 10`, `args.n || 10`), `typeof args.x === "number"`,
+// comparisons with literals, arithmetic, string and array methods, for-of.
+// A property is required when it is read without a default or a guard
+// (`if (args.x)`, `args.x && ...`, `!args.x`, `args.x === undefined`,
+// optional chaining, `"x" in args`).
+package analysis

@@ -1,0 +1,155 @@
+package analysis
+
+import (
+	"strconv"
+)
+
+// container is a control node (decision, loop, fork) and what runs inside it,
+// in creation order. The root container is the snippet itself.
+type container struct {
+	typ, kind, cond string
+	deps            symset // what the condition or header reads
+	children        []child
+	id              string
+	hasTask         bool
+}
+
+// child is a task (c == nil) or a nested container, under a branch label.
+type child struct {
+	label string
+	task  int
+	c     *container
+}
+
+// open creates a control node under the current one.
+func (b *builder) open(typ, kind, cond string, deps symset) *container {
+	c := &container{typ: typ, kind: kind, cond: cond, deps: deps}
+	b.cur.children = append(b.cur.children, child{label: b.label, c: c})
+	return c
+}
+
+// within runs fn with c as the current container, new nodes under label, and
+// ctrl added to the conditions the code runs under.
+func (b *builder) within(c *container, label string, ctrl symset, fn func()) {
+	prevCur, prevLabel := b.cur, b.label
+	b.cur, b.label = c, label
+	b.ctrl = append(b.ctrl, ctrl)
+	fn()
+	b.ctrl = b.ctrl[:len(b.ctrl)-1]
+	b.cur, b.label = prevCur, prevLabel
+}
+
+// markTasks records which containers hold a task, so empty ones are left out.
+func markTasks(c *container) bool {
+	for _, ch := range c.children {
+		if ch.c == nil || markTasks(ch.c) {
+			c.hasTask = true
+		}
+	}
+	return c.hasTask
+}
+
+// emitter writes the StaticStructure from the container tree.
+type emitter struct {
+	b       *builder
+	res     *resolver
+	deps    [][]int // final task dependencies
+	nodes   []Node
+	edges   []Edge
+	counter map[string]int
+}
+
+var idPrefix = map[string]string{NodeDecision: "d", NodeLoop: "l", NodeFork: "f"}
+
+func (e *emitter) emit(c *container) {
+	for _, ch := range c.children {
+		var id string
+		switch {
+		case ch.c == nil:
+			id = e.b.tasks[ch.task].id
+			e.task(ch.task)
+		case ch.c.hasTask:
+			id = e.container(ch.c)
+		default:
+			continue
+		}
+		e.link(c, id, ch.label)
+	}
+	if c.typ == NodeFork {
+		join := "j" + c.id[1:]
+		e.nodes = append(e.nodes, Node{ID: join, Type: NodeJoin, Kind: c.kind})
+		for _, ch := range c.children {
+			if ch.c == nil {
+				e.edges = append(e.edges, Edge{From: e.b.tasks[ch.task].id, To: join, Type: EdgeJoin})
+			} else if ch.c.hasTask {
+				e.edges = append(e.edges, Edge{From: ch.c.id, To: join, Type: EdgeJoin})
+			}
+		}
+	}
+}
+
+func (e *emitter) task(i int) {
+	t := e.b.tasks[i]
+	e.nodes = append(e.nodes, Node{ID: t.id, Type: NodeTask, Tool: t.tool, Args: t.args})
+	for _, d := range e.deps[i] {
+		e.edges = append(e.edges, Edge{From: e.b.tasks[d].id, To: t.id, Type: EdgeSequence})
+	}
+}
+
+func (e *emitter) container(c *container) string {
+	e.counter[c.typ]++
+	c.id = idPrefix[c.typ] + strconv.Itoa(e.counter[c.typ])
+	e.nodes = append(e.nodes, Node{ID: c.id, Type: c.typ, Kind: c.kind, Condition: c.cond})
+	for _, d := range e.res.set(c.deps) {
+		e.edges = append(e.edges, Edge{From: e.b.tasks[d].id, To: c.id, Type: EdgeSequence})
+	}
+	e.emit(c)
+	return c.id
+}
+
+// link adds the edge from a control node to a first-level node inside it.
+func (e *emitter) link(parent *container, id, label string) {
+	switch parent.typ {
+	case NodeDecision:
+		e.edges = append(e.edges, Edge{From: parent.id, To: id, Type: EdgeConditional, Label: label})
+	case NodeLoop:
+		e.edges = append(e.edges, Edge{From: parent.id, To: id, Type: EdgeLoopBody})
+	case NodeFork:
+		e.edges = append(e.edges, Edge{From: parent.id, To: id, Type: EdgeFork})
+	}
+}
+
+// layer resolves each task's dependencies, drops the edges that would close
+// a cycle and computes longest-path layers.
+func layer(raw [][]int) (deps [][]int, layers []int) {
+	n := len(raw)
+	deps = make([][]int, n)
+	layers = make([]int, n)
+	const (
+		unseen = iota
+		active
+		done
+	)
+	state := make([]int, n)
+	var visit func(i int)
+	visit = func(i int) {
+		state[i] = active
+		for _, d := range raw[i] {
+			if d == i || state[d] == active {
+				continue // a cycle: keep the DAG acyclic
+			}
+			if state[d] == unseen {
+				visit(d)
+			}
+			deps[i] = append(deps[i], d)
+			layers[i] = max(layers[i], layers[d]+1)
+		}
+		state[i] = done
+	}
+	for i := range n {
+		if state[i] == unseen {
+			visit(i)
+		}
+	}
+	return deps, layers
+}
