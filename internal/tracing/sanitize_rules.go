@@ -65,33 +65,132 @@ var (
 	usPhoneRe   = regexp.MustCompile(`(?:\(\d{3}\)\s?|\b\d{3}[ .-])\d{3}[ .-]\d{4}\b`)
 )
 
-// applyRules runs every string rule over s. The order matters only for
-// readability of the result: whole secrets first, then name/value pairs, then
-// personal data.
+// Literal fragments without which a rule cannot match. Go's regexp costs
+// tens of microseconds per kilobyte per expression, so each rule only runs on
+// text that contains its fragment.
+var (
+	tokenHints = []string{"sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "AIza", "AKIA", "ASIA", "eyJ"}
+	// Every name isSecretKey or secretParams accepts contains one of these.
+	kvHints = []string{"auth", "bearer", "pass", "pwd", "secret", "token", "jwt", "credential", "cookie", "session", "key", "sig"}
+)
+
+// maxRulePasses bounds applyRules' search for a fixed point.
+const maxRulePasses = 4
+
+// applyRules runs the rules until the text stops changing: one rule's marker
+// can expose a match to another (a mask ends a word that hid the next
+// number), and a second sanitization must not find anything new.
 func (s *Sanitizer) applyRules(str string) string {
-	if str == "" {
-		return str
+	for range maxRulePasses {
+		next := s.applyRulesOnce(str)
+		if next == str {
+			break
+		}
+		str = next
 	}
-	str = pemRe.ReplaceAllLiteralString(str, Redacted)
-	if s.secrets != nil {
-		str = s.secrets.Replace(str)
-	}
-	str = tokenRe.ReplaceAllLiteralString(str, Redacted)
-	str = authHeaderRe.ReplaceAllString(str, "${1}${2}"+Redacted)
-	str = bearerRe.ReplaceAllStringFunc(str, redactBearer)
-	str = urlCredRe.ReplaceAllString(str, "${1}"+Redacted+"@")
-	str = redactPairs(str)
-	str = emailRe.ReplaceAllLiteralString(str, MaskEmail)
-	str = cardRe.ReplaceAllStringFunc(str, maskCard)
-	str = ssnRe.ReplaceAllStringFunc(str, maskSSN)
-	str = intlPhoneRe.ReplaceAllStringFunc(str, maskIntlPhone)
-	str = usPhoneRe.ReplaceAllLiteralString(str, MaskPhone)
 	return str
 }
 
+// applyRulesOnce runs every string rule over s once. The order matters only
+// for readability of the result: whole secrets first, then name/value pairs,
+// then personal data.
+func (s *Sanitizer) applyRulesOnce(str string) string {
+	if str == "" {
+		return str
+	}
+	// Invalid bytes would come back from a JSON round trip as U+FFFD anyway;
+	// fixing them first keeps sanitizing idempotent.
+	str = strings.ToValidUTF8(str, "\uFFFD")
+	if strings.Contains(str, "PRIVATE KEY-----") {
+		str = pemRe.ReplaceAllLiteralString(str, Redacted)
+	}
+	if s.secrets != nil {
+		str = s.secrets.Replace(str)
+	}
+	if containsAny(str, tokenHints) {
+		str = tokenRe.ReplaceAllLiteralString(str, Redacted)
+	}
+	lower := strings.ToLower(str)
+	if strings.Contains(lower, "authorization") {
+		str = authHeaderRe.ReplaceAllString(str, "${1}${2}"+Redacted)
+	}
+	if strings.Contains(lower, "bearer") {
+		str = bearerRe.ReplaceAllStringFunc(str, redactBearer)
+	}
+	if strings.Contains(str, "://") {
+		str = urlCredRe.ReplaceAllString(str, "${1}"+Redacted+"@")
+	}
+	if containsAny(lower, kvHints) {
+		str = redactPairs(str)
+	}
+	if strings.Contains(str, "@") {
+		str = emailRe.ReplaceAllLiteralString(str, MaskEmail)
+	}
+	return maskNumbers(str)
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// minNumberDigits is the fewest digits of anything maskNumbers masks (an
+// international phone number).
+const minNumberDigits = 8
+
+// maskNumbers masks cards, SSNs and phone numbers. It runs their expressions
+// only on runs of digits and separators holding enough digits, each with one
+// byte of context on both sides so \b still sees the neighbours.
+func maskNumbers(str string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(str); {
+		if !isNumberByte(str[i]) {
+			i++
+			continue
+		}
+		j, digits := i, 0
+		for ; j < len(str) && isNumberByte(str[j]); j++ {
+			if str[j] >= '0' && str[j] <= '9' {
+				digits++
+			}
+		}
+		if digits >= minNumberDigits {
+			lo, hi := max(i-1, last), min(j+1, len(str))
+			seg := str[lo:hi]
+			if m := maskNumberRun(seg); m != seg {
+				b.WriteString(str[last:lo])
+				b.WriteString(m)
+				last = hi
+			}
+		}
+		i = j
+	}
+	if last == 0 {
+		return str
+	}
+	b.WriteString(str[last:])
+	return b.String()
+}
+
+func isNumberByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' || c == '+'
+}
+
+func maskNumberRun(seg string) string {
+	seg = cardRe.ReplaceAllStringFunc(seg, maskCard)
+	seg = ssnRe.ReplaceAllStringFunc(seg, maskSSN)
+	seg = intlPhoneRe.ReplaceAllStringFunc(seg, maskIntlPhone)
+	return usPhoneRe.ReplaceAllLiteralString(seg, MaskPhone)
+}
+
 // redactPairs redacts the values of secret-named pairs. A pair whose name is
-// not secret is kept, but its value is searched again, so the quoted text of
-// an innocent key cannot hide a "token=…" inside it.
+// not secret is kept, but its value is searched again, so the value of an
+// innocent name cannot hide a "token=…" inside it.
 func redactPairs(str string) string {
 	locs := kvRe.FindAllStringSubmatchIndex(str, -1)
 	if locs == nil {
@@ -109,7 +208,7 @@ func redactPairs(str string) string {
 			if quoted(value) {
 				b.WriteString(value[:1] + redactPairs(value[1:len(value)-1]) + value[len(value)-1:])
 			} else {
-				b.WriteString(value)
+				b.WriteString(redactPairs(value))
 			}
 		case quoted(value):
 			if len(value) > 2 {

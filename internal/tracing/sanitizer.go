@@ -130,10 +130,10 @@ func (s *Sanitizer) String(str string) string {
 }
 
 // Value sanitizes one JSON value. Input that is not valid JSON is treated as
-// text and returned as a JSON string; empty input is returned as is.
+// text and returned as a JSON string; empty or blank input gives nil.
 func (s *Sanitizer) Value(v json.RawMessage) json.RawMessage {
 	if len(bytes.TrimSpace(v)) == 0 {
-		return v
+		return nil
 	}
 	x, ok := decodeJSON(string(v))
 	if !ok {

@@ -164,11 +164,11 @@ func TestSanitizerTrace(t *testing.T) {
 	s := NewSanitizer([]string{"tvly-DEVKEY123"})
 	tr := Trace{
 		TraceID: "t", WorkflowID: "w",
-		Error: "tool failed: 401 for key tvly-DEVKEY123",
-		Code:  `const r = await mcp.tavily.search({q: "x", api_key: "tvly-DEVKEY123"})`,
-		Logs:  []string{"calling with Authorization: Bearer abcdef123456", "mail me at a@b.io"},
+		Error:     "tool failed: 401 for key tvly-DEVKEY123",
+		Code:      `const r = await mcp.tavily.search({q: "x", api_key: "tvly-DEVKEY123"})`,
+		Logs:      []string{"calling with Authorization: Bearer abcdef123456", "mail me at a@b.io"},
 		Decisions: []Decision{{NodeID: "d1", Condition: `email == "a@b.io"`, Outcome: "true"}},
-		DAG:   json.RawMessage(`{"tasks":[{"id":"t1","args":{"password":"x"}}]}`),
+		DAG:       json.RawMessage(`{"tasks":[{"id":"t1","args":{"password":"x"}}]}`),
 		Tasks: []Task{{
 			TaskID: "t1", Tool: "tavily:search", ToolID: "tavily:search",
 			Args:   json.RawMessage(`{"q":"x","api_key":"tvly-DEVKEY123"}`),
@@ -211,4 +211,49 @@ func TestIsSecretKey(t *testing.T) {
 			t.Errorf("isSecretKey(%q) = true", k)
 		}
 	}
+}
+
+// Every name isSecretKey accepts must contain one of kvHints, or the
+// pre-filter would skip text the pair rule should redact.
+func TestKVHintsCoverSecretNames(t *testing.T) {
+	var names []string
+	for w := range secretWords {
+		names = append(names, w)
+	}
+	for w := range secretPairs {
+		names = append(names, w)
+	}
+	for w := range secretParams {
+		names = append(names, w)
+	}
+	names = append(names, secretSuffixes...)
+	for _, n := range names {
+		if !containsAny(n, kvHints) {
+			t.Errorf("secret name %q has no hint in kvHints", n)
+		}
+	}
+}
+
+func FuzzSanitizerIdempotent(f *testing.F) {
+	for _, seed := range []string{
+		`{"a":"b"}`, "token=abcdef123 call 555-123-4567", `{"x":"{\"password\":\"p\"}"}`,
+		"4111 1111 1111 1111 123-45-6789 +33 6 12 34 56 78", "Authorization: Bearer abc123def456",
+		"https://u:p@h.io/?key=12345678", `["a@b.co",{"cookie":1}]`, "(555) 123-4567(555) 123-4567",
+	} {
+		f.Add(seed)
+	}
+	s := NewSanitizer([]string{"s3cret-value"})
+	f.Fuzz(func(t *testing.T, in string) {
+		once := s.String(in)
+		if twice := s.String(once); twice != once {
+			t.Errorf("String not idempotent:\n in    %q\n once  %q\n twice %q", in, once, twice)
+		}
+		v := s.Value(json.RawMessage(in))
+		if w := s.Value(v); string(w) != string(v) {
+			t.Errorf("Value not idempotent:\n in    %q\n once  %s\n twice %s", in, v, w)
+		}
+		if len(v) > 0 && !json.Valid(v) {
+			t.Errorf("Value produced invalid JSON %q from %q", v, in)
+		}
+	})
 }
