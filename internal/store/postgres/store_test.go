@@ -150,3 +150,14 @@ func TestContextCancelIsNotUnavailable(t *testing.T) {
 		t.Fatalf("Ping with a cancelled context: %v, want context.Canceled and not ErrUnavailable", err)
 	}
 }
+
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) store.Store {
+		s, err := postgres.Open(b.Context(), pgtest.Start(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -111,3 +111,14 @@ func TestSeveralStoresOnOneFile(t *testing.T) {
 		t.Fatalf("ListTraces: total %d, err %v; want 32", total, err)
 	}
 }
+
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) store.Store {
+		s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "pml.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	})
+}
