@@ -5,15 +5,15 @@ import (
 	"strings"
 )
 
-// Markers written in place of what the sanitizer removes. None of them
-// matches any rule, which is what makes sanitizing idempotent.
+// Markers written in place of what the sanitizer removes. They contain no
+// digit, '@' or secret-looking text, so no rule changes a marker.
 const (
 	Redacted  = "[REDACTED]"
 	MaskEmail = "[EMAIL]"
 	MaskPhone = "[PHONE]"
 	MaskCard  = "[CARD]"
 	MaskSSN   = "[SSN]"
-	MaxDepth  = "[MAX_DEPTH]"
+	TooDeep   = "[MAX_DEPTH]"
 )
 
 // Secret-looking values, redacted wherever they appear.

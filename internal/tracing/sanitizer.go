@@ -88,7 +88,9 @@ func NewSanitizer(secretValues []string) *Sanitizer {
 
 // Trace returns t with every free-text and JSON field sanitized: task args,
 // results and errors, the trace error, code, logs, decisions and the DAG.
-// Identifiers (ids, FQDNs, tool ids) are kept as they are.
+// Identifiers (ids, FQDNs, tool ids) are kept as they are. Code is text like
+// any other: over MaxStringBytes it is cut to a preview (capabilities keep
+// their full code in the registry, not in traces).
 func (s *Sanitizer) Trace(t Trace) Trace {
 	out := t
 	out.Error = s.String(t.Error)
@@ -150,7 +152,7 @@ func (s *Sanitizer) walk(x any, depth int) any {
 	switch v := x.(type) {
 	case map[string]any:
 		if depth >= MaxNesting {
-			return MaxDepth
+			return TooDeep
 		}
 		keys := make([]string, 0, len(v))
 		for k := range v {
@@ -165,7 +167,7 @@ func (s *Sanitizer) walk(x any, depth int) any {
 				nk = fmt.Sprintf("%s#%d", base, i)
 			}
 			val := v[k]
-			if isSecretKey(k) && val != nil {
+			if (isSecretKey(k) || isSecretKey(nk)) && val != nil {
 				if _, isBool := val.(bool); !isBool {
 					out[nk] = Redacted
 					continue
@@ -176,7 +178,7 @@ func (s *Sanitizer) walk(x any, depth int) any {
 		return out
 	case []any:
 		if depth >= MaxNesting {
-			return MaxDepth
+			return TooDeep
 		}
 		out := make([]any, len(v))
 		for i, e := range v {
