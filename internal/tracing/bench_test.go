@@ -1,6 +1,7 @@
 package tracing
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -28,5 +29,30 @@ func BenchmarkSanitizeTrace(b *testing.B) {
 	tr := Trace{TraceID: "x", Code: strings.Repeat("const x = await mcp.fs.read({path: 'a'});\n", 10), Tasks: tasks}
 	for b.Loop() {
 		s.Trace(tr)
+	}
+}
+
+func BenchmarkRecorderWrap(b *testing.B) {
+	rec := NewRecorder(NewTraceID(), RecorderOptions{})
+	call := rec.Wrap(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		return args, nil
+	})
+	args := json.RawMessage(`{"path":"/tmp/x"}`)
+	ctx := context.Background()
+	for b.Loop() {
+		_, _ = call(ctx, "fs:read", args)
+	}
+}
+
+func BenchmarkQueuePush(b *testing.B) {
+	q, err := OpenQueue(b.TempDir(), 1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := trace(NewTraceID(), "")
+	for b.Loop() {
+		if err := q.Push(tr); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
