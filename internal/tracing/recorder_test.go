@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -148,7 +149,7 @@ func TestRecorderWithoutSeqAndDuplicateSeq(t *testing.T) {
 	for _, task := range tr.Tasks {
 		ids = append(ids, task.TaskID)
 	}
-	if want := []string{"t1", "t2", "t3", "t4"}; len(ids) != 4 || ids[0] != want[0] || ids[3] != want[3] || ids[1] != want[1] {
+	if want := []string{"t1", "t2", "t3", "t4"}; !slices.Equal(ids, want) {
 		t.Errorf("ids = %v", ids)
 	}
 	if string(tr.Tasks[0].Args) != "{}" {
