@@ -168,10 +168,8 @@ func (b *builder) index(e *js.IndexExpr) val {
 	if key, ok := stringKey(e.Y); ok {
 		return b.member(x, key, e.Optional)
 	}
-	if n, ok := e.Y.(*js.LiteralExpr); ok && n.TokenType == js.DecimalToken {
-		if i, err := strconv.Atoi(string(n.Data)); err == nil && i >= 0 {
-			return b.element(x, i)
-		}
+	if i, ok := arrayIndex(e.Y); ok {
+		return b.element(x, i)
 	}
 	k := b.eval(e.Y)
 	switch {
@@ -181,6 +179,23 @@ func (b *builder) index(e *js.IndexExpr) val {
 		b.argNode(x.path) // used beyond what we can list: the schema stays open
 	}
 	return val{taint: x.taint.union(k.taint)}
+}
+
+// arrayIndex returns the value of a literal array index.
+func arrayIndex(e js.IExpr) (int, bool) {
+	l, ok := e.(*js.LiteralExpr)
+	if !ok || !js.IsNumeric(l.TokenType) {
+		return 0, false
+	}
+	v, ok := parseNumber(string(l.Data))
+	if !ok {
+		return 0, false
+	}
+	f := v.(float64)
+	if f < 0 || f != float64(int(f)) || f > 1<<31 {
+		return 0, false
+	}
+	return int(f), true
 }
 
 // element is the value of x[i].

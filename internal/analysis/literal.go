@@ -426,8 +426,8 @@ func (b *builder) refOf(e js.IExpr) string {
 		if key, ok := stringKey(e.Y); ok {
 			return ref + "." + key
 		}
-		if n, ok := e.Y.(*js.LiteralExpr); ok && n.TokenType == js.DecimalToken {
-			return ref + "[" + string(n.Data) + "]"
+		if i, ok := arrayIndex(e.Y); ok {
+			return ref + "[" + strconv.Itoa(i) + "]"
 		}
 	}
 	return ""

@@ -154,9 +154,15 @@ func jsonType(typeofResult string) string {
 	return ""
 }
 
+// isUndefined matches undefined and void 0 (how esbuild prints undefined).
 func isUndefined(e js.IExpr) bool {
-	v, ok := e.(*js.Var)
-	return ok && canon(v).Decl == js.NoDecl && string(v.Data) == "undefined"
+	switch e := unparen(e).(type) {
+	case *js.Var:
+		return canon(e).Decl == js.NoDecl && string(e.Data) == "undefined"
+	case *js.UnaryExpr:
+		return e.Op == js.VoidToken
+	}
+	return false
 }
 
 func isNumberLiteral(e js.IExpr) bool {
