@@ -35,15 +35,18 @@ func Rank(query string, infos []Info, limit int) []Info {
 	}
 	terms := slices.Compact(slices.Sorted(slices.Values(tokenize(query))))
 
+	// Only the query terms' frequencies matter, so each document is reduced
+	// to one weighted frequency per query term: no per-document term maps.
 	docs := make([]rankDoc, len(infos))
+	df := make([]float64, len(terms))
 	var totalLen float64
-	df := map[string]int{}
 	for i, info := range infos {
-		d := newRankDoc(info)
-		docs[i] = d
-		totalLen += d.length
-		for t := range d.tf {
-			df[t]++
+		docs[i] = newRankDoc(info, terms)
+		totalLen += docs[i].length
+		for j, tf := range docs[i].tf {
+			if tf > 0 {
+				df[j]++
+			}
 		}
 	}
 	avgLen := totalLen / float64(max(len(docs), 1))
@@ -56,12 +59,11 @@ func Rank(query string, infos []Info, limit int) []Info {
 	var hits []scored
 	for i, d := range docs {
 		var score float64
-		for _, qt := range terms {
-			tf, matched := d.termFreq(qt)
+		for j, tf := range d.tf {
 			if tf == 0 {
 				continue
 			}
-			idf := math.Log(1 + (n-float64(df[matched])+0.5)/(float64(df[matched])+0.5))
+			idf := math.Log(1 + (n-df[j]+0.5)/(df[j]+0.5))
 			score += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.length/avgLen))
 		}
 		id := strings.ToLower(infos[i].ID)
@@ -92,71 +94,72 @@ func truncate(infos []Info, limit int) []Info {
 	return infos
 }
 
-// rankDoc is one tool's weighted term frequencies.
+// rankDoc is one tool's weighted frequency of each query term, and its
+// weighted length.
 type rankDoc struct {
-	tf     map[string]float64
+	tf     []float64
 	length float64
 }
 
-func newRankDoc(info Info) rankDoc {
-	d := rankDoc{tf: map[string]float64{}}
-	for _, t := range tokenize(info.ID) {
-		d.tf[t] += idWeight
-		d.length += idWeight
+// newRankDoc counts terms in info: an exact match counts fully, a document
+// term that a query term is a prefix of ("hash" in "hashes") at a discount.
+func newRankDoc(info Info, terms []string) rankDoc {
+	exact := make([]float64, len(terms))
+	prefix := make([]float64, len(terms))
+	var length float64
+	count := func(text string, weight float64) {
+		eachToken(text, func(t string) {
+			length += weight
+			for j, qt := range terms {
+				switch {
+				case t == qt:
+					exact[j] += weight
+				case len(qt) >= minPrefixLength && strings.HasPrefix(t, qt):
+					prefix[j] += weight
+				}
+			}
+		})
 	}
-	for _, t := range tokenize(info.Description) {
-		d.tf[t]++
-		d.length++
-	}
-	return d
-}
-
-// termFreq returns the weighted frequency of query term qt in d and the
-// document term that matched it: exact, else the most frequent term qt is a
-// prefix of, at a discount.
-func (d rankDoc) termFreq(qt string) (float64, string) {
-	if tf, ok := d.tf[qt]; ok {
-		return tf, qt
-	}
-	if len(qt) < minPrefixLength {
-		return 0, ""
-	}
-	var best float64
-	var match string
-	for t, tf := range d.tf {
-		if strings.HasPrefix(t, qt) && (tf > best || tf == best && t < match) {
-			best, match = tf, t
+	count(info.ID, idWeight)
+	count(info.Description, 1)
+	for j := range exact {
+		if exact[j] == 0 {
+			exact[j] = prefix[j] * prefixWeight
 		}
 	}
-	return best * prefixWeight, match
+	return rankDoc{tf: exact, length: length}
 }
 
 // tokenize splits text into lower-case, lightly stemmed terms on
 // non-alphanumerics and camelCase boundaries ("readFile" -> read, file).
 func tokenize(text string) []string {
 	var terms []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			terms = append(terms, stem(strings.ToLower(string(cur))))
-			cur = cur[:0]
-		}
-	}
+	eachToken(text, func(t string) { terms = append(terms, t) })
+	return terms
+}
+
+// eachToken calls fn with each term of text, as tokenize splits it, without
+// building a slice: ranking tokenizes every tool's description per query.
+func eachToken(text string, fn func(string)) {
+	start := -1
 	var prev rune
-	for _, r := range text {
+	for i, r := range text {
+		word := unicode.IsLetter(r) || unicode.IsDigit(r)
 		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if unicode.IsUpper(r) && unicode.IsLower(prev) {
-				flush()
-			}
-			cur = append(cur, r)
-		default:
-			flush()
+		case word && start >= 0 && unicode.IsUpper(r) && unicode.IsLower(prev):
+			fn(stem(strings.ToLower(text[start:i])))
+			start = i
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			fn(stem(strings.ToLower(text[start:i])))
+			start = -1
 		}
 		prev = r
 	}
-	flush()
-	return terms
+	if start >= 0 {
+		fn(stem(strings.ToLower(text[start:])))
+	}
 }
 
 // stem strips common English plural and verb endings so "files" matches
