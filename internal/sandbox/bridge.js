@@ -1,0 +1,303 @@
+// The bridge between user code and Go. It runs once in every fresh VM, before
+// any user code, and captures every built-in it uses in this closure, so that
+// user code tampering with Object, Array, Promise, JSON, Function, WeakMap or
+// their prototypes cannot change what the bridge does. It evaluates to one
+// control function that Go calls: control(0, fn, argsText) starts the user
+// function, control(1, id, ok, payload, code) settles call number id.
+//
+// Every function on a path that can throw into user code is named "pml$…":
+// Go drops those frames when it reports where an error happened.
+(function () {
+  "use strict";
+  const host = globalThis.__pml_host;
+  delete globalThis.__pml_host;
+
+  // Host operations; keep in sync with host.go.
+  const OP_CALL = 1, OP_LOG = 2, OP_RESULT = 3, OP_FAIL = 4;
+
+  const G = globalThis;
+  const stringify = JSON.stringify, parse = JSON.parse;
+  const PromiseCtor = Promise, ErrorCtor = Error, TypeErrorCtor = TypeError, RangeErrorCtor = RangeError;
+  const StringCtor = String, MapCtor = Map, WeakMapCtor = WeakMap, ProxyCtor = Proxy;
+  const create = Object.create, freeze = Object.freeze, defineProperty = Object.defineProperty;
+  const getPrototypeOf = Object.getPrototypeOf, getOwnPropertyNames = Object.getOwnPropertyNames;
+  const isArray = Array.isArray;
+  const uncurry = Function.prototype.bind.bind(Function.prototype.call);
+  const mapGet = uncurry(Map.prototype.get), mapSet = uncurry(Map.prototype.set);
+  const weakMapGet = uncurry(WeakMap.prototype.get), weakMapSet = uncurry(WeakMap.prototype.set);
+  const symbolToString = uncurry(Symbol.prototype.toString);
+  const charCodeAt = uncurry(String.prototype.charCodeAt);
+  const errorProto = Error.prototype, internalErrorProto = InternalError.prototype;
+
+  // isIdentifier avoids RegExp, whose exec user code can replace.
+  function isIdentifier(k) {
+    if (k.length === 0) return false;
+    for (let i = 0; i < k.length; i++) {
+      const c = charCodeAt(k, i);
+      const letter = (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36;
+      if (!letter && (i === 0 || c < 48 || c > 57)) return false;
+    }
+    return true;
+  }
+
+  // ---- JSON serialization with a precise complaint -----------------------
+
+  const unserializable = (v) => {
+    const t = typeof v;
+    return t === "function" ? "function" : t === "symbol" ? "symbol" : t === "bigint" ? "BigInt" : "";
+  };
+
+  // Thrown by the fast pass; never escapes this closure.
+  const notJSON = freeze(create(null));
+  function pml$fastReplacer(k, v) {
+    if (unserializable(v) !== "") throw notJSON;
+    return v;
+  }
+
+  // pml$locate serializes v again, tracking paths, and throws a TypeError
+  // naming the first value JSON cannot hold (or whatever user code throws).
+  function pml$locate(v, prefix) {
+    const paths = new MapCtor(), parents = new MapCtor();
+    stringify(v, function pml$replacer(k, value) {
+      const holder = this, base = mapGet(paths, holder);
+      let path = "$";
+      if (base !== undefined) {
+        if (isArray(holder)) path = base + "[" + k + "]";
+        else if (isIdentifier(k)) path = base + "." + k;
+        else path = base + "[" + stringify(k) + "]";
+      }
+      const kind = unserializable(value);
+      if (kind !== "") throw new TypeErrorCtor(prefix + kind + " at " + path);
+      if (value !== null && typeof value === "object") {
+        for (let h = holder; h !== undefined; h = mapGet(parents, h)) {
+          if (h === value) throw new TypeErrorCtor(prefix + "cycle at " + path);
+        }
+        mapSet(paths, value, path);
+        mapSet(parents, value, holder);
+      }
+      return value;
+    });
+  }
+
+  function pml$serialize(v, prefix) {
+    try {
+      const s = stringify(v, pml$fastReplacer);
+      return s === undefined ? "null" : s;
+    } catch (e) {
+      pml$locate(v, prefix);
+      if (e === notJSON) throw new TypeErrorCtor(prefix + "unknown value");
+      throw e;
+    }
+  }
+
+  // ---- mcp.* calls --------------------------------------------------------
+
+  // Names an mcp namespace proxy never turns into a tool: "then" keeps
+  // namespaces from looking like promises to await, and the names of
+  // Object.prototype keep printing, comparing and serializing them from
+  // calling tools by accident.
+  const reserved = create(null);
+  reserved.then = true;
+  for (const k of getOwnPropertyNames(Object.prototype)) reserved[k] = true;
+
+  const pending = create(null); // call id -> {resolve, reject, tool}
+  const queue = create(null);   // calls waiting for a free slot, FIFO
+  let queueHead = 0, queueTail = 0;
+  const toolErrors = new WeakMapCtor(); // Error -> what Go reported
+
+  function pml$call(tool, label, a) {
+    let text;
+    try {
+      if (a === undefined || a === null) text = "{}";
+      else if (typeof a !== "object" || isArray(a)) throw new TypeErrorCtor(label + ": arguments must be an object");
+      else text = pml$serialize(a, label + ": arguments are not JSON-serializable: ");
+    } catch (e) {
+      return new PromiseCtor(function (resolve, reject) { reject(e); });
+    }
+    return new PromiseCtor(function (resolve, reject) {
+      const call = { resolve, reject, tool, text };
+      if (queueHead === queueTail && pml$dispatch(call)) return;
+      queue[queueTail++] = call;
+    });
+  }
+
+  // dispatch hands call to Go, which refuses (-1) while too many calls are in
+  // flight; the call then waits in the queue, in issue order.
+  function pml$dispatch(call) {
+    const id = host(OP_CALL, call.tool, call.text);
+    if (id < 0) return false;
+    call.text = undefined;
+    pending[id] = call;
+    return true;
+  }
+
+  function pml$settle(id, ok, payload, code) {
+    const call = pending[id];
+    if (call === undefined) return;
+    delete pending[id];
+    while (queueHead !== queueTail && pml$dispatch(queue[queueHead])) delete queue[queueHead++];
+    if (ok) {
+      let v;
+      try { v = parse(payload); } catch (e) { call.reject(e); return; }
+      call.resolve(v);
+      return;
+    }
+    const e = new ErrorCtor(payload);
+    defineProperty(e, "code", { __proto__: null, value: code, writable: true, enumerable: true, configurable: true });
+    defineProperty(e, "tool", { __proto__: null, value: call.tool, writable: true, enumerable: true, configurable: true });
+    const t = create(null);
+    t.id = id;
+    t.code = code;
+    t.message = payload;
+    t.tool = call.tool;
+    weakMapSet(toolErrors, e, t);
+    call.reject(e);
+  }
+
+  const refuse = () => false;
+  const sealedTarget = () => freeze(create(null));
+
+  function namespace(ns) {
+    return new ProxyCtor(sealedTarget(), freeze({
+      __proto__: null,
+      get(t, action) {
+        if (typeof action !== "string" || reserved[action] === true) return undefined;
+        const tool = ns + ":" + action, label = "mcp." + ns + "." + action;
+        return function pml$action(a) { return pml$call(tool, label, a); };
+      },
+      set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,
+    }));
+  }
+
+  const namespaces = create(null);
+  const mcp = new ProxyCtor(sealedTarget(), freeze({
+    __proto__: null,
+    get(t, ns) {
+      if (typeof ns !== "string" || reserved[ns] === true) return undefined;
+      let p = namespaces[ns];
+      if (p === undefined) p = namespaces[ns] = namespace(ns);
+      return p;
+    },
+    set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,
+  }));
+  defineProperty(G, "mcp", { __proto__: null, value: mcp, writable: false, enumerable: false, configurable: false });
+
+  // ---- console --------------------------------------------------------------
+
+  function isError(v) {
+    for (let p = v, i = 0; p !== null && i < 100; i++) {
+      p = getPrototypeOf(p);
+      if (p === errorProto) return true;
+    }
+    return false;
+  }
+
+  function pml$format(v) {
+    switch (typeof v) {
+      case "string": return v;
+      case "undefined": return "undefined";
+      case "symbol": return symbolToString(v);
+      case "bigint": return StringCtor(v) + "n";
+      case "function": return "[Function: " + (typeof v.name === "string" && v.name !== "" ? v.name : "(anonymous)") + "]";
+    }
+    try {
+      if (v !== null && typeof v === "object" && isError(v)) return StringCtor(v.name) + ": " + StringCtor(v.message);
+      const s = stringify(v);
+      if (s !== undefined) return s;
+    } catch (e) { /* fall through to String */ }
+    try { return StringCtor(v); } catch (e) { return "[unprintable]"; }
+  }
+
+  let logsFull = false;
+  function pml$log(prefix, args) {
+    if (logsFull) return;
+    let line = prefix;
+    for (let i = 0; i < args.length; i++) line += (i === 0 ? "" : " ") + pml$format(args[i]);
+    if (host(OP_LOG, line, "") !== 0) logsFull = true;
+  }
+  G.console = {
+    log(...a) { pml$log("", a); },
+    info(...a) { pml$log("[info] ", a); },
+    debug(...a) { pml$log("[debug] ", a); },
+    warn(...a) { pml$log("[warn] ", a); },
+    error(...a) { pml$log("[error] ", a); },
+  };
+
+  // ---- running the user function -----------------------------------------
+
+  // Records that fail stringifies have no prototype: a toJSON user code puts
+  // on Object.prototype must not rewrite them.
+  function message(m) {
+    const d = create(null);
+    d.message = m;
+    return d;
+  }
+
+  function pml$describe(e) {
+    switch (typeof e) {
+      case "undefined": return message("undefined");
+      case "string": return message(e);
+      case "symbol": return message(symbolToString(e));
+      case "bigint": return message(StringCtor(e) + "n");
+      case "number": case "boolean": return message(StringCtor(e));
+    }
+    const d = create(null);
+    if (e === null) {
+      d.message = "null";
+      d.null = true;
+      return d;
+    }
+    try { if (typeof e.message === "string") d.message = e.message; } catch (x) { /* a getter threw */ }
+    try { if (typeof e.name === "string") d.name = e.name; } catch (x) { /* a getter threw */ }
+    try { if (typeof e.stack === "string") d.stack = e.stack; } catch (x) { /* a getter threw */ }
+    if (d.message === undefined) {
+      try { d.message = stringify(e); } catch (x) { /* not JSON */ }
+      if (d.message === undefined) {
+        try { d.message = StringCtor(e); } catch (x) { d.message = "[unprintable thrown value]"; }
+      }
+    }
+    if (d.message === "" && d.name !== undefined) d.message = d.name;
+    return d;
+  }
+
+  function pml$fail(e) {
+    try {
+      const t = weakMapGet(toolErrors, e);
+      if (t !== undefined) { host(OP_FAIL, "tool", stringify(t)); return; }
+      if (e !== null && typeof e === "object" && getPrototypeOf(e) === internalErrorProto && e.message === "out of memory") {
+        host(OP_FAIL, "memory", "");
+        return;
+      }
+      host(OP_FAIL, "js", stringify(pml$describe(e)));
+    } catch (x) {
+      host(OP_FAIL, "unknown", "");
+    }
+  }
+
+  async function pml$run(fn, a) {
+    let v, text;
+    try {
+      v = await fn(a);
+      text = pml$serialize(v, "return value is not JSON-serializable: ");
+    } catch (e) {
+      pml$fail(e);
+      return;
+    }
+    host(OP_RESULT, text, "");
+  }
+
+  function pml$start(fn, argsText) {
+    const a = parse(argsText);
+    defineProperty(G, "args", { __proto__: null, value: a, writable: true, enumerable: false, configurable: true });
+    if (typeof fn !== "function") {
+      pml$fail(new TypeErrorCtor("the code must be a function expression, got " + typeof fn));
+      return;
+    }
+    pml$run(fn, a);
+  }
+
+  return function pml$control(op, a, b, c, d) {
+    if (op === 0) pml$start(a, b);
+    else pml$settle(a, b, c, d);
+  };
+})()

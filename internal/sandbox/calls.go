@@ -1,0 +1,118 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/tools"
+	"modernc.org/quickjs"
+)
+
+// callResult travels from a call goroutine to the VM goroutine.
+type callResult struct {
+	id       int
+	value    json.RawMessage
+	err      error // *pmlerr.Error, or the CallFunc's error when it halts the run
+	argBytes int64
+}
+
+// startInvoke runs call number seq in its own goroutine. Its context carries
+// the issue position and the RPC timeout. The result is delivered once: by
+// the CallFunc returning, or by the timeout when the CallFunc does not honor
+// its context (its goroutine then ends whenever the CallFunc returns).
+func (r *run) startInvoke(seq int, tool string, args json.RawMessage) {
+	ctx := tools.WithCallSeq(r.ctx, seq)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, r.lim.RPCTimeout)
+		defer cancel()
+		var delivered atomic.Bool
+		deliver := func(value json.RawMessage, err error) {
+			if !delivered.CompareAndSwap(false, true) {
+				return
+			}
+			select {
+			case r.results <- callResult{id: seq, value: value, err: err, argBytes: int64(len(args))}:
+			case <-r.finished:
+			}
+		}
+		stop := context.AfterFunc(ctx, func() { deliver(nil, r.callError(ctx, tool, ctx.Err())) })
+		defer stop()
+		value, err := r.invoke(ctx, tool, args)
+		if err != nil {
+			err = r.callError(ctx, tool, err)
+		}
+		deliver(value, err)
+	}()
+}
+
+// invoke calls the CallFunc, turning a panic into a TOOL_ERROR and checking
+// that the result is JSON.
+func (r *run) invoke(ctx context.Context, tool string, args json.RawMessage) (value json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("sandbox: tool handler panicked", "tool", tool, "panic", p, "stack", string(debug.Stack()))
+			value, err = nil, pmlerr.New(pmlerr.ToolError, "tool %s failed: handler panicked: %v", tool, p)
+		}
+	}()
+	value, err = r.call(ctx, tool, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(value) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	if !json.Valid(value) {
+		return nil, pmlerr.New(pmlerr.ToolError, "tool %s returned invalid JSON", tool)
+	}
+	return value, nil
+}
+
+// callError gives a call's error its wire code. A halt stays as it is.
+func (r *run) callError(ctx context.Context, tool string, err error) error {
+	var halt *HaltError
+	if errors.As(err, &halt) {
+		return err
+	}
+	if pe, ok := pmlerr.As(err); ok {
+		return pe
+	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil && r.ctx.Err() == nil {
+		return &pmlerr.Error{Code: pmlerr.RPCTimeout, Message: "tool " + tool + " timed out after " + r.lim.RPCTimeout.String(), Err: err}
+	}
+	return pmlerr.Wrap(pmlerr.ToolError, err)
+}
+
+// deliver hands one call result to the code: it settles the call's promise,
+// or ends the run for a halt.
+func (r *run) deliver(res callResult) error {
+	r.inflight--
+	r.inflightBytes -= res.argBytes
+	if res.err != nil {
+		var halt *HaltError
+		if errors.As(res.err, &halt) {
+			return res.err
+		}
+		pe, ok := pmlerr.As(res.err)
+		if !ok {
+			pe = pmlerr.Wrap(pmlerr.ToolError, res.err)
+		}
+		msg := pe.Message
+		if msg == "" {
+			msg = pe.Error()
+		}
+		r.toolErrs[res.id] = res.err
+		return r.enter(func() error {
+			_, err := r.m.control.Call(quickjs.UndefinedValue, 1, res.id, false, msg, string(pe.Code))
+			return err
+		})
+	}
+	return r.enter(func() error {
+		_, err := r.m.control.Call(quickjs.UndefinedValue, 1, res.id, true, string(res.value), "")
+		return err
+	})
+}

@@ -1,0 +1,162 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"modernc.org/quickjs"
+)
+
+// thrown is what the bridge reports about a value the code threw (kind "js").
+type thrown struct {
+	Message string `json:"message"`
+	Name    string `json:"name"`
+	Stack   string `json:"stack"`
+	Null    bool   `json:"null"` // the value was null, which is also how the engine reports running out of memory
+}
+
+// toolFailure is what the bridge reports about an uncaught tool error.
+type toolFailure struct {
+	ID      int    `json:"id"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Tool    string `json:"tool"`
+}
+
+// failure turns the bridge's report of an uncaught error into the run's error.
+func (r *run) failure(kind, detail string) error {
+	switch kind {
+	case "tool":
+		var f toolFailure
+		if err := json.Unmarshal([]byte(detail), &f); err != nil || f.Code == "" {
+			return pmlerr.New(pmlerr.Internal, "sandbox could not read a tool failure")
+		}
+		return &pmlerr.Error{Code: pmlerr.Code(f.Code), Message: f.Message, Details: map[string]any{"tool": f.Tool}, Err: r.toolErrs[f.ID]}
+	case "memory":
+		return r.memoryError()
+	case "js":
+		var t thrown
+		if err := json.Unmarshal([]byte(detail), &t); err != nil {
+			return pmlerr.New(pmlerr.Internal, "sandbox could not read a thrown value")
+		}
+		return r.thrownError(t)
+	}
+	if r.m.engine.outOfMemory() {
+		return r.memoryError()
+	}
+	return pmlerr.New(pmlerr.CodeError, "the code threw a value that could not be described")
+}
+
+// thrownError maps a value the code threw to MEMORY_LIMIT, EXECUTION_TIMEOUT
+// or CODE_ERROR.
+func (r *run) thrownError(t thrown) error {
+	switch {
+	case t.Null && r.m.engine.outOfMemory():
+		return r.memoryError()
+	case t.Name == "InternalError" && t.Message == "out of memory":
+		return r.memoryError()
+	case t.Name == "InternalError" && t.Message == "interrupted":
+		return r.timeout()
+	case t.Name == "InternalError" && t.Message == "stack overflow":
+		t.Message = "Maximum call stack size exceeded"
+	}
+	e := pmlerr.New(pmlerr.CodeError, "%s", t.Message)
+	if t.Name != "" {
+		e.With("name", t.Name)
+	}
+	addLocation(e, t.Stack)
+	return e
+}
+
+// engineError maps an error of a call into the engine: an interrupt, running
+// out of memory, or an exception thrown outside the user function (in code
+// evaluated next to it, or in a job).
+func (r *run) engineError(err error) error {
+	var qe *quickjs.Error
+	if !errors.As(err, &qe) {
+		if r.m.engine.outOfMemory() {
+			return r.memoryError()
+		}
+		return &pmlerr.Error{Code: pmlerr.Internal, Message: "sandbox failure: " + err.Error(), Err: err}
+	}
+	if qe.Name == "" && r.m.engine.outOfMemory() {
+		return r.memoryError()
+	}
+	return r.thrownError(thrown{Message: qe.Message, Name: qe.Name, Stack: qe.Stack, Null: qe.Error() == "null"})
+}
+
+// compileError maps an error evaluating the code: a syntax error has a
+// position; anything else is what engineError says.
+func (r *run) compileError(err error) error {
+	var qe *quickjs.Error
+	if errors.As(err, &qe) && qe.Name == "SyntaxError" {
+		e := pmlerr.New(pmlerr.SyntaxError, "%s", qe.Message)
+		if qe.LineNumber > 0 {
+			return e.With("line", qe.LineNumber).With("column", qe.ColumnNumber)
+		}
+		addLocation(e, qe.Stack)
+		delete(e.Details, "stack")
+		return e
+	}
+	return r.engineError(err)
+}
+
+func (r *run) memoryError() error {
+	return pmlerr.New(pmlerr.MemoryLimit, "memory limit exceeded (limit %d bytes)", r.lim.MemoryBytes)
+}
+
+// timeout is the error of a run whose context ended: its Timeout, the
+// caller's deadline or the caller's cancellation.
+func (r *run) timeout() error {
+	err := r.parent.Err()
+	if err == nil {
+		err = context.DeadlineExceeded
+	}
+	msg := "execution timed out after " + time.Since(r.started).Round(time.Millisecond).String()
+	if errors.Is(err, context.Canceled) {
+		msg = "execution cancelled"
+	}
+	return &pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: msg, Err: err}
+}
+
+// stuck is the error of a run waiting for a promise that nothing can settle:
+// no call is in flight, no job is queued and there are no timers. It would
+// only end at the timeout, so it ends now, with the timeout's code.
+func (r *run) stuck() error {
+	if r.m.engine.outOfMemory() {
+		return r.memoryError()
+	}
+	return pmlerr.New(pmlerr.ExecutionTimeout, "the code awaits a promise that can never settle (no mcp.* call is in flight); it would only end at the timeout")
+}
+
+// evalLocation finds "<eval>:line:column" in a stack frame.
+var evalLocation = regexp.MustCompile(`<eval>:(\d+):(\d+)`)
+
+// addLocation sets the "stack" detail to the first frame of the user's code
+// (frames of the bridge, named pml$…, are skipped) and "line" and "column" to
+// the first position in it.
+func addLocation(e *pmlerr.Error, stack string) {
+	first := true
+	for frame := range strings.SplitSeq(stack, "\n") {
+		frame = strings.TrimSpace(frame)
+		if frame == "" || strings.HasPrefix(frame, "at pml$") {
+			continue
+		}
+		if first {
+			e.With("stack", frame)
+			first = false
+		}
+		if m := evalLocation.FindStringSubmatch(frame); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			col, _ := strconv.Atoi(m[2])
+			e.With("line", line).With("column", col)
+			return
+		}
+	}
+}

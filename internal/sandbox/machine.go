@@ -1,0 +1,91 @@
+package sandbox
+
+import (
+	_ "embed"
+	"fmt"
+	"sync"
+
+	"modernc.org/quickjs"
+)
+
+//go:embed bridge.js
+var bridgeSource string
+
+// bridgeBytecode is bridge.js compiled once per process; loading bytecode
+// costs a fraction of parsing the source in every VM.
+var bridgeBytecode = sync.OnceValues(func() ([]byte, error) {
+	vm, err := quickjs.NewVM()
+	if err != nil {
+		return nil, fmt.Errorf("create a VM to compile the bridge: %w", err)
+	}
+	defer vm.Close()
+	b, err := vm.Compile(bridgeSource, quickjs.EvalGlobal)
+	if err != nil {
+		return nil, fmt.Errorf("compile bridge.js: %w", err)
+	}
+	return b, nil
+})
+
+// maxStackSlots bounds JS recursion: about one slot per JS call, a few per
+// level through built-ins. Each slot costs about 1 KiB of goroutine stack in
+// the transpiled engine, so 2000 keeps a runaway recursion near 2 MiB of Go
+// stack (the engine default of 5000 reaches 8 MiB) while allowing ~2000
+// levels of JS recursion and JSON nesting.
+const maxStackSlots = 2000
+
+// machine is one VM with the bridge installed and no user code run yet. It
+// is used for exactly one Run and then closed.
+type machine struct {
+	vm      *quickjs.VM
+	engine  engine
+	control quickjs.Value // the bridge's control function
+	run     *run          // the Run using this machine; nil while pooled
+}
+
+// newMachine creates a VM and installs the bridge.
+func newMachine() (*machine, error) {
+	code, err := bridgeBytecode()
+	if err != nil {
+		return nil, err
+	}
+	vm, err := quickjs.NewVM()
+	if err != nil {
+		return nil, fmt.Errorf("create VM: %w", err)
+	}
+	m := &machine{vm: vm}
+	ok := false
+	defer func() {
+		if !ok {
+			vm.Close()
+		}
+	}()
+	if m.engine, err = hookEngine(vm); err != nil {
+		return nil, fmt.Errorf("hook engine: %w", err)
+	}
+	vm.SetMaxStackSize(maxStackSlots)
+	if err := vm.RegisterFunc("__pml_host", m.host, false); err != nil {
+		return nil, fmt.Errorf("register host function: %w", err)
+	}
+	if m.control, err = vm.EvalBytecodeValue(code); err != nil {
+		return nil, fmt.Errorf("install bridge: %w", err)
+	}
+	ok = true
+	return m, nil
+}
+
+// host is the one Go function the bridge calls (see host.go). A VM has a
+// single one because every registered function takes a slot in a
+// process-wide table of 32767.
+func (m *machine) host(op int, a, b string) int {
+	if m.run == nil {
+		return -1
+	}
+	return m.run.host(op, a, b)
+}
+
+func (m *machine) close() {
+	if m.control.VM() != nil {
+		m.control.Free()
+	}
+	m.vm.Close()
+}

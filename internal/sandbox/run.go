@@ -1,0 +1,288 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/tools"
+	"modernc.org/quickjs"
+)
+
+// Result is what a successful Run produced. On failure Run still returns the
+// logs and memory figure gathered so far, with Value nil.
+type Result struct {
+	Value         json.RawMessage // the code's return value as JSON; undefined -> null
+	Logs          []string
+	LogsTruncated bool
+	MemoryBytes   int64 // engine memory in use at the end (for the "sandbox memory" metric)
+}
+
+// Run evaluates js, the source of a parenthesized function expression taking
+// one parameter `args`, e.g. "(async function (args) {\n  return await
+// mcp.math.add({a:1,b:2});\n})", in a fresh VM. It calls the function with
+// args (a JSON object; nil or empty means {}), drives its promise to
+// completion and returns the result. Every mcp.<ns>.<action>(a) call becomes
+// call(ctx, "ns:action", json(a)); a nil call answers UNKNOWN_TOOL.
+//
+// Errors are *pmlerr.Error (codes in the package doc), except a *HaltError
+// from call, which Run returns as call returned it.
+func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFunc, lim Limits) (Result, error) {
+	lim = lim.withDefaults()
+	argsText, err := argsObject(args)
+	if err != nil {
+		return Result{}, err
+	}
+	if call == nil {
+		call = unknownTool
+	}
+	r := &run{
+		parent:   ctx,
+		started:  time.Now(),
+		call:     call,
+		lim:      lim,
+		finished: make(chan struct{}),
+		results:  make(chan callResult, maxConcurrentCalls),
+		toolErrs: map[int]error{},
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, r.timeout()
+	}
+	m, err := machines.get()
+	if err != nil {
+		return Result{}, &pmlerr.Error{Code: pmlerr.Internal, Message: "cannot create a JS VM", Err: err}
+	}
+	var cancel context.CancelFunc
+	r.ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
+	r.m, m.run = m, r
+	stopWatch := r.watch()
+	defer func() {
+		stopWatch()
+		close(r.finished) // call goroutines stop delivering
+		cancel()          // and their contexts end
+		machines.put(m)
+	}()
+
+	value, err := r.execute(js, argsText)
+	res := Result{Logs: r.logs, LogsTruncated: r.logsTruncated, MemoryBytes: m.engine.memoryBytes()}
+	if err != nil {
+		return res, err
+	}
+	res.Value = value
+	return res, nil
+}
+
+// maxConcurrentCalls bounds the mcp.* calls of one run in flight at once;
+// further calls wait in the bridge, in issue order. It keeps a run from
+// starting goroutines without end.
+const maxConcurrentCalls = 64
+
+// run is the state of one Run. Only the goroutine that called Run touches it,
+// except the channels and the fields set before the first call starts.
+type run struct {
+	parent   context.Context // the caller's
+	ctx      context.Context // parent with the Timeout; calls derive from it
+	started  time.Time
+	call     tools.CallFunc
+	lim      Limits
+	m        *machine
+	finished chan struct{}   // closed when Run returns
+	results  chan callResult // call goroutines -> VM goroutine
+
+	seq           int // issue position of the next call
+	inflight      int
+	inflightBytes int64 // argument bytes of the calls in flight
+	toolErrs      map[int]error
+	logs          []string
+	logBytes      int
+	logsTruncated bool
+	outcome       *outcome // set once the code returned or failed
+}
+
+type outcome struct {
+	value json.RawMessage
+	err   error
+}
+
+// argsObject returns args as JSON object text.
+func argsObject(args json.RawMessage) (string, error) {
+	t := bytes.TrimSpace(args)
+	if len(t) == 0 || string(t) == "null" {
+		return "{}", nil
+	}
+	if t[0] != '{' || !json.Valid(t) {
+		return "", pmlerr.New(pmlerr.InvalidRequest, "args must be a JSON object")
+	}
+	return string(t), nil
+}
+
+// watch interrupts the VM once the run's context ends. The engine clears a
+// pending interrupt each time Go calls into JS, so the interrupt is repeated
+// until Run returns; the eval timeout set in enter covers the deadline on
+// its own.
+func (r *run) watch() (stop func()) {
+	done := make(chan struct{})
+	vm := r.m.vm
+	stopAfter := context.AfterFunc(r.ctx, func() {
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			vm.Interrupt()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() {
+		stopAfter()
+		close(done)
+	}
+}
+
+// execute compiles and starts the code, then runs the event loop.
+func (r *run) execute(js, argsText string) (value json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("sandbox: panic while running code", "panic", p, "stack", string(debug.Stack()))
+			value, err = nil, pmlerr.New(pmlerr.Internal, "sandbox failure: %v", p)
+		}
+	}()
+	vm := r.m.vm
+	vm.SetMemoryLimit(uintptr(r.lim.MemoryBytes))
+	var fn quickjs.Value
+	err = r.enterMapped(func() (err error) {
+		fn, err = vm.EvalValue(js, quickjs.EvalGlobal)
+		return err
+	}, r.compileError)
+	if err != nil {
+		return nil, err
+	}
+	if fn.VM() != nil {
+		defer fn.Free()
+	}
+	err = r.enter(func() error {
+		_, err := r.m.control.Call(quickjs.UndefinedValue, 0, fn, argsText)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.loop(); err != nil {
+		return nil, err
+	}
+	return r.outcome.value, r.outcome.err
+}
+
+// loop runs jobs and delivers call results until the code has an outcome.
+func (r *run) loop() error {
+	for {
+		if err := r.drain(); err != nil {
+			return err
+		}
+		if r.outcome != nil {
+			return nil
+		}
+		if r.inflight == 0 {
+			return r.stuck()
+		}
+		select {
+		case res := <-r.results:
+			if err := r.deliver(res); err != nil {
+				return err
+			}
+			if err := r.deliverReady(); err != nil {
+				return err
+			}
+		case <-r.ctx.Done():
+			return r.timeout()
+		}
+	}
+}
+
+// deliverReady delivers the results that are already there, so that one
+// pass of jobs serves them all.
+func (r *run) deliverReady() error {
+	for r.outcome == nil {
+		select {
+		case res := <-r.results:
+			if err := r.deliver(res); err != nil {
+				return err
+			}
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// drain runs the pending jobs (promise reactions).
+func (r *run) drain() error {
+	for r.outcome == nil {
+		bounded := false
+		err := r.enter(func() error {
+			_, err := r.m.vm.ExecutePendingJobs()
+			var qe *quickjs.Error
+			if err != nil && !errors.As(err, &qe) {
+				// The engine stops a drain after 2^20 jobs so that it
+				// cannot hang its host; the timeout is ours to enforce.
+				bounded, err = true, nil
+			}
+			return err
+		})
+		if err != nil || !bounded {
+			return err
+		}
+	}
+	return nil
+}
+
+// enter calls into JS with the eval timeout set to what is left of the run.
+func (r *run) enter(f func() error) error {
+	return r.enterMapped(f, r.engineError)
+}
+
+// enterMapped is enter with the mapping of engine errors to run errors.
+func (r *run) enterMapped(f func() error, mapErr func(error) error) error {
+	if r.outcome != nil {
+		return nil
+	}
+	deadline, _ := r.ctx.Deadline()
+	left := time.Until(deadline)
+	if r.ctx.Err() != nil || left <= 0 {
+		return r.timeout()
+	}
+	_ = r.m.vm.SetEvalTimeout(left)
+	err := f()
+	if r.outcome != nil || err == nil {
+		// Once the code has an outcome the run interrupts the VM itself.
+		return nil
+	}
+	return mapErr(err)
+}
+
+// finish records the outcome of the code and interrupts whatever else it
+// queued: a run ends when its function settles.
+func (r *run) finish(value json.RawMessage, err error) {
+	if r.outcome != nil {
+		return
+	}
+	r.outcome = &outcome{value: value, err: err}
+	r.m.vm.Interrupt()
+}
+
+func unknownTool(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	return nil, pmlerr.New(pmlerr.UnknownTool, "unknown tool %s", tool)
+}
+
+// errResultTooLarge is the CODE_ERROR for a return value over the limit.
+func errResultTooLarge(n, limit int) error {
+	return pmlerr.New(pmlerr.CodeError, "return value too large (%d bytes, limit %d)", n, limit)
+}
+
