@@ -101,9 +101,6 @@ func Analyze(code string) (*Analysis, error) {
 }
 
 func analyze(code string, sum [32]byte) (*Analysis, error) {
-	if err := checkSize(code); err != nil {
-		return nil, err
-	}
 	st, err := strip(code)
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package analysis
 import (
 	"fmt"
 	"log/slog"
-	"sort"
 
 	"github.com/tdewolff/parse/v2"
 	"github.com/tdewolff/parse/v2/js"
@@ -88,9 +87,7 @@ func (a *Analysis) fnPosition(st stripped, off int) (int, int) {
 	if off < 0 {
 		return 1, 1
 	}
-	idx := newLineIndex(st.fn)
-	line := sort.Search(len(idx.starts), func(i int) bool { return idx.starts[i] > off }) // 1-based
-	col := utf16Len(st.fn[idx.starts[line-1]:], off-idx.starts[line-1])
+	line, col := newLineIndex(st.fn).position(off)
 	return a.OriginalPosition(st.fnLine+line, col+1)
 }
 
@@ -107,6 +104,11 @@ func (a *Analysis) finish(b *builder) {
 		}
 	}
 	deps, layers := layer(raw)
+	reduced := make([][]int, len(deps))
+	for i, ds := range deps {
+		reduced[i] = reduceDeps(ds, deps, layers)
+	}
+	deps = reduced
 	a.DAG.Tasks = make([]Task, len(b.tasks))
 	for i, t := range b.tasks {
 		ids := make([]string, 0, len(deps[i]))
@@ -116,7 +118,7 @@ func (a *Analysis) finish(b *builder) {
 		a.DAG.Tasks[i] = Task{ID: t.id, Tool: t.tool, DependsOn: ids, Layer: layers[i]}
 	}
 	markTasks(b.root)
-	e := &emitter{b: b, res: res, deps: deps, counter: map[string]int{}}
+	e := &emitter{b: b, res: res, deps: deps, layers: layers, counter: map[string]int{}}
 	e.emit(b.root)
 	a.Structure = StaticStructure{Nodes: nonNil(e.nodes), Edges: nonNil(e.edges)}
 	a.Tools = nonNil(b.tools)

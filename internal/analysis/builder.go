@@ -62,11 +62,12 @@ type builder struct {
 	dynamic  bool
 	imports  bool // import() or import.meta: refused
 
-	ctrl  []symset  // conditions the current code runs under
-	fn    *funcInfo // the function whose returns are being collected
-	root  *container
-	cur   *container
-	label string // branch label of cur that new nodes go under
+	ctrl    []symset          // conditions the current code runs under
+	regions []map[*js.Var]val // per open region, variables' values before it set them
+	fn      *funcInfo         // the function whose returns are being collected
+	root    *container
+	cur     *container
+	label   string // branch label of cur that new nodes go under
 
 	schema *argNode
 }

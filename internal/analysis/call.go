@@ -66,7 +66,7 @@ func (b *builder) call(c *js.CallExpr) val {
 	case hasRecv && promiseCombinators[method] && isGlobal(dot.X, "Promise"):
 		return b.fork(method, c)
 	case hasRecv && iterationMethods[method] && hasFuncArg(c.Args):
-		return b.iterate(method, recv, exprText(dot.X), c)
+		return b.iterate(method, recv, dot.X, c)
 	case callee.fn != nil:
 		return b.localCall(callee.fn, c)
 	}
@@ -119,7 +119,7 @@ func (b *builder) toolCall(tool string, c *js.CallExpr) val {
 
 // fork evaluates Promise.all and its siblings.
 func (b *builder) fork(kind string, c *js.CallExpr) val {
-	f := b.open(NodeFork, kind, "", nil)
+	f := b.open(NodeFork, kind, nil, "")
 	var arr val
 	b.within(f, "", nil, func() {
 		for i, a := range c.Args.List {
@@ -146,13 +146,13 @@ func (b *builder) fork(kind string, c *js.CallExpr) val {
 
 // iterate evaluates items.map(fn) and the other iteration methods: a loop
 // whose body is the callback.
-func (b *builder) iterate(method string, recv val, recvText string, c *js.CallExpr) val {
+func (b *builder) iterate(method string, recv val, recvExpr js.IExpr, c *js.CallExpr) val {
 	b.escape(recv)
 	other := b.evalArgs(c.Args)
 	if recv.isArgsPath() {
 		b.argNode(recv.path).hint("array")
 	}
-	l := b.open(NodeLoop, method, recvText, recv.taint)
+	l := b.open(NodeLoop, method, recv.taint, "", recvExpr)
 	elem := val{taint: recv.taint.union(other)}
 	if recv.ref != "" {
 		elem.ref = recv.ref + "[]"

@@ -71,7 +71,7 @@ func TestDataDependencies(t *testing.T) {
 		{
 			"map callbacks receive the elements",
 			"const files = await mcp.fs.list();\nconst texts = await Promise.all(files.map(async (f: any) => mcp.fs.read({ path: f.path })));\nawait mcp.fs.write({ data: texts.join('') })",
-			"t1(fs:list)@0<- t2(fs:read)@1<-t1 t3(fs:write)@2<-t1,t2",
+			"t1(fs:list)@0<- t2(fs:read)@1<-t1 t3(fs:write)@2<-t2",
 		},
 		{
 			"then callbacks receive the result",
@@ -104,8 +104,23 @@ func TestDataDependencies(t *testing.T) {
 			"t1(a:risky)@0<- t2(log:error)@1<-t1",
 		},
 		{
-			"a reassigned variable keeps its dependencies",
+			"an assignment replaces what a variable held",
 			"let x: any = await mcp.a.b();\nx = 1;\nawait mcp.c.d({ x })",
+			"t1(a:b)@0<- t2(c:d)@0<-",
+		},
+		{
+			"a branch may or may not replace it",
+			"let x: any = await mcp.a.b();\nif (args.c) { x = await mcp.c.d(); x = await mcp.c.e({ x }) }\nawait mcp.f.g({ x })",
+			"t1(a:b)@0<- t2(c:d)@0<- t3(c:e)@1<-t2 t4(f:g)@2<-t1,t3",
+		},
+		{
+			"either branch",
+			"let x: any;\nif (args.c) { x = await mcp.a.b() } else { x = await mcp.c.d() }\nawait mcp.e.f({ x })",
+			"t1(a:b)@0<- t2(c:d)@0<- t3(e:f)@1<-t1,t2",
+		},
+		{
+			"a function may set an outer variable",
+			"let x: any = 1;\nconst set = async () => { x = await mcp.a.b() };\nawait set();\nawait mcp.c.d({ x })",
 			"t1(a:b)@0<- t2(c:d)@1<-t1",
 		},
 		{
@@ -135,6 +150,21 @@ func TestDataDependencies(t *testing.T) {
 			}
 			checkDAG(t, a.DAG)
 		})
+	}
+}
+
+// A chain of reassignments has one dependency per task, not a quadratic
+// number.
+func TestReassignmentChainStaysLinear(t *testing.T) {
+	code := "let x: any = 0;\n" + strings.Repeat("x = await mcp.a.b({ x });\n", 500)
+	a, err := Analyze(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, task := range a.DAG.Tasks {
+		if task.Layer != i || (i > 0 && (len(task.DependsOn) != 1 || task.DependsOn[0] != a.DAG.Tasks[i-1].ID)) {
+			t.Fatalf("task %s: layer %d, deps %v", task.ID, task.Layer, task.DependsOn)
+		}
 	}
 }
 

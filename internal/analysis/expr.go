@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/tdewolff/parse/v2/js"
@@ -60,7 +61,7 @@ func (b *builder) evalExpr(e js.IExpr) val {
 		return b.binary(e)
 	case *js.CondExpr:
 		c := b.evalCond(e.Cond)
-		d := b.open(NodeDecision, "ternary", exprText(e.Cond), c.taint)
+		d := b.open(NodeDecision, "ternary", c.taint, "", e.Cond)
 		var x, y val
 		b.within(d, "true", c.taint, func() { x = b.eval(e.X) })
 		b.within(d, "false", c.taint, func() { y = b.eval(e.Y) })
@@ -285,7 +286,7 @@ func (b *builder) array(a *js.ArrayExpr) val {
 func (b *builder) assign(target js.IExpr, v val) {
 	switch t := target.(type) {
 	case *js.Var:
-		b.setVar(canon(t), v, true)
+		b.setVar(canon(t), v, false)
 	case *js.GroupExpr:
 		b.assign(t.X, v)
 	case *js.DotExpr, *js.IndexExpr:
@@ -356,28 +357,75 @@ func (b *builder) mutate(target js.IExpr, taint symset) {
 	}
 }
 
-// setVar records a variable's value. An assignment adds to what the variable
-// already derives from: a reassigned variable keeps its old dependencies.
-func (b *builder) setVar(v *js.Var, nv val, assignment bool) {
+// setVar records a variable's value: it replaces what the variable held
+// (regions merge the values a branch or a loop body may have replaced), or,
+// for a mutation, adds to it.
+func (b *builder) setVar(v *js.Var, nv val, mutation bool) {
 	if v == b.argsVar {
 		return
 	}
 	if nv.mcp == mcpRoot || nv.mcp == mcpNS || nv.global {
 		b.dynamic = true // an alias of mcp: it can go anywhere
 	}
-	old, ok := b.vars[v]
-	if !assignment || !ok || old.empty() {
-		b.vars[v] = nv
-		return
+	old := b.vars[v]
+	if n := len(b.regions); n > 0 {
+		if b.regions[n-1] == nil {
+			b.regions[n-1] = map[*js.Var]val{}
+		}
+		if _, logged := b.regions[n-1][v]; !logged {
+			b.regions[n-1][v] = old
+		}
 	}
-	merged := val{taint: old.taint.union(nv.taint), fn: nv.fn}
-	if old.ref == nv.ref {
-		merged.ref = old.ref
+	if mutation {
+		nv = mergeVals(old, nv)
 	}
-	if merged.fn == nil {
-		merged.fn = old.fn
+	b.vars[v] = nv
+}
+
+// enterRegion starts code that may run or not (a branch, a loop body, a
+// function body): the variables it sets are merged with their previous
+// values when it ends.
+func (b *builder) enterRegion() { b.regions = append(b.regions, nil) }
+
+func (b *builder) exitRegion() {
+	n := len(b.regions)
+	log := b.regions[n-1]
+	b.regions = b.regions[:n-1]
+	for v, before := range log {
+		b.vars[v] = mergeVals(before, b.vars[v])
+		if n > 1 { // the enclosing region must restore what it saw first
+			if b.regions[n-2] == nil {
+				b.regions[n-2] = map[*js.Var]val{}
+			}
+			if _, logged := b.regions[n-2][v]; !logged {
+				b.regions[n-2][v] = before
+			}
+		}
 	}
-	b.vars[v] = merged
+}
+
+// mergeVals is a value that may be a or b.
+func mergeVals(a, b val) val {
+	switch {
+	case a.empty():
+		return b
+	case b.empty():
+		return a
+	}
+	out := val{taint: a.taint.union(b.taint), fn: b.fn}
+	if a.ref == b.ref {
+		out.ref = a.ref
+	}
+	if out.fn == nil {
+		out.fn = a.fn
+	}
+	if a.mcp == b.mcp && a.ns == b.ns && a.action == b.action {
+		out.mcp, out.ns, out.action = a.mcp, a.ns, a.action
+	}
+	if a.args && b.args && slices.Equal(a.path, b.path) {
+		out.args, out.path = true, a.path
+	}
+	return out
 }
 
 func (v val) empty() bool {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"sort"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -61,6 +62,13 @@ func (x lineIndex) line(n int) string {
 		}
 	}
 	return s
+}
+
+// position returns the 1-based line and 0-based UTF-16 column of a byte
+// offset.
+func (x lineIndex) position(off int) (line, col int) {
+	line = sort.Search(len(x.starts), func(i int) bool { return x.starts[i] > off })
+	return line, utf16Len(x.line(line), off-x.starts[line-1])
 }
 
 // utf16Len counts the UTF-16 code units of the first byteCol bytes of s.

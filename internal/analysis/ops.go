@@ -21,7 +21,7 @@ func (b *builder) binary(e *js.BinaryExpr) val {
 		case js.OrEqToken:
 			kind = "or"
 		}
-		d := b.open(NodeDecision, kind, exprText(e.X), x.taint)
+		d := b.open(NodeDecision, kind, x.taint, "", e.X)
 		var y val
 		b.within(d, branchLabel(kind), x.taint, func() { y = b.eval(e.Y) })
 		b.assign(e.X, val{taint: y.taint})
@@ -91,7 +91,7 @@ func (b *builder) logical(e *js.BinaryExpr) val {
 		}
 	}
 	b.escape(x)
-	d := b.open(NodeDecision, kind, exprText(e.X), x.taint)
+	d := b.open(NodeDecision, kind, x.taint, "", e.X)
 	var y val
 	b.within(d, branchLabel(kind), x.taint, func() { y = b.evalExpr(e.Y) })
 	b.escape(y)

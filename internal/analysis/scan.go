@@ -69,13 +69,53 @@ func regexMayStart(prev js.TokenType) bool {
 	return !js.IsIdentifier(prev) && !js.IsNumeric(prev)
 }
 
-// isBlank reports whether code holds nothing but whitespace and comments. A
-// tokenizer error (an unterminated comment...) is not blank: the real
-// parser reports it.
-func isBlank(code string) bool {
+// maxNesting bounds how deeply code nests brackets and expression-bodied
+// arrows. Real snippets stay far below it; esbuild's renamer is quadratic in
+// scope depth, so a 100 KiB tower of arrows would cost seconds.
+const maxNesting = 200
+
+// surveyCode reads the user's code once, before esbuild: blank tells that it
+// holds nothing but whitespace and comments (a tokenizer error is not blank:
+// esbuild reports it), tooDeep is the byte offset where nesting first
+// exceeds maxNesting, or -1.
+func surveyCode(code string) (blank bool, tooDeep int) {
 	s := newScanner(code)
-	_, ok := s.next()
-	return !ok && !s.err
+	arrows := []int{0} // expression-bodied arrows open at each bracket level
+	depth, open := 0, 0
+	pendingArrow := false
+	first := true
+	for {
+		t, ok := s.next()
+		if !ok {
+			return first && !s.err, -1
+		}
+		first = false
+		top := len(arrows) - 1
+		if pendingArrow && t.tt != js.OpenBraceToken {
+			arrows[top]++
+			open++
+		}
+		pendingArrow = false
+		switch t.tt {
+		case js.OpenParenToken, js.OpenBracketToken, js.OpenBraceToken, js.TemplateStartToken:
+			depth++
+			arrows = append(arrows, 0)
+		case js.CloseParenToken, js.CloseBracketToken, js.CloseBraceToken, js.TemplateEndToken:
+			if top > 0 {
+				depth--
+				open -= arrows[top]
+				arrows = arrows[:top]
+			}
+		case js.SemicolonToken, js.CommaToken:
+			open -= arrows[top]
+			arrows[top] = 0
+		case js.ArrowToken:
+			pendingArrow = true
+		}
+		if depth+open > maxNesting {
+			return false, t.start
+		}
+	}
 }
 
 // closingBrace returns the byte offset of the '}' that matches the first '{'

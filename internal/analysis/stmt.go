@@ -36,14 +36,14 @@ func (b *builder) stmt(s js.IStmt) {
 	case *js.ForOfStmt:
 		b.forInOf("for_of", s.Init, s.Value, s.Body, true)
 	case *js.WhileStmt:
-		l := b.open(NodeLoop, "while", exprText(s.Cond), nil)
+		l := b.open(NodeLoop, "while", nil, "", s.Cond)
 		b.within(l, "", nil, func() {
 			c := b.evalCond(s.Cond)
 			b.within(l, "", c.taint, func() { b.stmt(s.Body) })
 			l.deps = c.taint
 		})
 	case *js.DoWhileStmt:
-		l := b.open(NodeLoop, "do_while", exprText(s.Cond), nil)
+		l := b.open(NodeLoop, "do_while", nil, "", s.Cond)
 		b.within(l, "", nil, func() {
 			b.stmt(s.Body)
 			l.deps = b.evalCond(s.Cond).taint
@@ -81,7 +81,7 @@ func (b *builder) varDecl(d *js.VarDecl) {
 
 func (b *builder) ifStmt(s *js.IfStmt) {
 	c := b.evalCond(s.Cond)
-	d := b.open(NodeDecision, "if", exprText(s.Cond), c.taint)
+	d := b.open(NodeDecision, "if", c.taint, "", s.Cond)
 	b.within(d, "true", c.taint, func() { b.stmt(s.Body) })
 	if s.Else != nil {
 		b.within(d, "false", c.taint, func() { b.stmt(s.Else) })
@@ -90,7 +90,7 @@ func (b *builder) ifStmt(s *js.IfStmt) {
 
 func (b *builder) switchStmt(s *js.SwitchStmt) {
 	disc := b.eval(s.Init)
-	d := b.open(NodeDecision, "switch", exprText(s.Init), disc.taint)
+	d := b.open(NodeDecision, "switch", disc.taint, "", s.Init)
 	for _, clause := range s.List {
 		label := "default"
 		ctrl := disc.taint
@@ -110,8 +110,7 @@ func (b *builder) forStmt(s *js.ForStmt) {
 	default:
 		b.eval(init)
 	}
-	header := exprText(s.Init) + "; " + exprText(s.Cond) + "; " + exprText(s.Post)
-	l := b.open(NodeLoop, "for", header, nil)
+	l := b.open(NodeLoop, "for", nil, "; ", s.Init, s.Cond, s.Post)
 	b.within(l, "", nil, func() {
 		var c val
 		if s.Cond != nil {
@@ -135,7 +134,7 @@ func (b *builder) forInOf(kind string, init, value js.IExpr, body *js.BlockStmt,
 	if of {
 		word = " of "
 	}
-	l := b.open(NodeLoop, kind, exprText(init)+word+exprText(value), it.taint)
+	l := b.open(NodeLoop, kind, it.taint, word, init, value)
 	elem := val{taint: it.taint}
 	if of {
 		if it.ref != "" {
@@ -189,6 +188,7 @@ func (b *builder) declaredFunc(n js.INode, params js.Params, body *js.BlockStmt)
 	f.walked = true
 	prevFn, prevCtrl := b.fn, b.ctrl
 	b.fn, b.ctrl = f, []symset{{f.ctrl}}
+	b.enterRegion()
 	for i, p := range params.List {
 		v := val{taint: symset{f.params[i]}}
 		if p.Default != nil {
@@ -200,6 +200,7 @@ func (b *builder) declaredFunc(n js.INode, params js.Params, body *js.BlockStmt)
 		b.bind(params.Rest, val{taint: symset{f.params[len(f.params)-1]}})
 	}
 	b.stmts(body.List)
+	b.exitRegion()
 	b.fn, b.ctrl = prevFn, prevCtrl
 	return f
 }
@@ -212,6 +213,7 @@ func (b *builder) callback(n js.INode, params js.Params, body *js.BlockStmt, par
 	f.walked = true
 	prevFn := b.fn
 	b.fn = f
+	b.enterRegion()
 	for i, p := range params.List {
 		var v val
 		if i < len(paramVals) {
@@ -230,6 +232,7 @@ func (b *builder) callback(n js.INode, params js.Params, body *js.BlockStmt, par
 		b.bind(params.Rest, rest)
 	}
 	b.stmts(body.List)
+	b.exitRegion()
 	b.fn = prevFn
 	return f.returns
 }

@@ -45,8 +45,21 @@ func checkSize(code string) error {
 		return pmlerr.New(pmlerr.CodeTooLarge, "code is %d bytes; the limit is %d", len(code), MaxCodeBytes).
 			With("size", len(code)).With("max_bytes", MaxCodeBytes)
 	}
-	if isBlank(code) {
+	return nil
+}
+
+// checkCode refuses what is not worth handing to esbuild.
+func checkCode(code string, origin lineIndex) error {
+	if err := checkSize(code); err != nil {
+		return err
+	}
+	blank, tooDeep := surveyCode(code)
+	if blank {
 		return pmlerr.New(pmlerr.EmptyCode, "code is empty: it has no statement, only blanks or comments")
+	}
+	if tooDeep >= 0 {
+		line, col := origin.position(tooDeep)
+		return syntaxError(line, col+1, fmt.Sprintf("code is nested too deeply (more than %d levels of brackets and arrow functions)", maxNesting))
 	}
 	return nil
 }
@@ -54,6 +67,9 @@ func checkSize(code string) error {
 // strip turns the user's TypeScript into the JavaScript the sandbox runs.
 func strip(code string) (stripped, error) {
 	origin := newLineIndex(code)
+	if err := checkCode(code, origin); err != nil {
+		return stripped{}, err
+	}
 	r := api.Transform(wrapPrefix+code+wrapSuffix, transformOptions())
 	if len(r.Errors) > 0 {
 		return stripped{}, esbuildError(origin, r.Errors[0])

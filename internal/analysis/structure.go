@@ -1,17 +1,25 @@
 package analysis
 
 import (
+	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/tdewolff/parse/v2/js"
 )
 
 // container is a control node (decision, loop, fork) and what runs inside it,
 // in creation order. The root container is the snippet itself.
 type container struct {
-	typ, kind, cond string
-	deps            symset // what the condition or header reads
-	children        []child
-	id              string
-	hasTask         bool
+	typ, kind string
+	// cond renders the condition or loop header: its parts joined by sep.
+	// It is printed only for containers that are emitted.
+	cond     []js.IExpr
+	sep      string
+	deps     symset // what the condition or header reads
+	children []child
+	id       string
+	hasTask  bool
 }
 
 // child is a task (c == nil) or a nested container, under a branch label.
@@ -22,8 +30,8 @@ type child struct {
 }
 
 // open creates a control node under the current one.
-func (b *builder) open(typ, kind, cond string, deps symset) *container {
-	c := &container{typ: typ, kind: kind, cond: cond, deps: deps}
+func (b *builder) open(typ, kind string, deps symset, sep string, cond ...js.IExpr) *container {
+	c := &container{typ: typ, kind: kind, cond: cond, sep: sep, deps: deps}
 	b.cur.children = append(b.cur.children, child{label: b.label, c: c})
 	return c
 }
@@ -34,7 +42,9 @@ func (b *builder) within(c *container, label string, ctrl symset, fn func()) {
 	prevCur, prevLabel := b.cur, b.label
 	b.cur, b.label = c, label
 	b.ctrl = append(b.ctrl, ctrl)
+	b.enterRegion()
 	fn()
+	b.exitRegion()
 	b.ctrl = b.ctrl[:len(b.ctrl)-1]
 	b.cur, b.label = prevCur, prevLabel
 }
@@ -53,7 +63,8 @@ func markTasks(c *container) bool {
 type emitter struct {
 	b       *builder
 	res     *resolver
-	deps    [][]int // final task dependencies
+	deps    [][]int // final task dependencies, sorted
+	layers  []int
 	nodes   []Node
 	edges   []Edge
 	counter map[string]int
@@ -99,8 +110,12 @@ func (e *emitter) task(i int) {
 func (e *emitter) container(c *container) string {
 	e.counter[c.typ]++
 	c.id = idPrefix[c.typ] + strconv.Itoa(e.counter[c.typ])
-	e.nodes = append(e.nodes, Node{ID: c.id, Type: c.typ, Kind: c.kind, Condition: c.cond})
-	for _, d := range e.res.set(c.deps) {
+	parts := make([]string, len(c.cond))
+	for i, x := range c.cond {
+		parts[i] = exprText(x)
+	}
+	e.nodes = append(e.nodes, Node{ID: c.id, Type: c.typ, Kind: c.kind, Condition: strings.Join(parts, c.sep)})
+	for _, d := range reduceDeps(e.res.set(c.deps), e.deps, e.layers) {
 		e.edges = append(e.edges, Edge{From: e.b.tasks[d].id, To: c.id, Type: EdgeSequence})
 	}
 	e.emit(c)
@@ -119,6 +134,48 @@ func (e *emitter) link(parent *container, id, label string) {
 	}
 }
 
+// maxDeps bounds the dependencies reported for one node, so that code
+// built to make every call depend on every earlier one cannot produce a
+// quadratic DAG.
+const maxDeps = 32
+
+// reduceDeps drops the dependencies implied by another one (those the
+// highest-layer dependency also depends on) and keeps at most maxDeps, the
+// highest layers first. Layers are unchanged: the highest one stays.
+func reduceDeps(ds []int, deps [][]int, layers []int) []int {
+	if len(ds) < 2 {
+		return ds
+	}
+	pivot := ds[0]
+	for _, d := range ds {
+		if layers[d] > layers[pivot] || (layers[d] == layers[pivot] && d > pivot) {
+			pivot = d
+		}
+	}
+	implied := deps[pivot] // sorted, like ds: walk both at once
+	kept := make([]int, 0, len(ds))
+	j := 0
+	for _, d := range ds {
+		for j < len(implied) && implied[j] < d {
+			j++
+		}
+		if d == pivot || j == len(implied) || implied[j] != d {
+			kept = append(kept, d)
+		}
+	}
+	if len(kept) > maxDeps {
+		slices.SortFunc(kept, func(a, b int) int {
+			if layers[a] != layers[b] {
+				return layers[b] - layers[a]
+			}
+			return b - a
+		})
+		kept = kept[:maxDeps]
+		slices.Sort(kept)
+	}
+	return kept
+}
+
 // layer resolves each task's dependencies, drops the edges that would close
 // a cycle and computes longest-path layers.
 func layer(raw [][]int) (deps [][]int, layers []int) {
@@ -134,6 +191,7 @@ func layer(raw [][]int) (deps [][]int, layers []int) {
 	var visit func(i int)
 	visit = func(i int) {
 		state[i] = active
+		deps[i] = make([]int, 0, len(raw[i]))
 		for _, d := range raw[i] {
 			if d == i || state[d] == active {
 				continue // a cycle: keep the DAG acyclic

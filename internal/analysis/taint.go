@@ -1,6 +1,6 @@
 package analysis
 
-import "sort"
+import "slices"
 
 // sym is something a value can derive from: a task's result, or a
 // placeholder resolved once the whole snippet is walked (a local function's
@@ -84,11 +84,18 @@ func newResolver(defs []symDef) *resolver {
 }
 
 func (r *resolver) set(s symset) []int {
-	var out []int
-	for _, x := range s {
-		out = mergeInts(out, r.sym(x))
+	if len(s) == 1 {
+		return r.sym(s[0])
 	}
-	return out
+	out := make([]int, 0, len(s))
+	for _, x := range s {
+		if d := r.defs[x]; d.kind == symTask {
+			out = append(out, d.task)
+		} else {
+			out = append(out, r.sym(x)...)
+		}
+	}
+	return sortedUnique(out)
 }
 
 func (r *resolver) sym(x sym) []int {
@@ -108,10 +115,10 @@ func (r *resolver) sym(x sym) []int {
 	case symParam:
 		last := d.fn.rest && d.param == len(d.fn.params)-1
 		for _, c := range d.fn.calls {
-			out = mergeInts(out, r.set(c.spread))
+			out = append(out, r.set(c.spread)...)
 			for i, a := range c.args {
 				if i == d.param || (last && i > d.param) {
-					out = mergeInts(out, r.set(a))
+					out = append(out, r.set(a)...)
 				}
 			}
 		}
@@ -119,29 +126,17 @@ func (r *resolver) sym(x sym) []int {
 		out = r.set(d.fn.returns)
 	case symCtrl:
 		for _, c := range d.fn.calls {
-			out = mergeInts(out, r.set(c.ctrl))
+			out = append(out, r.set(c.ctrl)...)
 		}
 	}
+	out = sortedUnique(out)
 	delete(r.busy, x)
 	r.memo[x] = out
 	return out
 }
 
-func mergeInts(a, b []int) []int {
-	if len(b) == 0 {
-		return a
-	}
-	if len(a) == 0 {
-		return b
-	}
-	out := append(append(make([]int, 0, len(a)+len(b)), a...), b...)
-	sort.Ints(out)
-	w := 0
-	for i, v := range out {
-		if i == 0 || v != out[w-1] {
-			out[w] = v
-			w++
-		}
-	}
-	return out[:w]
+// sortedUnique sorts s in place and drops duplicates.
+func sortedUnique(s []int) []int {
+	slices.Sort(s)
+	return slices.Compact(s)
 }
