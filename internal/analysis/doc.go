@@ -18,7 +18,17 @@
 // Code cannot import: static import/export is a SYNTAX_ERROR (esbuild rejects
 // it inside a function body), and so are dynamic import() and import.meta.
 // A snippet that closes the wrapper early (`}); other(); (function () {`) is a
-// SYNTAX_ERROR at the brace that closes the code body.
+// SYNTAX_ERROR at the brace that closes the code body. So is code nested more
+// than 200 levels deep (brackets and expression-bodied arrows), checked with a
+// tokenizer before esbuild, whose renamer is quadratic in scope depth.
+//
+// esbuild may put runtime helpers before the function (decorators, `using`):
+// JS is then `(() => { helpers; return (async function (args) {...}); })()`,
+// still an expression whose value is the function, on the same lines.
+//
+// If the JavaScript parser rejects esbuild's output (expressions nested more
+// than 1000 deep), the analysis falls back to a token scan: the tools and call
+// sites it can see, no dependencies, and Dynamic set.
 //
 // # Positions
 //
@@ -40,11 +50,17 @@
 // callback parameters, Promise.all elements, local function parameters and
 // return values). Tasks inside a branch also depend on the tasks whose results
 // the branch condition uses, and tasks in a loop body on the tasks the loop
-// header uses. The tracking is flow-sensitive in source order and never
-// forgets a dependency (a reassigned variable keeps the old ones); a value that
-// only flows backwards through a loop iteration is not tracked. Layers are the
-// longest-path layering from 0; a dependency cycle (possible through recursive
-// local functions) is broken by dropping the edge that closes it.
+// header uses. Variables are tracked in source order: an assignment replaces
+// what a variable held, and after a branch, a loop body or a function body
+// (code that may run or not) a variable may hold its old or its new value. A
+// value that only flows backwards through a loop iteration is not tracked.
+//
+// DependsOn lists direct dependencies: one that another dependency already
+// implies (the dependency with the highest layer depends on it too) is left
+// out, and at most 32 are kept, the highest layers first, so that hostile code
+// cannot make the DAG quadratic. Layers are the longest-path layering from 0
+// and are not changed by either rule; a dependency cycle (possible through
+// recursive local functions) is broken by dropping the edge that closes it.
 //
 // # Task arguments
 //
@@ -62,7 +78,9 @@
 // ternary, and, or, nullish; Condition the tested expression), "loop" (Kind
 // for, for_in, for_of, while, do_while, or an iteration method such as map,
 // forEach, reduce; Condition the loop header), "fork"/"join" (Kind all,
-// allSettled, race, any). Control nodes that contain no task are omitted.
+// allSettled, race, any). Conditions are JavaScript printed from esbuild's
+// output (no types, normalized quotes and spacing), at most 256 bytes. Control
+// nodes that contain no task are omitted.
 // "capability" is reserved for the gateway, which may relabel a task.
 //
 // Edges: "sequence" from a task to a task or control node that uses its

@@ -69,3 +69,17 @@ func TestDependenciesStayBounded(t *testing.T) {
 	}
 }
 
+
+// Expressions nested beyond what the JavaScript parser takes fall back to a
+// token scan: tools still found, Dynamic set.
+func TestParserLimitFallsBackToTokens(t *testing.T) {
+	code := "const r = args.a" + strings.Repeat(" ?? await mcp.a.b()", 1100) + ` ?? await mcp["c"]["d"]();`
+	a, err := Analyze(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Dynamic || len(a.Tools) != 2 || a.Tools[0] != "a:b" || a.Tools[1] != "c:d" || len(a.DAG.Tasks) != 1101 {
+		t.Fatalf("dynamic %v, tools %v, %d tasks; want true, [a:b c:d], 1101", a.Dynamic, a.Tools, len(a.DAG.Tasks))
+	}
+	checkDAG(t, a.DAG)
+}
