@@ -69,7 +69,6 @@ func TestDependenciesStayBounded(t *testing.T) {
 	}
 }
 
-
 // Expressions nested beyond what the JavaScript parser takes fall back to a
 // token scan: tools still found, Dynamic set.
 func TestParserLimitFallsBackToTokens(t *testing.T) {
