@@ -9,26 +9,34 @@ import (
 	"github.com/pml-go/pml/internal/pmlerr"
 )
 
+// maxCacheBytes bounds the memory an Analyzer's cache holds, whatever its
+// entry count: 4096 entries of hostile 100 KiB snippets would otherwise hold
+// more than a gigabyte.
+const maxCacheBytes = 64 << 20
+
 // Analyzer analyses code through a bounded LRU cache keyed by the SHA-256 of
 // the code. It is safe for concurrent use.
 type Analyzer struct {
-	max     int
-	mu      sync.Mutex
-	order   *list.List // of *entry, most recently used first
-	entries map[[32]byte]*list.Element
+	max      int
+	maxBytes int
+	mu       sync.Mutex
+	order    *list.List // of *entry, most recently used first
+	entries  map[[32]byte]*list.Element
+	bytes    int
 }
 
 // entry is one cached outcome: an analysis or the error code got.
 type entry struct {
-	key [32]byte
-	a   *Analysis
-	err *pmlerr.Error
+	key  [32]byte
+	a    *Analysis
+	err  *pmlerr.Error
+	size int
 }
 
-// New returns an Analyzer that keeps up to cacheEntries results; zero or
-// less disables the cache.
+// New returns an Analyzer that keeps up to cacheEntries results (and at
+// most 64 MiB of them); zero or less disables the cache.
 func New(cacheEntries int) *Analyzer {
-	return &Analyzer{max: cacheEntries, order: list.New(), entries: map[[32]byte]*list.Element{}}
+	return &Analyzer{max: cacheEntries, maxBytes: maxCacheBytes, order: list.New(), entries: map[[32]byte]*list.Element{}}
 }
 
 // Analyze is the package Analyze, cached: the same code yields the same
@@ -43,13 +51,15 @@ func (z *Analyzer) Analyze(code string) (*Analysis, error) {
 		return e.result()
 	}
 	a, err := analyze(code, key)
-	e := &entry{key: key, a: a}
+	e := &entry{key: key, a: a, size: 256}
 	if err != nil {
 		pe, ok := pmlerr.As(err)
 		if !ok || pe.Code == pmlerr.Internal {
 			return nil, err // not a property of the code: do not remember it
 		}
 		e.err = pe
+	} else {
+		e.size += a.size()
 	}
 	return z.put(e).result()
 }
@@ -87,10 +97,11 @@ func (z *Analyzer) put(e *entry) *entry {
 		return el.Value.(*entry)
 	}
 	z.entries[e.key] = z.order.PushFront(e)
-	for z.order.Len() > z.max {
-		oldest := z.order.Back()
-		z.order.Remove(oldest)
-		delete(z.entries, oldest.Value.(*entry).key)
+	z.bytes += e.size
+	for z.order.Len() > z.max || (z.bytes > z.maxBytes && z.order.Len() > 1) {
+		oldest := z.order.Remove(z.order.Back()).(*entry)
+		delete(z.entries, oldest.key)
+		z.bytes -= oldest.size
 	}
 	return e
 }
@@ -100,4 +111,17 @@ func (z *Analyzer) Len() int {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	return z.order.Len()
+}
+
+// size estimates the memory an analysis holds.
+func (a *Analysis) size() int {
+	n := len(a.JS) + len(a.mappings) + len(a.origin.text) + 8*len(a.origin.starts) + len(a.ArgsSchema)
+	for _, node := range a.Structure.Nodes {
+		n += 128 + len(node.Args) + len(node.Condition)
+	}
+	n += 64 * len(a.Structure.Edges)
+	for _, t := range a.DAG.Tasks {
+		n += 96 + 16*len(t.DependsOn)
+	}
+	return n
 }

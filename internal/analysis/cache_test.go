@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -112,5 +113,19 @@ func TestAnalyzerConcurrentCallersShareOneResult(t *testing.T) {
 		if a != results[0] {
 			t.Fatal("concurrent callers got different analyses of the same code")
 		}
+	}
+}
+
+func TestAnalyzerBoundsMemory(t *testing.T) {
+	z := New(1 << 20)
+	z.maxBytes = 256 << 10 // the entry count would let everything in
+	body := strings.Repeat("await mcp.a.b({ x: 1 });\n", 100)
+	for i := range 40 {
+		if _, err := z.Analyze(fmt.Sprintf("// %d\n%s", i, body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if z.bytes > z.maxBytes || z.Len() < 2 || z.Len() == 40 {
+		t.Errorf("cache holds %d bytes in %d entries; want at most %d bytes", z.bytes, z.Len(), z.maxBytes)
 	}
 }
