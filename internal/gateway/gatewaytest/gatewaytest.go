@@ -1,0 +1,134 @@
+// Package gatewaytest starts a real gateway on a loopback port for tests in
+// any package, with a key, and connects Go SDK MCP clients to it.
+package gatewaytest
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// Gateway is a running gateway.
+type Gateway struct {
+	URL     string // base URL, without /mcp
+	Key     string
+	Service *gateway.Service
+	server  *http.Server
+}
+
+// Start runs a gateway on SQLite in a temp dir with opts (DB is filled in
+// when empty) and creates a key for org "acme", project "web".
+func Start(t testing.TB, opts gateway.Options) *Gateway {
+	t.Helper()
+	ctx := context.Background()
+	if opts.DB == "" {
+		opts.DB = filepath.Join(t.TempDir(), "gateway.db")
+	}
+	svc, closer, err := gateway.Open(ctx, opts)
+	if err != nil {
+		t.Fatalf("gateway.Open: %v", err)
+	}
+	key, err := gateway.CreateKey(ctx, svc.Store(), store.Scope{Org: "acme", Project: "web"})
+	if err != nil {
+		t.Fatalf("CreateKey: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Gateway{URL: "http://" + ln.Addr().String(), Key: key, Service: svc,
+		server: &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second}}
+	go func() { _ = g.server.Serve(ln) }()
+	t.Cleanup(func() {
+		_ = g.server.Close()
+		_ = closer.Close()
+	})
+	return g
+}
+
+// Stop closes the listener (to simulate a dead gateway).
+func (g *Gateway) Stop() { _ = g.server.Close() }
+
+// NewKey creates another key, for another tenant.
+func (g *Gateway) NewKey(t testing.TB, scope store.Scope) string {
+	t.Helper()
+	k, err := gateway.CreateKey(context.Background(), g.Service.Store(), scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+type headerTransport struct {
+	headers http.Header
+	next    http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header[k] = v
+	}
+	return h.next.RoundTrip(r)
+}
+
+// Connect opens an MCP client session with the key; asPackage adds
+// X-PML-Client: package.
+func (g *Gateway) Connect(t testing.TB, key string, asPackage bool) *mcp.ClientSession {
+	t.Helper()
+	h := http.Header{}
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+	if asPackage {
+		h.Set(gateway.ClientHeader, "package")
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
+	s, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint:   g.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: headerTransport{headers: h, next: http.DefaultTransport}},
+	}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// Execute calls the execute tool and decodes the answer.
+func Execute(t testing.TB, s *mcp.ClientSession, req wire.ExecuteRequest) wire.Answer {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute", Arguments: req})
+	if err != nil {
+		t.Fatalf("execute: %v", err)
+	}
+	return DecodeAnswer(t, res)
+}
+
+// DecodeAnswer reads the one JSON object of a tool result and checks isError
+// agrees with its status.
+func DecodeAnswer(t testing.TB, res *mcp.CallToolResult) wire.Answer {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("want one content item, got %d", len(res.Content))
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	var a wire.Answer
+	if err := json.Unmarshal([]byte(text), &a); err != nil {
+		t.Fatalf("answer is not JSON: %v: %s", err, text)
+	}
+	if res.IsError != (a.Status == wire.StatusError) {
+		t.Fatalf("isError=%v but status=%s: %s", res.IsError, a.Status, text)
+	}
+	return a
+}
