@@ -110,7 +110,11 @@
     try {
       if (a === undefined || a === null) text = "{}";
       else if (typeof a !== "object" || isArray(a)) throw new TypeErrorCtor(label + ": arguments must be an object");
-      else text = pml$serialize(a, label + ": arguments are not JSON-serializable: ");
+      else {
+        text = pml$serialize(a, label + ": arguments are not JSON-serializable: ");
+        // A toJSON can turn the object into something else.
+        if (charCodeAt(text, 0) !== 123) throw new TypeErrorCtor(label + ": arguments must serialize to a JSON object");
+      }
     } catch (e) {
       return new PromiseCtor(function (resolve, reject) { reject(e); });
     }
@@ -170,7 +174,7 @@
   }
 
   const namespaces = create(null);
-  const mcp = new ProxyCtor(sealedTarget(), freeze({
+  const mcpProxy = new ProxyCtor(sealedTarget(), freeze({
     __proto__: null,
     get(t, ns) {
       if (typeof ns !== "string" || reserved[ns] === true) return undefined;
@@ -180,7 +184,10 @@
     },
     set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,
   }));
-  defineProperty(G, "mcp", { __proto__: null, value: mcp, writable: false, enumerable: false, configurable: false });
+  // An accessor, not a data property: the engine lets defineProperty
+  // replace the value of any non-configurable data property of the global
+  // object (even undefined), but checks accessors.
+  defineProperty(G, "mcp", { __proto__: null, get: freeze(function mcp() { return mcpProxy; }), enumerable: false, configurable: false });
 
   // ---- console --------------------------------------------------------------
 

@@ -101,7 +101,7 @@ func fn(body string) string {
 
 // testLimits are small, so hostile code fails fast.
 func testLimits() Limits {
-	return Limits{MemoryBytes: 16 << 20, Timeout: 2 * time.Second, RPCTimeout: time.Second}
+	return Limits{MemoryBytes: 4 << 20, Timeout: 5 * time.Second, RPCTimeout: time.Second}
 }
 
 func runBody(t *testing.T, body string) (Result, error) {
@@ -146,4 +146,24 @@ func rssBytes(t *testing.T) int64 {
 		t.Fatal(err)
 	}
 	return pages * int64(os.Getpagesize())
+}
+
+// peakRSSBytes reads the peak resident set size (VmHWM) of this process.
+func peakRSSBytes(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status: %v", err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Skip("no VmHWM")
+	return 0
 }

@@ -60,21 +60,59 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 	var cancel context.CancelFunc
 	r.ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
 	r.m, m.run = m, r
-	stopWatch := r.watch()
-	defer func() {
+
+	// The VM runs on its own goroutine so that Run can answer at the
+	// deadline even when the engine is inside one long built-in call, which
+	// it cannot interrupt (see timeoutGrace). The goroutine also takes the
+	// engine's deep recursion off the caller's stack.
+	done := make(chan runOutput, 1)
+	go func() {
+		stopWatch := r.watch()
+		value, err := r.execute(js, argsText)
+		res := Result{Logs: r.logs, LogsTruncated: r.logsTruncated, MemoryBytes: m.engine.memoryBytes()}
+		// Answer first: the cleanup below ends r.ctx, which Run would
+		// otherwise take for the deadline.
+		done <- runOutput{res: res, value: value, err: err}
 		stopWatch()
 		close(r.finished) // call goroutines stop delivering
 		cancel()          // and their contexts end
 		machines.put(m)
 	}()
-
-	value, err := r.execute(js, argsText)
-	res := Result{Logs: r.logs, LogsTruncated: r.logsTruncated, MemoryBytes: m.engine.memoryBytes()}
-	if err != nil {
-		return res, err
+	select {
+	case out := <-done:
+		return out.result()
+	case <-r.ctx.Done():
 	}
-	res.Value = value
-	return res, nil
+	grace := time.NewTimer(timeoutGrace)
+	defer grace.Stop()
+	select {
+	case out := <-done:
+		return out.result()
+	case <-grace.C:
+		slog.Warn("sandbox: code did not stop at its deadline; its VM ends when the built-in it runs returns", "grace", timeoutGrace)
+		return Result{}, r.timeout()
+	}
+}
+
+// timeoutGrace is how long after the deadline Run waits for the VM to stop.
+// The engine checks for interrupts between bytecodes, not inside a built-in:
+// one call like replaceAll or sort over a heap of tens of MiB can take most
+// of a second. Past the grace, Run returns EXECUTION_TIMEOUT and leaves the
+// VM to stop and close itself when that call returns.
+const timeoutGrace = 100 * time.Millisecond
+
+type runOutput struct {
+	res   Result
+	value json.RawMessage
+	err   error
+}
+
+func (o runOutput) result() (Result, error) {
+	if o.err != nil {
+		return o.res, o.err
+	}
+	o.res.Value = o.value
+	return o.res, nil
 }
 
 // maxConcurrentCalls bounds the mcp.* calls of one run in flight at once;
@@ -285,4 +323,3 @@ func unknownTool(ctx context.Context, tool string, args json.RawMessage) (json.R
 func errResultTooLarge(n, limit int) error {
 	return pmlerr.New(pmlerr.CodeError, "return value too large (%d bytes, limit %d)", n, limit)
 }
-

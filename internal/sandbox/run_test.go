@@ -121,8 +121,12 @@ func TestPromiseAllRunsConcurrently(t *testing.T) {
 	if got != "20" {
 		t.Fatalf("got %s", got)
 	}
-	if elapsed >= 100*time.Millisecond {
-		t.Errorf("20 concurrent 50 ms calls took %v, want well under 100 ms", elapsed)
+	limit := 100 * time.Millisecond
+	if raceEnabled {
+		limit = 500 * time.Millisecond // still half of 20 calls in a row
+	}
+	if elapsed >= limit {
+		t.Errorf("20 concurrent 50 ms calls took %v, want under %v", elapsed, limit)
 	}
 }
 
@@ -296,7 +300,7 @@ func TestConsoleIsBounded(t *testing.T) {
 	tt := &testTools{}
 	lim := testLimits()
 	lim.MaxLogBytes = 100
-	res, err := Run(context.Background(), fn("for (let i = 0; i < 1e5; i++) console.log('é'.repeat(7)); return 1"), nil, tt.call, lim)
+	res, err := Run(context.Background(), fn("for (let i = 0; i < 300; i++) console.log('é'.repeat(7)); return 1"), nil, tt.call, lim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +315,7 @@ func TestConsoleIsBounded(t *testing.T) {
 		t.Errorf("got %d lines, %d bytes, truncated %v", len(res.Logs), total, res.LogsTruncated)
 	}
 	// Empty lines count too.
-	res, err = Run(context.Background(), fn("for (let i = 0; i < 1e5; i++) console.log(); return 1"), nil, tt.call, lim)
+	res, err = Run(context.Background(), fn("for (let i = 0; i < 300; i++) console.log(); return 1"), nil, tt.call, lim)
 	if err != nil || len(res.Logs) != 100 || !res.LogsTruncated {
 		t.Errorf("got %d empty lines, truncated %v, %v", len(res.Logs), res.LogsTruncated, err)
 	}
@@ -474,7 +478,7 @@ func TestMemoryLimit(t *testing.T) {
 	} {
 		res, err := runBody(t, body)
 		wantCode(t, err, pmlerr.MemoryLimit)
-		if res.MemoryBytes <= 0 || res.MemoryBytes > 16<<20 {
+		if res.MemoryBytes <= 0 || res.MemoryBytes > 4<<20 {
 			t.Errorf("MemoryBytes %d", res.MemoryBytes)
 		}
 	}
@@ -493,11 +497,11 @@ func TestMemoryBytesReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	big, err := runBody(t, "globalThis.keep = 'z'.repeat(4 << 20); return 1")
+	big, err := runBody(t, "globalThis.keep = 'z'.repeat(1 << 20); return 1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if small.MemoryBytes <= 0 || big.MemoryBytes < small.MemoryBytes+4<<20 {
+	if small.MemoryBytes <= 0 || big.MemoryBytes < small.MemoryBytes+1<<20 {
 		t.Errorf("small %d, big %d", small.MemoryBytes, big.MemoryBytes)
 	}
 }
@@ -510,5 +514,44 @@ func TestDeepRecursion(t *testing.T) {
 	// Legitimate recursion a thousand deep works.
 	if got := mustRun(t, "function f(n) { return n === 0 ? 0 : 1 + f(n - 1) } return f(1000)"); got != "1000" {
 		t.Errorf("got %s", got)
+	}
+}
+
+func TestMCPCannotBeReplaced(t *testing.T) {
+	got := mustRun(t, `
+		'use strict';
+		const before = mcp, ns = mcp.math, out = [];
+		const attempt = (f) => { try { f(); out.push('allowed') } catch (e) { out.push(e.constructor.name) } };
+		attempt(() => { globalThis.mcp = 1 });
+		attempt(() => { delete globalThis.mcp });
+		attempt(() => Object.defineProperty(globalThis, 'mcp', {value: {}}));
+		attempt(() => { mcp.math = 1 });
+		attempt(() => { delete mcp.math });
+		attempt(() => { mcp.math.add = 1 });
+		attempt(() => Object.defineProperty(mcp.math, 'add', {value: 1}));
+		attempt(() => Object.setPrototypeOf(mcp, {}));
+		const d = Object.getOwnPropertyDescriptor(globalThis, 'mcp');
+		out.push(mcp === before, mcp.math === ns, d.configurable, d.set === undefined, Reflect.defineProperty(globalThis, 'mcp', {value: 1}));
+		out.push(typeof mcp.math.then, typeof mcp.toString, typeof mcp.math.constructor, typeof mcp[Symbol.iterator]);
+		return out;`)
+	want := `["TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError","TypeError",true,true,false,true,false,` +
+		`"undefined","undefined","undefined","undefined"]`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestTimeoutHoldsDuringLongBuiltIn(t *testing.T) {
+	tt := &testTools{}
+	lim := testLimits()
+	lim.MemoryBytes = 64 << 20
+	lim.Timeout = 100 * time.Millisecond
+	start := time.Now()
+	// One replaceAll over 16 MiB takes longer than the timeout and cannot
+	// be interrupted.
+	_, err := Run(context.Background(), fn("const s = 'ab'.repeat(1 << 23); return s.replaceAll('a', 'cc').length"), nil, tt.call, lim)
+	wantCode(t, err, pmlerr.ExecutionTimeout)
+	if d := time.Since(start); d > lim.Timeout+timeoutGrace+100*time.Millisecond {
+		t.Errorf("Run answered after %v", d)
 	}
 }
