@@ -6,6 +6,7 @@ import (
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/wire"
@@ -28,7 +29,12 @@ func (s *Service) Call(ctx context.Context, c Caller, req wire.CallRequest) (jso
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.limitsFor(nil).Timeout)
+	// A direct call is one RPC: it gets the per-call bound.
+	rpc := s.limits.RPCTimeout
+	if rpc <= 0 {
+		rpc = sandbox.DefaultLimits().RPCTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, rpc)
 	defer cancel()
 	return s.tools.Call(ctx, req.Tool, args)
 }

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
@@ -55,7 +54,7 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 	}
 	res, err := sandbox.Run(ctx, an.JS, nil, s.serverCall, s.limitsFor(req.Options))
 	if err != nil {
-		return s.fail(start, "server", wire.ErrorAnswer(originalPosition(an, err), workflowID))
+		return s.fail(start, "server", wire.ErrorAnswer(an.MapError(err), workflowID))
 	}
 	s.metrics.observe("server", wire.StatusSuccess, "", time.Since(start), res.MemoryBytes)
 	return wire.Answer{
@@ -155,29 +154,10 @@ func (s *Service) serverCall(ctx context.Context, tool string, args json.RawMess
 }
 
 func (s *Service) limitsFor(o *wire.ExecuteOptions) sandbox.Limits {
-	lim := s.limits
-	if lim.Timeout == 0 {
-		lim.Timeout = sandbox.DefaultLimits().Timeout
+	if o == nil {
+		return s.limits
 	}
-	if o != nil && o.TimeoutMS > 0 {
-		lim.Timeout = min(lim.Timeout, time.Duration(o.TimeoutMS)*time.Millisecond, sandbox.MaxTimeout)
-	}
-	return lim
-}
-
-// originalPosition maps a CODE_ERROR position from the stripped JS back to
-// the user's TypeScript.
-func originalPosition(an *analysis.Analysis, err error) error {
-	var pe *pmlerr.Error
-	if !errors.As(err, &pe) || pe.Details == nil {
-		return err
-	}
-	line, ok1 := pe.Details["line"].(int)
-	col, ok2 := pe.Details["column"].(int)
-	if ok1 && ok2 {
-		pe.Details["line"], pe.Details["column"] = an.OriginalPosition(line, col)
-	}
-	return err
+	return s.limits.WithTimeoutMS(o.TimeoutMS)
 }
 
 func dagOf(an *analysis.Analysis) *wire.DAG {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
@@ -66,7 +65,7 @@ func (p *Package) runLocal(ctx context.Context, code, workflowID string, opts *w
 	call := p.router(p.routingRules(ctx), local)
 	res, err := sandbox.Run(ctx, an.JS, nil, call, p.limitsFor(opts))
 	if err != nil {
-		return wire.ErrorAnswer(originalPosition(an, err), workflowID)
+		return wire.ErrorAnswer(an.MapError(err), workflowID)
 	}
 	return wire.Answer{
 		Status:          wire.StatusSuccess,
@@ -92,25 +91,10 @@ func (p *Package) router(rules routing.Rules, local *tools.Mux) tools.CallFunc {
 }
 
 func (p *Package) limitsFor(o *wire.ExecuteOptions) sandbox.Limits {
-	lim := p.limits
-	if lim.Timeout == 0 {
-		lim.Timeout = sandbox.DefaultLimits().Timeout
+	if o == nil {
+		return p.limits
 	}
-	if o != nil && o.TimeoutMS > 0 {
-		lim.Timeout = min(lim.Timeout, time.Duration(o.TimeoutMS)*time.Millisecond, sandbox.MaxTimeout)
-	}
-	return lim
-}
-
-func originalPosition(an *analysis.Analysis, err error) error {
-	if pe, ok := pmlerr.As(err); ok && pe.Details != nil {
-		line, ok1 := pe.Details["line"].(int)
-		col, ok2 := pe.Details["column"].(int)
-		if ok1 && ok2 {
-			pe.Details["line"], pe.Details["column"] = an.OriginalPosition(line, col)
-		}
-	}
-	return err
+	return p.limits.WithTimeoutMS(o.TimeoutMS)
 }
 
 func nonNil[T any](s []T) []T {
