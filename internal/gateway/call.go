@@ -22,7 +22,7 @@ func (s *Service) Call(ctx context.Context, c Caller, req wire.CallRequest) (jso
 		return nil, pmlerr.New(pmlerr.PermissionDenied,
 			"%q is a client tool: it runs on the user's machine, not on the gateway", req.Tool).With("tool", req.Tool)
 	}
-	if err := s.checkServerTools(ctx, []string{req.Tool}); err != nil {
+	if err := s.checkServerTools(ctx, c, []string{req.Tool}); err != nil {
 		return nil, err
 	}
 	args := req.Args
@@ -36,7 +36,7 @@ func (s *Service) Call(ctx context.Context, c Caller, req wire.CallRequest) (jso
 	}
 	ctx, cancel := context.WithTimeout(ctx, rpc)
 	defer cancel()
-	return s.tools.Call(ctx, req.Tool, args)
+	return s.bridge(c)(ctx, req.Tool, args)
 }
 
 // Discover ranks the tools this tenant can call by relevance to the query.

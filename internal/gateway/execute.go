@@ -10,6 +10,7 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -49,12 +50,16 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 			ClientTools: plan.ClientTools,
 		}
 	}
-	if err := s.checkServerTools(ctx, an.Tools); err != nil {
+	if err := s.checkServerTools(ctx, c, an.Tools); err != nil {
 		return s.fail(start, "server", wire.ErrorAnswer(err, workflowID))
 	}
-	res, err := sandbox.Run(ctx, an.JS, nil, s.serverCall, s.limitsFor(req.Options))
+	rec := s.newRecorder(an, plan)
+	res, err := sandbox.Run(ctx, an.JS, nil, rec.Wrap(s.bridge(c)), s.limitsFor(req.Options))
+	traceID := s.finishTrace(ctx, c, rec, tracing.Trace{WorkflowID: workflowID, Code: req.Code, ToolsUsed: an.Tools, Logs: res.Logs}, an, err)
 	if err != nil {
-		return s.fail(start, "server", wire.ErrorAnswer(an.MapError(err), workflowID))
+		a := wire.ErrorAnswer(an.MapError(err), workflowID)
+		a.TraceID = traceID
+		return s.fail(start, "server", a)
 	}
 	s.metrics.observe("server", wire.StatusSuccess, "", time.Since(start), res.MemoryBytes)
 	return wire.Answer{
@@ -62,10 +67,11 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 		Result:          res.Value,
 		ExecutedLocally: wire.Bool(false),
 		WorkflowID:      workflowID,
-		TraceID:         newID(),
+		TraceID:         traceID,
 		ToolsUsed:       nonNil(an.Tools),
 		DurationMS:      wire.Float(ms(time.Since(start))),
 		Logs:            res.Logs,
+		Capability:      s.learn(ctx, c, req, an, plan),
 	}
 }
 
@@ -86,8 +92,8 @@ type Plan struct {
 func (s *Service) Plan(ctx context.Context, c Caller, an *analysis.Analysis) Plan {
 	p := Plan{Side: routing.Server, Refs: []wire.ToolRef{}}
 	for _, id := range an.Tools {
-		side := s.rules.Route(id)
-		p.Refs = append(p.Refs, wire.ToolRef{ID: id, Routing: string(side)})
+		side, fqdn := s.routeTool(ctx, c, id)
+		p.Refs = append(p.Refs, wire.ToolRef{ID: id, FQDN: fqdn, Routing: string(side)})
 		if side == routing.Client {
 			p.ClientTools = append(p.ClientTools, id)
 			p.Side = routing.Client
@@ -104,9 +110,12 @@ func (s *Service) Plan(ctx context.Context, c Caller, an *analysis.Analysis) Pla
 
 // checkServerTools refuses code that calls a server tool that does not exist,
 // before anything runs.
-func (s *Service) checkServerTools(ctx context.Context, ids []string) error {
+func (s *Service) checkServerTools(ctx context.Context, c Caller, ids []string) error {
 	var known []string
 	for _, id := range ids {
+		if s.isCapability(ctx, c, id) {
+			continue
+		}
 		ns, action := tools.Split(id)
 		if p, ok := s.tools.Provider(ns); ok {
 			list, err := p.Tools(ctx)
@@ -145,12 +154,6 @@ func didYouMean(near []string) string {
 	}
 	b, _ := json.Marshal(near)
 	return "; nearest: " + string(b)
-}
-
-// serverCall is the sandbox's mcp bridge on the gateway: every call is a
-// server tool (the plan proved it).
-func (s *Service) serverCall(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
-	return s.tools.Call(ctx, tool, args)
 }
 
 func (s *Service) limitsFor(o *wire.ExecuteOptions) sandbox.Limits {

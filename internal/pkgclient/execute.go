@@ -9,6 +9,7 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -62,17 +63,21 @@ func (p *Package) runLocal(ctx context.Context, code, workflowID string, opts *w
 		return wire.ErrorAnswer(err, workflowID)
 	}
 	_, local, _ := p.refreshConfig()
-	call := p.router(p.routingRules(ctx), local)
-	res, err := sandbox.Run(ctx, an.JS, nil, call, p.limitsFor(opts))
+	rules := p.routingRules(ctx)
+	rec := p.newRecorder(an, rules)
+	res, err := sandbox.Run(ctx, an.JS, nil, rec.Wrap(p.router(rules, local)), p.limitsFor(opts))
+	traceID := p.finishTrace(rec, tracing.Trace{WorkflowID: workflowID, Code: code, ToolsUsed: an.Tools, Logs: res.Logs}, an, err)
 	if err != nil {
-		return wire.ErrorAnswer(an.MapError(err), workflowID)
+		a := wire.ErrorAnswer(an.MapError(err), workflowID)
+		a.TraceID = traceID
+		return a
 	}
 	return wire.Answer{
 		Status:          wire.StatusSuccess,
 		Result:          res.Value,
 		ExecutedLocally: wire.Bool(true),
 		WorkflowID:      workflowID,
-		TraceID:         newWorkflowID(),
+		TraceID:         traceID,
 		ToolsUsed:       nonNil(an.Tools),
 		DurationMS:      wire.Float(float64(time.Since(start).Microseconds()) / 1000),
 		Logs:            res.Logs,

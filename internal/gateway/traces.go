@@ -1,0 +1,44 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tracing"
+)
+
+// newRecorder records every mcp.* call of a server-side run in the bridge.
+func (s *Service) newRecorder(an *analysis.Analysis, plan Plan) *tracing.Recorder {
+	layers := map[string]int{}
+	for _, t := range an.DAG.Tasks {
+		if _, seen := layers[t.Tool]; !seen {
+			layers[t.Tool] = t.Layer
+		}
+	}
+	return tracing.NewRecorder(tracing.NewTraceID(), tracing.RecorderOptions{
+		LayerOf:   func(tool string, _ int) int { return layers[tool] },
+		RoutingOf: func(string) string { return string(routing.Server) },
+	})
+}
+
+// finishTrace completes, sanitizes and stores the run's trace; it returns the
+// trace id. A store failure is logged, never the run's failure.
+func (s *Service) finishTrace(ctx context.Context, c Caller, rec *tracing.Recorder, meta tracing.Trace, an *analysis.Analysis, runErr error) string {
+	dag, _ := json.Marshal(dagOf(an))
+	meta.DAG = dag
+	t := tracing.NewSanitizer(nil).Trace(rec.Finish(meta, runErr))
+	if s.store == nil {
+		return t.TraceID
+	}
+	row, err := t.StoreRecord(c.Scope)
+	if err == nil {
+		err = s.store.PutTraces(ctx, []store.Trace{row})
+	}
+	if err != nil {
+		s.log.Warn("storing trace", "trace_id", t.TraceID, "err", err)
+	}
+	return t.TraceID
+}
