@@ -88,6 +88,9 @@ func (p *Package) runLocal(ctx context.Context, code, workflowID string, opts *w
 // tools, server tools to the gateway's call.
 func (p *Package) router(rules routing.Rules, local *tools.Mux) tools.CallFunc {
 	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		if out, ok, err := p.callCapability(ctx, tool, args); ok {
+			return out, err
+		}
 		if rules.Route(tool) == routing.Server {
 			return p.gw.Call(ctx, wire.CallRequest{Tool: tool, Args: args})
 		}
