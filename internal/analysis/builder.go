@@ -77,7 +77,7 @@ func newBuilder(argsVar *js.Var) *builder {
 	return &builder{
 		argsVar:  argsVar,
 		callTask: map[*js.CallExpr]int{},
-		vars:     map[*js.Var]val{},
+		vars:     make(map[*js.Var]val, 32),
 		funcs:    map[js.INode]*funcInfo{},
 		toolSeen: map[string]bool{},
 		root:     root,

@@ -368,7 +368,10 @@ func (b *builder) setVar(v *js.Var, nv val, mutation bool) {
 		b.dynamic = true // an alias of mcp: it can go anywhere
 	}
 	old := b.vars[v]
-	if n := len(b.regions); n > 0 {
+	// A block-scoped declaration is invisible outside the region it runs
+	// in: nothing to merge when the region ends.
+	local := v.Decl == js.LexicalDecl || v.Decl == js.ArgumentDecl || v.Decl == js.CatchDecl
+	if n := len(b.regions); n > 0 && !(local && old.empty()) {
 		if b.regions[n-1] == nil {
 			b.regions[n-1] = map[*js.Var]val{}
 		}

@@ -21,7 +21,7 @@ func (a *Analysis) fallback(st stripped) {
 	a.Structure = StaticStructure{Nodes: []Node{}, Edges: []Edge{}}
 	a.Dynamic = true
 	for i, t := range toks {
-		if t.tt != js.IdentifierToken || t.text != "mcp" || (i > 0 && isMemberToken(toks[i-1].tt)) {
+		if t.tt != js.IdentifierToken || string(t.text) != "mcp" || (i > 0 && isMemberToken(toks[i-1].tt)) {
 			continue
 		}
 		ns, j, ok := memberName(toks, i+1)
@@ -61,11 +61,11 @@ func memberName(toks []token, i int) (string, int, bool) {
 	switch toks[i].tt {
 	case js.DotToken, js.OptChainToken:
 		if js.IsIdentifierName(toks[i+1].tt) {
-			return toks[i+1].text, i + 2, true
+			return string(toks[i+1].text), i + 2, true
 		}
 	case js.OpenBracketToken:
 		if i+2 < len(toks) && toks[i+1].tt == js.StringToken && toks[i+2].tt == js.CloseBracketToken {
-			if s, ok := unquoteJS(toks[i+1].text); ok {
+			if s, ok := unquoteJS(string(toks[i+1].text)); ok {
 				return s, i + 3, true
 			}
 		}

@@ -10,7 +10,7 @@ import (
 // token is one significant token and its byte offset in the scanned text.
 type token struct {
 	tt    js.TokenType
-	text  string
+	text  []byte // into the scanned text: no copy per token
 	start int
 }
 
@@ -50,7 +50,7 @@ func (s *scanner) next() (token, bool) {
 		}
 		s.prev = tt
 		end := s.in.Offset()
-		return token{tt: tt, text: string(text), start: end - len(text)}, true
+		return token{tt: tt, text: text, start: end - len(text)}, true
 	}
 }
 
