@@ -42,7 +42,9 @@
 // literals) is one task, numbered "t1", "t2", ... in evaluation order: source
 // order, except that a call nested in another call's arguments is numbered
 // before it. A call site inside a loop is one task, whatever the iteration
-// count.
+// count. Tools lists every tool the code names, in order of first
+// appearance, whether or not the reference is called (`const read =
+// mcp.fs.read`, a call in a function nothing calls, every branch).
 //
 // A task depends on an earlier task when its arguments use that task's result,
 // directly or through variables derived from it (assignment, destructuring,
@@ -95,9 +97,14 @@
 // Dynamic is set when the code can reach tools in a way the analysis cannot
 // enumerate: a computed key (mcp[x], mcp.ns[x]), mcp or mcp.ns used as a value
 // (aliases such as `const m = mcp`, `const {fs} = mcp`, passing mcp to a
-// function), eval or Function, globalThis/this used other than to read a
-// named property. Calls through a const-style alias (`m.fs.read()`,
+// function), eval, Function or a .constructor property, globalThis/this used
+// other than to read a named property. Calls through an alias (`m.fs.read()`,
 // `fs.read()` after `const {fs} = mcp`) are still recorded as tasks.
+//
+// This is a static analysis of code that may be hostile: it finds what code
+// written to call tools does, not every way code written to hide a call can
+// reach one (`f[k]` with k computed to "constructor" builds a function from a
+// string). Whoever runs the code must still check each call's routing.
 //
 // # ArgsSchema
 //

@@ -132,6 +132,9 @@ func (b *builder) variable(v *js.Var) val {
 
 // member is the value of x.name.
 func (b *builder) member(x val, name string, optional bool) val {
+	if name == "constructor" {
+		b.dynamic = true // (() => {}).constructor is Function: code from strings
+	}
 	switch {
 	case x.mcp == mcpRoot:
 		return val{mcp: mcpNS, ns: name}

@@ -64,6 +64,7 @@ func TestToolDetection(t *testing.T) {
 		{"mcp in array", "const list = [mcp];\nreturn list", nil, 0, true},
 		{"eval", "return eval('mcp.fs.read({})')", nil, 0, true},
 		{"Function", "return new Function('return mcp')()", nil, 0, true},
+		{"Function through constructor", "return (() => 1).constructor('return mcp')()", nil, 0, true},
 		{"globalThis computed", "const k = 'm' + 'cp';\nreturn globalThis[k]", nil, 0, true},
 		{"bare this", "const g = this;\nreturn g", nil, 0, true},
 		{"calling a namespace", "await mcp.fs({})", nil, 0, true},
