@@ -134,6 +134,11 @@ func TestDataDependencies(t *testing.T) {
 			"t1(m:f)@1<-t2 t2(m:g)@0<-",
 		},
 		{
+			"a promise built around calls",
+			"const r = await new Promise<any>(async (resolve) => resolve(await mcp.p.inner()));\nawait mcp.p.outer({ r })",
+			"t1(p:inner)@0<- t2(p:outer)@1<-t1",
+		},
+		{
 			"args are not results",
 			"await mcp.a.b({ path: args.path })",
 			"t1(a:b)@0<-",

@@ -48,13 +48,7 @@ func (b *builder) evalExpr(e js.IExpr) val {
 	case *js.CallExpr:
 		return b.call(e)
 	case *js.NewExpr:
-		v := b.eval(e.X)
-		if e.Args != nil {
-			for _, a := range e.Args.List {
-				v.taint = v.taint.union(b.eval(a.Value).taint)
-			}
-		}
-		return val{taint: v.taint}
+		return b.newExpr(e)
 	case *js.UnaryExpr:
 		return b.unary(e)
 	case *js.BinaryExpr:
@@ -105,6 +99,29 @@ func (b *builder) evalExpr(e js.IExpr) val {
 		return val{}
 	}
 	return val{}
+}
+
+// newExpr evaluates `new X(...)`. A function argument runs as a callback
+// whose calls feed the new object, as in
+// `new Promise(async (resolve) => resolve(await mcp.a.b()))`.
+func (b *builder) newExpr(e *js.NewExpr) val {
+	v := val{taint: b.eval(e.X).taint}
+	if e.Args == nil {
+		return v
+	}
+	for _, a := range e.Args.List {
+		fn, params, body := funcLiteral(a.Value)
+		if fn == nil {
+			v.taint = v.taint.union(b.eval(a.Value).taint)
+			continue
+		}
+		first := len(b.tasks)
+		v.taint = v.taint.union(b.callback(fn, params, body, nil))
+		for _, t := range b.tasks[first:] {
+			v.taint = v.taint.union(symset{t.sym})
+		}
+	}
+	return v
 }
 
 // variable is the value of a variable reference.

@@ -21,8 +21,6 @@ type member struct {
 	value any
 }
 
-func (o object) MarshalJSON() ([]byte, error) { return appendJSON(nil, o), nil }
-
 // appendJSON writes the JSON values this package builds (nil, bool,
 // float64, string, []any, []string, object) without reflection: it runs for
 // every tool call of every analysis.
