@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"modernc.org/quickjs"
+
+	"github.com/pml-go/pml/internal/pmlerr"
 )
 
 // runJS evaluates a.JS in QuickJS the way a sandbox does: evaluate the
@@ -111,5 +113,27 @@ func TestOriginalPositionClamps(t *testing.T) {
 	// The wrapper line maps to the start of the user's code.
 	if line, col := a.OriginalPosition(1, 1); line != 1 || col != 1 {
 		t.Errorf("wrapper line maps to %d:%d; want 1:1", line, col)
+	}
+}
+
+func TestMapError(t *testing.T) {
+	a, err := Analyze("const a: number = 1;\n\nthrow new Error('x' + a)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stack := runJS(t, a, "{}")
+	m := stackPosition.FindStringSubmatch(stack)
+	if m == nil {
+		t.Fatalf("no position in stack %q", stack)
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	codeErr := pmlerr.New(pmlerr.CodeError, "Error: x1").With("line", line-1).With("column", col)
+	if got := a.MapError(codeErr); got != codeErr || codeErr.Details["line"] != 3 {
+		t.Errorf("mapped details %v; want line 3", codeErr.Details)
+	}
+	plain := pmlerr.New(pmlerr.ToolError, "boom")
+	if a.MapError(plain) != plain || plain.Details != nil {
+		t.Error("an error without a position changed")
 	}
 }
