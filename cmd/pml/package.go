@@ -98,7 +98,15 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer pkg.Close()
-			ans := pkg.Execute(cmd.Context(), wire.ExecuteRequest{Code: code})
+			req := wire.ExecuteRequest{Code: code}
+			var ans wire.Answer
+			if approve {
+				ans = pkg.ExecuteApproving(cmd.Context(), req, func(a wire.Answer) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "pml: approving (%s):\n%s\n", a.ApprovalType, a.Description)
+				})
+			} else {
+				ans = pkg.Execute(cmd.Context(), req)
+			}
 			out, err := json.MarshalIndent(ans, "", "  ")
 			if err != nil {
 				return err

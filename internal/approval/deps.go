@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -17,6 +19,7 @@ type DepRecord struct {
 	Version     string    `json:"version,omitempty"`
 	Command     string    `json:"command"`
 	Args        []string  `json:"args,omitempty"`
+	EnvRequired []string  `json:"envRequired,omitempty"`
 	InstalledAt time.Time `json:"installedAt"`
 	Integrity   string    `json:"integrity,omitempty"`
 }
@@ -56,6 +59,18 @@ func (d *Deps) Installed(name string) (DepRecord, bool) {
 	defer d.mu.Unlock()
 	r, ok := d.installed[name]
 	return r, ok
+}
+
+// List returns every installed dependency, sorted by name.
+func (d *Deps) List() []DepRecord {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]DepRecord, 0, len(d.installed))
+	for _, r := range d.installed {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b DepRecord) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // Record adds or replaces r and writes the file atomically (temp file and

@@ -11,6 +11,8 @@ import (
 	"slices"
 
 	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store/storeopen"
@@ -150,3 +152,30 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 type closerFunc func() error
 
 func (f closerFunc) Close() error { return f() }
+
+// CatalogEntry is a non-hosted stdio server of the catalog: what a package
+// installs and runs locally, named and hashed like a registry entry.
+type CatalogEntry struct {
+	FQDN        string              `json:"fqdn"`
+	Integrity   string              `json:"integrity"`
+	Description string              `json:"description,omitempty"`
+	Install     approval.Dependency `json:"install"`
+}
+
+// CatalogServer returns a stdio catalog entry by server name. Its integrity
+// is the canonical JSON of the install metadata, so a changed command or
+// argument list is a new hash the package's lockfile notices.
+func (s *Service) CatalogServer(name string) (CatalogEntry, bool) {
+	e, ok := s.catalog[name]
+	if !ok || e.serverType() != "stdio" {
+		return CatalogEntry{}, false
+	}
+	var envRequired []string
+	for k := range e.Env {
+		envRequired = append(envRequired, k)
+	}
+	slices.Sort(envRequired)
+	dep := approval.Dependency{Name: name, Command: e.Command, Args: e.Args, EnvRequired: envRequired}
+	n, integrity := fqdn.ForStdio(name, dep, "")
+	return CatalogEntry{FQDN: n.String(), Integrity: integrity, Description: e.Description, Install: dep}, true
+}

@@ -50,13 +50,14 @@ type ServerConfig struct {
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
-// LoadConfig reads path. A missing file is the zero config (zero-config
-// start); a malformed one is an error naming the file, the line and the problem.
+// LoadConfig reads path. A missing file is a zero-config start with the
+// permissions `pml init` would write; a malformed one is an error naming the
+// file, the line and the problem.
 func LoadConfig(path string) (Config, error) {
 	var c Config
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return c, nil
+		return Config{Permissions: approval.DefaultPermissions()}, nil
 	}
 	if err != nil {
 		return c, configError(path, err.Error())

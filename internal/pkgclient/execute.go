@@ -3,9 +3,10 @@ package pkgclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
-	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
@@ -13,17 +14,39 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// Execute is the package's execute tool (ADR-059): forward to the gateway;
-// on execute_locally run the code here with per-call hybrid routing; when the
-// gateway is unreachable, analyse locally and run what can run offline.
+// Execute is the package's execute tool (ADR-059). The code is analysed
+// here first (the analyser is built in): a denied tool stops it before
+// anything runs, and a server-only plan that needs approval asks before the
+// gateway runs it. Then it is forwarded; on execute_locally every tool of the
+// plan is checked (permissions, dependencies, keys, integrity) and the code
+// runs in the local sandbox with per-call hybrid routing. When the gateway is
+// unreachable, code whose tools are all client-routed still runs here.
 func (p *Package) Execute(ctx context.Context, req wire.ExecuteRequest) wire.Answer {
 	start := time.Now()
-	if _, _, err := p.refreshConfig(); err != nil {
+	cfg, _, err := p.refreshConfig()
+	if err != nil {
 		return wire.ErrorAnswer(err, "")
 	}
-	if cw := req.ContinueWorkflow; cw != nil {
-		return wire.ErrorAnswer(pmlerr.New(pmlerr.WorkflowNotFound, "workflow %q is not pending (unknown or expired)", cw.WorkflowID), cw.WorkflowID)
+	if req.ContinueWorkflow != nil {
+		return p.continueWorkflow(ctx, req, start)
 	}
+	an, err := p.analyzer.Analyze(req.Code)
+	if err != nil {
+		return wire.ErrorAnswer(err, "")
+	}
+	if err := denied(cfg.Permissions, an.Tools); err != nil {
+		return wire.ErrorAnswer(err, "")
+	}
+	if p.routingRules(ctx).Resolve(an.Tools) == routing.Server && !an.Dynamic {
+		if items := p.askItems(cfg.Permissions, an.Tools); len(items) > 0 {
+			return p.pause(pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, tools: an.Tools, forward: true}, items, nil)
+		}
+	}
+	return p.forward(ctx, req, start)
+}
+
+// forward sends the code to the gateway and runs it here on execute_locally.
+func (p *Package) forward(ctx context.Context, req wire.ExecuteRequest, start time.Time) wire.Answer {
 	ans, err := p.gw.Execute(ctx, req)
 	switch {
 	case err != nil && isNetworkError(err):
@@ -33,11 +56,23 @@ func (p *Package) Execute(ctx context.Context, req wire.ExecuteRequest) wire.Ans
 	case ans.Status != wire.StatusExecuteLocally:
 		return ans
 	}
-	code := ans.Code
-	if code == "" {
-		code = req.Code
+	r := pendingRun{code: ans.Code, intent: req.Intent, opts: req.Options, workflowID: ans.WorkflowID, tools: toolIDs(ans.ToolsUsed)}
+	if r.code == "" {
+		r.code = req.Code
 	}
-	return p.runLocal(ctx, code, ans.WorkflowID, req.Options, start)
+	return p.startLocal(ctx, r, nil, start)
+}
+
+// toolIDs reads execute_locally's tools_used ([{id, fqdn, routing}]).
+func toolIDs(v any) []string {
+	var refs []wire.ToolRef
+	b, _ := json.Marshal(v)
+	_ = json.Unmarshal(b, &refs)
+	ids := make([]string, 0, len(refs))
+	for _, r := range refs {
+		ids = append(ids, r.ID)
+	}
+	return ids
 }
 
 // executeOffline runs code whose tools are all client-routed when the gateway
@@ -48,27 +83,54 @@ func (p *Package) executeOffline(ctx context.Context, req wire.ExecuteRequest, n
 	if err != nil {
 		return wire.ErrorAnswer(err, "")
 	}
-	rules := p.routingRules(ctx)
-	if rules.Resolve(an.Tools) == routing.Server && !an.Dynamic {
+	if p.routingRules(ctx).Resolve(an.Tools) == routing.Server && !an.Dynamic {
 		return wire.ErrorAnswer(netErr, "")
 	}
 	p.log.Info("gateway unreachable: running locally", "err", netErr)
-	return p.runLocal(ctx, req.Code, newWorkflowID(), req.Options, start)
+	return p.startLocal(ctx, pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, workflowID: newWorkflowID(), tools: an.Tools, offline: true}, nil, start)
+}
+
+// startLocal checks the whole static plan, then runs it; a journal replays
+// the calls that completed before a pause.
+func (p *Package) startLocal(ctx context.Context, r pendingRun, journal *approval.Journal, start time.Time) wire.Answer {
+	cfg, _, err := p.refreshConfig()
+	if err != nil {
+		return wire.ErrorAnswer(err, r.workflowID)
+	}
+	rules := p.routingRules(ctx)
+	if err := denied(cfg.Permissions, r.tools); err != nil {
+		return wire.ErrorAnswer(err, r.workflowID)
+	}
+	items, err := p.planItems(ctx, cfg, rules, r.tools)
+	if err != nil {
+		return wire.ErrorAnswer(err, r.workflowID)
+	}
+	if len(items) > 0 {
+		return p.pause(r, items, journal)
+	}
+	if journal == nil {
+		journal = approval.NewJournal()
+	}
+	return p.runLocal(ctx, r, cfg, rules, journal, start)
 }
 
 // runLocal executes code in the package's sandbox.
-func (p *Package) runLocal(ctx context.Context, code, workflowID string, opts *wire.ExecuteOptions, start time.Time) wire.Answer {
-	an, err := p.analyzer.Analyze(code)
+func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules routing.Rules, journal *approval.Journal, start time.Time) wire.Answer {
+	an, err := p.analyzer.Analyze(r.code)
 	if err != nil {
-		return wire.ErrorAnswer(err, workflowID)
+		return wire.ErrorAnswer(err, r.workflowID)
 	}
 	_, local, _ := p.refreshConfig()
-	rules := p.routingRules(ctx)
 	rec := p.newRecorder(an, rules)
-	res, err := sandbox.Run(ctx, an.JS, nil, rec.Wrap(p.router(rules, local)), p.limitsFor(opts))
-	traceID := p.finishTrace(rec, tracing.Trace{WorkflowID: workflowID, Code: code, ToolsUsed: an.Tools, Logs: res.Logs}, an, err)
+	call := rec.Wrap(journal.Wrap(p.gate(cfg.Permissions, p.router(rules, local)), isHalt))
+	res, err := sandbox.Run(ctx, an.JS, nil, call, p.limitsFor(r.opts))
+	var na needApproval
+	if errors.As(err, &na) {
+		return p.pause(r, []approval.Item{na.item}, journal)
+	}
+	traceID := p.finishTrace(rec, tracing.Trace{WorkflowID: r.workflowID, Code: r.code, ToolsUsed: an.Tools, Logs: res.Logs}, an, err)
 	if err != nil {
-		a := wire.ErrorAnswer(an.MapError(err), workflowID)
+		a := wire.ErrorAnswer(an.MapError(err), r.workflowID)
 		a.TraceID = traceID
 		return a
 	}
@@ -76,7 +138,7 @@ func (p *Package) runLocal(ctx context.Context, code, workflowID string, opts *w
 		Status:          wire.StatusSuccess,
 		Result:          res.Value,
 		ExecutedLocally: wire.Bool(true),
-		WorkflowID:      workflowID,
+		WorkflowID:      r.workflowID,
 		TraceID:         traceID,
 		ToolsUsed:       nonNil(an.Tools),
 		DurationMS:      wire.Float(float64(time.Since(start).Microseconds()) / 1000),

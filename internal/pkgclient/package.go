@@ -33,19 +33,23 @@ type Options struct {
 	IdleTimeout time.Duration
 	// RulesTTL bounds how long fetched routing rules are reused (default 1 min).
 	RulesTTL time.Duration
+	// Now is the clock of pending workflows' TTL (tests inject one).
+	Now func() time.Time
 }
 
 // Package is the PML package for one workspace.
 type Package struct {
-	ws       string
-	gw       Gateway
-	log      *slog.Logger
-	limits   sandbox.Limits
-	analyzer *analysis.Analyzer
-	env      *approval.Env
-	pool     *upstream.Pool
-	builtins tools.Provider
-	rulesTTL time.Duration
+	ws        string
+	gw        Gateway
+	log       *slog.Logger
+	limits    sandbox.Limits
+	analyzer  *analysis.Analyzer
+	env       *approval.Env
+	pool      *upstream.Pool
+	builtins  tools.Provider
+	rulesTTL  time.Duration
+	workflows *approval.Store
+	deps      *approval.Deps
 
 	mu        sync.Mutex
 	cfg       Config
@@ -57,6 +61,7 @@ type Package struct {
 	rules     routing.Rules
 	rulesAt   time.Time
 	haveRules bool
+	approved  map[string]bool // tools approved for this session
 }
 
 // New builds a Package. It starts nothing: local servers start on first use.
@@ -71,17 +76,24 @@ func New(o Options) (*Package, error) {
 	if err != nil {
 		return nil, err
 	}
+	deps, err := approval.OpenDeps(ws)
+	if err != nil {
+		return nil, err
+	}
 	p := &Package{
-		ws:       ws,
-		gw:       o.Gateway,
-		log:      o.Logger,
-		limits:   o.Limits,
-		analyzer: analysis.New(512),
-		env:      approval.NewEnv(ws),
-		pool:     upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, Logger: o.Logger}),
-		builtins: local.New(ws),
-		rulesTTL: o.RulesTTL,
-		applied:  map[string]ServerConfig{},
+		ws:        ws,
+		gw:        o.Gateway,
+		log:       o.Logger,
+		limits:    o.Limits,
+		analyzer:  analysis.New(512),
+		env:       approval.NewEnv(ws),
+		pool:      upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, Logger: o.Logger}),
+		builtins:  local.New(ws),
+		rulesTTL:  o.RulesTTL,
+		workflows: approval.NewStore(approval.DefaultTTL, o.Now),
+		deps:      deps,
+		applied:   map[string]ServerConfig{},
+		approved:  map[string]bool{},
 	}
 	p.refreshConfig()
 	return p, nil
@@ -134,8 +146,33 @@ func (p *Package) refreshConfig() (Config, *tools.Mux, error) {
 	if err := p.env.Reload(); err != nil {
 		p.log.Warn("reading .env", "err", err)
 	}
-	p.local = p.buildLocal(cfg.MCPServers)
+	p.local = p.buildLocal(p.withDeps(cfg.MCPServers))
 	return p.cfg, p.local, nil
+}
+
+// withDeps adds the installed dependencies (.pml/deps.json) to the
+// configured servers; a configured server of the same name wins.
+func (p *Package) withDeps(servers map[string]ServerConfig) map[string]ServerConfig {
+	out := map[string]ServerConfig{}
+	for _, rec := range p.deps.List() {
+		env := map[string]string{}
+		for _, k := range rec.EnvRequired {
+			env[k] = "${" + k + "}"
+		}
+		out[rec.Name] = ServerConfig{Command: rec.Command, Args: rec.Args, Env: env}
+	}
+	for name, sc := range servers {
+		out[name] = sc
+	}
+	return out
+}
+
+// invalidateLocal makes the next refreshConfig rebuild the local tools
+// (after an install or a .env change).
+func (p *Package) invalidateLocal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cfgStamp = fileStamp{mod: time.Unix(0, 0), ok: true, size: -1}
 }
 
 // buildLocal returns the mux of client tools: the built-ins, replaced

@@ -264,6 +264,51 @@ func (g *Remote) ReportTools(ctx context.Context, clientID string, list []store.
 	return nil
 }
 
+// CatalogServer implements Gateway: the registry's metadata of the stdio
+// server "pml.mcp.<name>.server" (a 4-part name the gateway redirects to its
+// current hash).
+func (g *Remote) CatalogServer(ctx context.Context, name string) (gateway.CatalogEntry, bool, error) {
+	var e gateway.CatalogEntry
+	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url+"/mcp/pml.mcp."+name+".server", nil)
+	if err != nil {
+		return e, false, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := g.http.Do(req)
+	if err != nil {
+		return e, false, networkError(g.url, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return e, false, nil
+	case resp.StatusCode != http.StatusOK:
+		return e, false, pmlerr.New(pmlerr.NetworkError, "gateway %s: catalog entry %s: HTTP %d", g.url, name, resp.StatusCode)
+	}
+	var meta struct {
+		FQDN        string `json:"fqdn"`
+		Type        string `json:"type"`
+		Integrity   string `json:"integrity"`
+		Description string `json:"description"`
+		Install     struct {
+			Command     string   `json:"command"`
+			Args        []string `json:"args"`
+			EnvRequired []string `json:"envRequired"`
+		} `json:"install"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&meta); err != nil {
+		return e, false, pmlerr.New(pmlerr.NetworkError, "gateway %s: catalog entry %s: %v", g.url, name, err)
+	}
+	if meta.Type != "stdio" {
+		return e, false, nil
+	}
+	e = gateway.CatalogEntry{FQDN: meta.FQDN, Integrity: meta.Integrity, Description: meta.Description}
+	e.Install.Name, e.Install.Command, e.Install.Args, e.Install.EnvRequired = name, meta.Install.Command, meta.Install.Args, meta.Install.EnvRequired
+	return e, true, nil
+}
+
 // Close implements Gateway.
 func (g *Remote) Close() error {
 	g.mu.Lock()

@@ -1,0 +1,317 @@
+package pkgclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/lockfile"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/registry/fqdn"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// pendingRun is what a paused workflow needs to resume: the code and where
+// it stood when it paused.
+type pendingRun struct {
+	code       string
+	intent     string
+	opts       *wire.ExecuteOptions
+	workflowID string   // the gateway's, once it answered execute_locally
+	tools      []string // the static plan
+	// forward is true when the gateway has not seen the code yet (a server
+	// plan that needed approval first).
+	forward bool
+	offline bool
+}
+
+// needApproval halts a run at a call the static plan could not see.
+type needApproval struct{ item approval.Item }
+
+func (n needApproval) Error() string { return "approval required: " + n.item.Description }
+
+func isHalt(err error) bool {
+	var h *sandbox.HaltError
+	return errors.As(err, &h)
+}
+
+// approve remembers tool approvals for the session (this process).
+func (p *Package) approve(tool string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.approved[tool] = true
+}
+
+func (p *Package) approvedTool(tool string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.approved[tool]
+}
+
+// denied refuses a plan with a denied tool before anything runs.
+func denied(perms approval.Permissions, toolIDs []string) error {
+	for _, t := range toolIDs {
+		if perms.Decide(t) == approval.Deny {
+			return pmlerr.New(pmlerr.PermissionDenied, "%s is denied by the permissions in %s", t, ConfigFile).With("tool", t)
+		}
+	}
+	return nil
+}
+
+// askItems are the tool permissions the plan still needs.
+func (p *Package) askItems(perms approval.Permissions, toolIDs []string) []approval.Item {
+	var items []approval.Item
+	for _, t := range toolIDs {
+		if perms.Decide(t) == approval.Ask && !p.approvedTool(t) {
+			items = append(items, approval.ToolPermissionItem(t))
+		}
+	}
+	return items
+}
+
+// planItems checks every tool of a local plan before anything runs: tool
+// permissions, client tools whose server is not installed (installed
+// without asking when the tool is allowed), and missing API keys.
+func (p *Package) planItems(ctx context.Context, cfg Config, rules routing.Rules, toolIDs []string) ([]approval.Item, error) {
+	items := p.askItems(cfg.Permissions, toolIDs)
+	_, local, _ := p.refreshConfig()
+	seen := map[string]bool{}
+	for _, t := range toolIDs {
+		ns, _ := tools.Split(t)
+		if seen[ns] || rules.Route(t) == routing.Server {
+			continue
+		}
+		seen[ns] = true
+		if missing := p.missingKeys(ns); len(missing) > 0 {
+			items = append(items, approval.APIKeyItem(ns, missing))
+		}
+		if _, ok := local.Provider(ns); ok {
+			continue
+		}
+		entry, found, err := p.gw.CatalogServer(ctx, ns)
+		if err != nil {
+			p.log.Debug("catalog lookup", "server", ns, "err", err)
+		}
+		if !found {
+			continue // the call will be UNKNOWN_TOOL, naming the nearest tools
+		}
+		dep := entry.Install
+		if item, err := p.checkIntegrity(entry.FQDN, entry.Integrity, "stdio", "client"); err != nil {
+			return nil, err
+		} else if item != nil {
+			items = append(items, *item)
+			continue
+		}
+		if cfg.Permissions.Decide(t) == approval.Allow {
+			if err := p.install(ctx, dep); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		items = append(items, approval.DependencyItem(t, dep))
+		if missing := p.env.Missing(dep.EnvRequired); len(missing) > 0 {
+			items = append(items, approval.APIKeyItem(ns, missing))
+		}
+	}
+	return items, nil
+}
+
+// missingKeys are the ${VAR}s of a configured server, or the envRequired of
+// an installed one, that are set nowhere.
+func (p *Package) missingKeys(server string) []string {
+	p.mu.Lock()
+	missing := slices.Clone(p.missing[server])
+	p.mu.Unlock()
+	if rec, ok := p.deps.Installed(server); ok {
+		missing = append(missing, p.env.Missing(rec.EnvRequired)...)
+	}
+	return missing
+}
+
+// install records an approved dependency so it runs locally from now on.
+// Its command must exist on this machine; progress goes to the log (stderr).
+func (p *Package) install(ctx context.Context, dep approval.Dependency) error {
+	if _, ok := p.deps.Installed(dep.Name); ok {
+		return nil
+	}
+	p.log.Info("installing MCP server", "server", dep.Name, "command", dep.Command, "args", dep.Args)
+	if _, err := exec.LookPath(dep.Command); err != nil {
+		return pmlerr.New(pmlerr.ToolError, "cannot install %s: %q is not on this machine's PATH", dep.Name, dep.Command).With("server", dep.Name)
+	}
+	if err := p.deps.Record(approval.DepRecord{Name: dep.Name, Version: dep.Version, Command: dep.Command,
+		Args: dep.Args, EnvRequired: dep.EnvRequired, InstalledAt: time.Now().UTC()}); err != nil {
+		return fmt.Errorf("recording %s in deps.json: %w", dep.Name, err)
+	}
+	p.invalidateLocal()
+	p.log.Info("installed MCP server", "server", dep.Name)
+	return nil
+}
+
+// pause stores the run as a pending workflow and answers approval_required.
+func (p *Package) pause(r pendingRun, items []approval.Item, journal *approval.Journal) wire.Answer {
+	wf := p.workflows.Create(approval.Workflow{Code: r.code, Items: items, Journal: journal, Payload: r})
+	req := approval.NewRequired(wf.ID, items)
+	return wire.Answer{
+		Status:       wire.StatusApprovalRequired,
+		ApprovalType: string(req.ApprovalType),
+		WorkflowID:   wf.ID,
+		Description:  req.Description,
+		Context:      map[string]any{"items": req.Context.Items},
+		Options:      req.Options,
+	}
+}
+
+// continueWorkflow answers an approval_required, locally: the gateway never
+// sees a continue_workflow.
+func (p *Package) continueWorkflow(ctx context.Context, req wire.ExecuteRequest, start time.Time) wire.Answer {
+	cw := req.ContinueWorkflow
+	wf, err := p.workflows.Take(cw.WorkflowID)
+	if err != nil {
+		return wire.ErrorAnswer(err, cw.WorkflowID)
+	}
+	if err := wf.CheckCode(req.Code); err != nil {
+		return wire.ErrorAnswer(err, cw.WorkflowID)
+	}
+	if !*cw.Approved {
+		for _, it := range wf.Items {
+			if it.Type == approval.TypeIntegrity {
+				return wire.ErrorAnswer(pmlerr.New(pmlerr.IntegrityError, "rejected a changed registry entry: %s", it.Description), cw.WorkflowID)
+			}
+		}
+		return wire.Answer{Status: wire.StatusAborted, WorkflowID: cw.WorkflowID, Reason: "the user declined; nothing ran"}
+	}
+	for _, it := range wf.Items {
+		if err := p.apply(ctx, it); err != nil {
+			return wire.ErrorAnswer(err, cw.WorkflowID)
+		}
+	}
+	r := wf.Payload.(pendingRun)
+	if r.forward {
+		return p.forward(ctx, wire.ExecuteRequest{Code: r.code, Intent: r.intent, Options: r.opts}, start)
+	}
+	return p.startLocal(ctx, r, wf.Journal, start)
+}
+
+// apply performs an approved item's action.
+func (p *Package) apply(ctx context.Context, it approval.Item) error {
+	switch it.Type {
+	case approval.TypeToolPermission:
+		p.approve(it.Tool)
+	case approval.TypeDependency:
+		if it.Dependency != nil {
+			return p.install(ctx, *it.Dependency)
+		}
+	case approval.TypeAPIKey:
+		if err := p.env.Reload(); err != nil {
+			return fmt.Errorf("reloading .env: %w", err)
+		}
+		p.invalidateLocal() // ${VAR}s of configured servers may resolve now
+	case approval.TypeIntegrity:
+		return p.acceptIntegrity(it)
+	}
+	return nil
+}
+
+// gate checks each call as it happens, for what the static plan could not
+// see (a dynamic mcp[x] access, an untaken branch): a denied tool fails; an
+// unapproved one halts the run so the person can decide.
+func (p *Package) gate(perms approval.Permissions, next tools.CallFunc) tools.CallFunc {
+	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		switch perms.Decide(tool) {
+		case approval.Deny:
+			return nil, pmlerr.New(pmlerr.PermissionDenied, "%s is denied by the permissions in %s", tool, ConfigFile).With("tool", tool)
+		case approval.Ask:
+			if !p.approvedTool(tool) {
+				return nil, &sandbox.HaltError{Err: needApproval{item: approval.ToolPermissionItem(tool)}}
+			}
+		}
+		return next(ctx, tool, args)
+	}
+}
+
+// checkIntegrity compares a registry entry with the lockfile: the first
+// fetch records it (AC11), a match passes (AC12), a change is an integrity
+// item for the person to decide (AC14).
+func (p *Package) checkIntegrity(name, integrity, typ, routing string) (*approval.Item, error) {
+	if name == "" || integrity == "" {
+		return nil, nil
+	}
+	lf, err := p.lockfile()
+	if err != nil {
+		return nil, err
+	}
+	res, mm, err := lf.Check(name, integrity)
+	switch {
+	case err != nil:
+		return nil, err
+	case res == lockfile.New:
+		return nil, lf.Record(name, lockfile.Entry{Integrity: integrity, Type: typ, Routing: routing})
+	case res == lockfile.Mismatch:
+		fetched, _ := time.Parse(time.RFC3339, mm.OldFetchedAt)
+		it := approval.IntegrityItem(mm.Base, mm.OldHash, mm.NewHash, fetched)
+		it.Integrity["fqdn"], it.Integrity["integrity"], it.Integrity["type"], it.Integrity["routing"] = name, integrity, typ, routing
+		return &it, nil
+	}
+	return nil, nil
+}
+
+// acceptIntegrity records an approved registry entry change in the lockfile.
+func (p *Package) acceptIntegrity(it approval.Item) error {
+	name, _ := it.Integrity["fqdn"].(string)
+	integrity, _ := it.Integrity["integrity"].(string)
+	typ, _ := it.Integrity["type"].(string)
+	routing, _ := it.Integrity["routing"].(string)
+	lf, err := p.lockfile()
+	if err != nil {
+		return err
+	}
+	return lf.Record(name, lockfile.Entry{Integrity: integrity, Type: typ, Routing: routing})
+}
+
+// lockfile opens .pml/mcp.lock, dropping entries the permissions no longer
+// allow or ask about (AC13).
+func (p *Package) lockfile() (*lockfile.Lockfile, error) {
+	perms := p.permissions()
+	return lockfile.Open(p.ws, func(base string) bool {
+		n, err := fqdn.Parse(base)
+		if err != nil {
+			return false
+		}
+		id := n.Namespace + ":" + n.Action
+		if n.Org == "pml" && n.Project == "mcp" {
+			id = n.Namespace // a server entry: keep it while any of its tools may run
+		}
+		return perms.Decide(id) != approval.Deny && (slices.ContainsFunc(perms.Allow, func(pt string) bool { return tools.MatchPattern(pt, id) || strings.HasPrefix(pt, id+":") }) ||
+			slices.ContainsFunc(perms.Ask, func(pt string) bool { return tools.MatchPattern(pt, id) || strings.HasPrefix(pt, id+":") }))
+	})
+}
+
+func (p *Package) permissions() approval.Permissions {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cfg.Permissions
+}
+
+// ExecuteApproving runs req and approves every approval_required it meets
+// (`pml exec --approve`), telling report about each one first. Bounded, so a
+// key that stays missing cannot loop forever.
+func (p *Package) ExecuteApproving(ctx context.Context, req wire.ExecuteRequest, report func(wire.Answer)) wire.Answer {
+	ans := p.Execute(ctx, req)
+	for range 10 {
+		if ans.Status != wire.StatusApprovalRequired {
+			return ans
+		}
+		report(ans)
+		ans = p.Execute(ctx, wire.ExecuteRequest{Code: req.Code, ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: ans.WorkflowID, Approved: wire.Bool(true)}})
+	}
+	return ans
+}
