@@ -94,9 +94,12 @@ func (p *Package) planItems(ctx context.Context, cfg Config, rules routing.Rules
 		if missing := p.missingKeys(ns); len(missing) > 0 {
 			items = append(items, approval.APIKeyItem(ns, missing))
 		}
-		if _, ok := local.Provider(ns); ok {
-			continue
+		_, installed := p.deps.Installed(ns)
+		if _, ok := local.Provider(ns); ok && !installed {
+			continue // configured in .pml.json, or a built-in
 		}
+		// Installed or not, the catalog entry is revalidated against the
+		// lockfile on every plan, so a changed entry is caught.
 		entry, found, err := p.gw.CatalogServer(ctx, ns)
 		if err != nil {
 			p.log.Debug("catalog lookup", "server", ns, "err", err)
@@ -111,7 +114,7 @@ func (p *Package) planItems(ctx context.Context, cfg Config, rules routing.Rules
 			items = append(items, *item)
 			continue
 		}
-		if cfg.Permissions.Decide(t) == approval.Allow {
+		if installed || cfg.Permissions.Decide(t) == approval.Allow {
 			if err := p.install(ctx, dep); err != nil {
 				return nil, err
 			}
@@ -140,7 +143,8 @@ func (p *Package) missingKeys(server string) []string {
 // install records an approved dependency so it runs locally from now on.
 // Its command must exist on this machine; progress goes to the log (stderr).
 func (p *Package) install(ctx context.Context, dep approval.Dependency) error {
-	if _, ok := p.deps.Installed(dep.Name); ok {
+	if rec, ok := p.deps.Installed(dep.Name); ok && rec.Command == dep.Command &&
+		slices.Equal(rec.Args, dep.Args) && slices.Equal(rec.EnvRequired, dep.EnvRequired) {
 		return nil
 	}
 	p.log.Info("installing MCP server", "server", dep.Name, "command", dep.Command, "args", dep.Args)

@@ -55,7 +55,7 @@ type Package struct {
 	cfg       Config
 	cfgErr    error
 	cfgStamp  fileStamp
-	applied   map[string]ServerConfig // servers currently in the pool
+	applied   map[string]upstream.ServerConfig // servers currently in the pool, as started
 	missing   map[string][]string     // server -> ${VAR}s set nowhere
 	local     *tools.Mux
 	rules     routing.Rules
@@ -92,7 +92,7 @@ func New(o Options) (*Package, error) {
 		rulesTTL:  o.RulesTTL,
 		workflows: approval.NewStore(approval.DefaultTTL, o.Now),
 		deps:      deps,
-		applied:   map[string]ServerConfig{},
+		applied:   map[string]upstream.ServerConfig{},
 		approved:  map[string]bool{},
 	}
 	p.refreshConfig()
@@ -194,9 +194,11 @@ func (p *Package) buildLocal(servers map[string]ServerConfig) *tools.Mux {
 		if len(missing) > 0 {
 			p.missing[name] = missing
 		}
-		if prev, ok := p.applied[name]; !ok || !reflect.DeepEqual(prev, sc) {
+		// Compare the expanded config: a .env edit changes a ${VAR} without
+		// changing .pml.json, and the server must restart with the new value.
+		if prev, ok := p.applied[name]; !ok || !reflect.DeepEqual(prev, cfg) {
 			p.pool.Add(cfg)
-			p.applied[name] = sc
+			p.applied[name] = cfg
 		}
 		srv, _ := p.pool.Server(name)
 		m.Register(name, srv)
