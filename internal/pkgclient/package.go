@@ -56,7 +56,7 @@ type Package struct {
 	cfgErr    error
 	cfgStamp  fileStamp
 	applied   map[string]upstream.ServerConfig // servers currently in the pool, as started
-	missing   map[string][]string     // server -> ${VAR}s set nowhere
+	missing   map[string][]string              // server -> ${VAR}s set nowhere
 	local     *tools.Mux
 	rules     routing.Rules
 	rulesAt   time.Time
