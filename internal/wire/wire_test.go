@@ -1,0 +1,60 @@
+package wire
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+)
+
+func TestDecodeExecuteRejectsGarbledRequests(t *testing.T) {
+	cases := map[string]string{
+		"code not a string":           `{"code": 42}`,
+		"continue without id":         `{"continue_workflow": {"approved": true}}`,
+		"continue without approved":   `{"continue_workflow": {"workflow_id": "w"}}`,
+		"approved not a bool":         `{"continue_workflow": {"workflow_id": "w", "approved": "yes"}}`,
+		"continue_workflow not a map": `{"continue_workflow": "w"}`,
+		"negative timeout":            `{"code": "return 1", "options": {"timeout_ms": -5}}`,
+		"not an object":               `[1, 2]`,
+	}
+	for name, raw := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := DecodeExecute(json.RawMessage(raw))
+			if pmlerr.CodeOf(err, "") != pmlerr.InvalidRequest {
+				t.Fatalf("want INVALID_REQUEST, got %v", err)
+			}
+		})
+	}
+	req, err := DecodeExecute(json.RawMessage(`{"code":"return 1","continue_workflow":{"workflow_id":"w","approved":false}}`))
+	if err != nil || *req.ContinueWorkflow.Approved {
+		t.Fatalf("valid request: %v", err)
+	}
+}
+
+func TestAnswerDetailsRoundTrip(t *testing.T) {
+	a := ErrorAnswer(pmlerr.New(pmlerr.SyntaxError, "bad").With("line", 3).With("column", 7), "wf")
+	body, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `"line":3`) || !strings.Contains(string(body), `"error_code":"SYNTAX_ERROR"`) {
+		t.Fatalf("details not at top level: %s", body)
+	}
+	var back Answer
+	if err := json.Unmarshal(body, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Details["line"] != float64(3) || back.WorkflowID != "wf" {
+		t.Fatalf("round trip: %+v", back)
+	}
+	if pe, ok := pmlerr.As(back.Err()); !ok || pe.Code != pmlerr.SyntaxError {
+		t.Fatalf("Err(): %v", back.Err())
+	}
+	// A detail never overwrites a field.
+	a = ErrorAnswer(pmlerr.New(pmlerr.ToolError, "x").With("status", "success"), "")
+	body, _ = json.Marshal(a)
+	if !strings.Contains(string(body), `"status":"error"`) {
+		t.Fatalf("detail overwrote status: %s", body)
+	}
+}
