@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/pml-go/pml/internal/tools"
 )
 
 // Decision is the outcome of a permission check for one tool.
@@ -59,18 +61,7 @@ func (p Permissions) Validate() error {
 // Matches reports whether pattern covers toolID. A pattern that Validate
 // rejects matches nothing, so a typo never widens a list.
 func Matches(pattern, toolID string) bool {
-	if validatePattern(pattern) != nil {
-		return false
-	}
-	if pattern == "*" {
-		return true
-	}
-	pns, pact, hasAction := strings.Cut(pattern, ":")
-	ns, act := splitTool(toolID)
-	if pns != ns {
-		return false
-	}
-	return !hasAction || pact == "*" || pact == act
+	return validatePattern(pattern) == nil && tools.MatchPattern(pattern, toolID)
 }
 
 func matchesAny(patterns []string, toolID string) bool {
@@ -80,11 +71,6 @@ func matchesAny(patterns []string, toolID string) bool {
 		}
 	}
 	return false
-}
-
-func splitTool(id string) (ns, action string) {
-	ns, action, _ = strings.Cut(id, ":")
-	return ns, action
 }
 
 func validatePattern(p string) error {
