@@ -1,0 +1,110 @@
+package pkgclient_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+)
+
+// liveGateway is a real gateway (gatewaytest.Start) served on a loopback
+// listener of our own, through a handler that records every request, so the
+// tests see what the package sends and can kill the gateway mid-run.
+type liveGateway struct {
+	*gatewaytest.Gateway
+	URL string // what the package is given as PML_CLOUD_URL
+	rec *requestLog
+	srv *http.Server
+}
+
+// seenRequest is one HTTP request the package made to the gateway.
+type seenRequest struct {
+	Path     string
+	Client   string // X-PML-Client
+	HasKey   bool   // Authorization: Bearer …
+	Method   string // JSON-RPC method of a POST /mcp
+	Tool     string // tools/call: the gateway tool (execute, call, discover)
+	CallTool string // call: the server tool it runs
+}
+
+type requestLog struct {
+	mu   sync.Mutex
+	reqs []seenRequest
+}
+
+func (l *requestLog) all() []seenRequest {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]seenRequest(nil), l.reqs...)
+}
+
+// toolCalls returns the tools/call requests to gateway tool name.
+func (l *requestLog) toolCalls(name string) []seenRequest {
+	var out []seenRequest
+	for _, r := range l.all() {
+		if r.Method == "tools/call" && r.Tool == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (l *requestLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reqs = nil
+}
+
+// wrap records each request after the gateway answered it, so a recorded
+// tools/call is a finished one.
+func (l *requestLog) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen := seenRequest{Path: r.URL.Path, Client: r.Header.Get(gateway.ClientHeader), HasKey: r.Header.Get("Authorization") != ""}
+		if r.Method == http.MethodPost && r.URL.Path == "/mcp" {
+			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				Method string `json:"method"`
+				Params struct {
+					Name      string `json:"name"`
+					Arguments struct {
+						Tool string `json:"tool"`
+					} `json:"arguments"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &msg) == nil {
+				seen.Method, seen.Tool, seen.CallTool = msg.Method, msg.Params.Name, msg.Params.Arguments.Tool
+			}
+		}
+		next.ServeHTTP(w, r)
+		l.mu.Lock()
+		l.reqs = append(l.reqs, seen)
+		l.mu.Unlock()
+	})
+}
+
+// startGateway runs a gateway with opts behind a recording handler.
+func startGateway(t testing.TB, opts gateway.Options) *liveGateway {
+	t.Helper()
+	g := &liveGateway{Gateway: gatewaytest.Start(t, opts), rec: &requestLog{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.URL = "http://" + ln.Addr().String()
+	g.srv = &http.Server{Handler: g.rec.wrap(g.Service.Handler()), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = g.srv.Serve(ln) }()
+	t.Cleanup(g.kill)
+	return g
+}
+
+// kill stops the gateway the package talks to: the listener and every open
+// connection, as a crashed process would.
+func (g *liveGateway) kill() { _ = g.srv.Close() }
