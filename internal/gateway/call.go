@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
@@ -22,21 +23,32 @@ func (s *Service) Call(ctx context.Context, c Caller, req wire.CallRequest) (jso
 		return nil, pmlerr.New(pmlerr.PermissionDenied,
 			"%q is a client tool: it runs on the user's machine, not on the gateway", req.Tool).With("tool", req.Tool)
 	}
+	if b, ok := s.byokFor(req.Tool); ok {
+		ctx, cancel := context.WithTimeout(ctx, s.rpcTimeout())
+		defer cancel()
+		return b.call(ctx, req.Tool, argsOrEmpty(req.Args), req.Env)
+	}
 	if err := s.checkServerTools(ctx, c, []string{req.Tool}); err != nil {
 		return nil, err
 	}
-	args := req.Args
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
 	// A direct call is one RPC: it gets the per-call bound.
-	rpc := s.limits.RPCTimeout
-	if rpc <= 0 {
-		rpc = sandbox.DefaultLimits().RPCTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, rpc)
+	ctx, cancel := context.WithTimeout(ctx, s.rpcTimeout())
 	defer cancel()
-	return s.bridge(c)(ctx, req.Tool, args)
+	return s.bridge(c)(ctx, req.Tool, argsOrEmpty(req.Args))
+}
+
+func (s *Service) rpcTimeout() time.Duration {
+	if s.limits.RPCTimeout > 0 {
+		return s.limits.RPCTimeout
+	}
+	return sandbox.DefaultLimits().RPCTimeout
+}
+
+func argsOrEmpty(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 || string(args) == "null" {
+		return json.RawMessage("{}")
+	}
+	return args
 }
 
 // Discover ranks the tools this tenant can call by relevance to the query.

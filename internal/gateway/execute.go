@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
@@ -34,6 +35,11 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 	}
 	plan := s.Plan(ctx, c, an)
 	if plan.Side == routing.Client {
+		if !c.IsPackage && len(plan.ClientTools) == 0 && len(plan.KeyServers) > 0 {
+			return s.fail(start, "server", wire.ErrorAnswer(pmlerr.New(pmlerr.APIKeyRequired,
+				"this code uses %v, which need your own API keys; run it through the PML package, which sends them from your .env with each call. Install: %s",
+				plan.KeyServers, InstallCommand).With("servers", plan.KeyServers).With("install_command", InstallCommand), workflowID))
+		}
 		if !c.IsPackage {
 			return s.fail(start, "server", wire.ErrorAnswer(pmlerr.New(pmlerr.ClientToolsRequirePackage,
 				"this code uses tools that must run on your machine (%v); call it through the PML package. Install: %s",
@@ -85,6 +91,9 @@ type Plan struct {
 	Side        routing.Side
 	Refs        []wire.ToolRef
 	ClientTools []string
+	// KeyServers are BYOK servers the code calls: it must run in the package,
+	// which holds the keys.
+	KeyServers []string
 }
 
 // Plan resolves where each tool of an runs. A dynamic mcp[x] access routes
@@ -96,6 +105,10 @@ func (s *Service) Plan(ctx context.Context, c Caller, an *analysis.Analysis) Pla
 		p.Refs = append(p.Refs, wire.ToolRef{ID: id, FQDN: fqdn, Routing: string(side)})
 		if side == routing.Client {
 			p.ClientTools = append(p.ClientTools, id)
+			p.Side = routing.Client
+		}
+		if b, ok := s.byokFor(id); ok && !slices.Contains(p.KeyServers, b.cfg.Name) {
+			p.KeyServers = append(p.KeyServers, b.cfg.Name)
 			p.Side = routing.Client
 		}
 	}
@@ -113,7 +126,7 @@ func (s *Service) Plan(ctx context.Context, c Caller, an *analysis.Analysis) Pla
 func (s *Service) checkServerTools(ctx context.Context, c Caller, ids []string) error {
 	var known []string
 	for _, id := range ids {
-		if s.isCapability(ctx, c, id) {
+		if _, byok := s.byokFor(id); byok || s.isCapability(ctx, c, id) {
 			continue
 		}
 		ns, action := tools.Split(id)

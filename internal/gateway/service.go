@@ -16,6 +16,7 @@ import (
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/upstream"
 )
 
 // Config is what a Service is built from. cmd/pml assembles it.
@@ -28,7 +29,9 @@ type Config struct {
 	// the hosted upstream servers.
 	Tools *tools.Mux
 	// Catalog holds the non-hosted servers: install metadata for packages.
-	Catalog  map[string]ServerEntry
+	Catalog map[string]ServerEntry
+	// BYOK holds the hosted servers that need the caller's keys per call.
+	BYOK     map[string]upstream.ServerConfig
 	Limits   sandbox.Limits
 	Analyzer *analysis.Analyzer
 	Logger   *slog.Logger
@@ -49,6 +52,7 @@ type Service struct {
 	metrics  *Metrics
 	validate *tools.Validator
 	keys     keyCache
+	byok     map[string]byokServer
 }
 
 // New builds a Service; zero fields of cfg get working defaults.
@@ -81,6 +85,10 @@ func New(cfg Config) *Service {
 	}
 	if s.catalog == nil {
 		s.catalog = map[string]ServerEntry{}
+	}
+	s.byok = map[string]byokServer{}
+	for name, cfg := range cfg.BYOK {
+		s.byok[name] = byokServer{cfg: cfg, keys: envRequired(cfg), log: s.log}
 	}
 	return s
 }

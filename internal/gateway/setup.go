@@ -122,6 +122,7 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		rules = rules.Override(*o.Config.Routing)
 	}
 	catalog := map[string]ServerEntry{}
+	byok := map[string]upstream.ServerConfig{}
 	var hosted []string
 	for name, entry := range o.Config.Servers {
 		cfg := entry.ServerConfig
@@ -132,8 +133,12 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 			catalog[name] = entry
 			continue
 		}
-		mux.Register(name, pool.Add(cfg))
 		hosted = append(hosted, name)
+		if len(envRequired(cfg)) > 0 {
+			byok[name] = cfg // started per call with the caller's keys
+			continue
+		}
+		mux.Register(name, pool.Add(cfg))
 	}
 	slices.Sort(hosted)
 	svc := New(Config{
@@ -141,6 +146,7 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		Rules:    rules.WithServer(slices.Concat(std.Namespaces(), hosted)...),
 		Tools:    mux,
 		Catalog:  catalog,
+		BYOK:     byok,
 		Limits:   o.Limits,
 		Analyzer: analysis.New(4096),
 		Logger:   log,
@@ -156,6 +162,8 @@ func (f closerFunc) Close() error { return f() }
 // CatalogEntry is a non-hosted stdio server of the catalog: what a package
 // installs and runs locally, named and hashed like a registry entry.
 type CatalogEntry struct {
+	Type        string              `json:"type"` // stdio: installed locally; http: a BYOK server the gateway runs
+	EnvRequired []string            `json:"envRequired,omitempty"`
 	FQDN        string              `json:"fqdn"`
 	Integrity   string              `json:"integrity"`
 	Description string              `json:"description,omitempty"`
@@ -166,6 +174,11 @@ type CatalogEntry struct {
 // is the canonical JSON of the install metadata, so a changed command or
 // argument list is a new hash the package's lockfile notices.
 func (s *Service) CatalogServer(name string) (CatalogEntry, bool) {
+	if b, ok := s.byok[name]; ok {
+		meta := map[string]any{"url": b.cfg.URL, "command": b.cfg.Command, "envRequired": b.keys}
+		n, integrity := fqdn.ForHTTP(name, meta)
+		return CatalogEntry{Type: "http", EnvRequired: b.keys, FQDN: n.String(), Integrity: integrity}, true
+	}
 	e, ok := s.catalog[name]
 	if !ok || e.serverType() != "stdio" {
 		return CatalogEntry{}, false
@@ -177,5 +190,5 @@ func (s *Service) CatalogServer(name string) (CatalogEntry, bool) {
 	slices.Sort(envRequired)
 	dep := approval.Dependency{Name: name, Command: e.Command, Args: e.Args, EnvRequired: envRequired}
 	n, integrity := fqdn.ForStdio(name, dep, "")
-	return CatalogEntry{FQDN: n.String(), Integrity: integrity, Description: e.Description, Install: dep}, true
+	return CatalogEntry{Type: "stdio", EnvRequired: envRequired, FQDN: n.String(), Integrity: integrity, Description: e.Description, Install: dep}, true
 }

@@ -87,10 +87,18 @@ func (p *Package) planItems(ctx context.Context, cfg Config, rules routing.Rules
 	seen := map[string]bool{}
 	for _, t := range toolIDs {
 		ns, _ := tools.Split(t)
-		if seen[ns] || rules.Route(t) == routing.Server {
+		if seen[ns] {
 			continue
 		}
 		seen[ns] = true
+		if rules.Route(t) == routing.Server {
+			if keys := p.byokKeys(ctx, ns); len(keys) > 0 {
+				if missing := p.env.Missing(keys); len(missing) > 0 {
+					items = append(items, approval.APIKeyItem(ns, missing))
+				}
+			}
+			continue
+		}
 		if missing := p.missingKeys(ns); len(missing) > 0 {
 			items = append(items, approval.APIKeyItem(ns, missing))
 		}
@@ -100,11 +108,8 @@ func (p *Package) planItems(ctx context.Context, cfg Config, rules routing.Rules
 		}
 		// Installed or not, the catalog entry is revalidated against the
 		// lockfile on every plan, so a changed entry is caught.
-		entry, found, err := p.gw.CatalogServer(ctx, ns)
-		if err != nil {
-			p.log.Debug("catalog lookup", "server", ns, "err", err)
-		}
-		if !found {
+		entry, found := p.catalogEntry(ctx, ns)
+		if !found || entry.Type != "stdio" {
 			continue // the call will be UNKNOWN_TOOL, naming the nearest tools
 		}
 		dep := entry.Install

@@ -154,7 +154,8 @@ func (p *Package) router(rules routing.Rules, local *tools.Mux) tools.CallFunc {
 			return out, err
 		}
 		if rules.Route(tool) == routing.Server {
-			return p.gw.Call(ctx, wire.CallRequest{Tool: tool, Args: args})
+			ns, _ := tools.Split(tool)
+			return p.gw.Call(ctx, wire.CallRequest{Tool: tool, Args: args, Env: p.byokEnv(ctx, ns)})
 		}
 		return local.Call(ctx, tool, args)
 	}

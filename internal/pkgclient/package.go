@@ -62,6 +62,7 @@ type Package struct {
 	rulesAt   time.Time
 	haveRules bool
 	approved  map[string]bool // tools approved for this session
+	catalog   map[string]catalogLookup
 }
 
 // New builds a Package. It starts nothing: local servers start on first use.
@@ -94,6 +95,7 @@ func New(o Options) (*Package, error) {
 		deps:      deps,
 		applied:   map[string]upstream.ServerConfig{},
 		approved:  map[string]bool{},
+		catalog:   map[string]catalogLookup{},
 	}
 	p.refreshConfig()
 	return p, nil

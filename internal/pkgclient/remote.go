@@ -288,10 +288,11 @@ func (g *Remote) CatalogServer(ctx context.Context, name string) (gateway.Catalo
 		return e, false, pmlerr.New(pmlerr.NetworkError, "gateway %s: catalog entry %s: HTTP %d", g.url, name, resp.StatusCode)
 	}
 	var meta struct {
-		FQDN        string `json:"fqdn"`
-		Type        string `json:"type"`
-		Integrity   string `json:"integrity"`
-		Description string `json:"description"`
+		FQDN        string   `json:"fqdn"`
+		Type        string   `json:"type"`
+		Integrity   string   `json:"integrity"`
+		Description string   `json:"description"`
+		EnvRequired []string `json:"envRequired"`
 		Install     struct {
 			Command     string   `json:"command"`
 			Args        []string `json:"args"`
@@ -301,10 +302,11 @@ func (g *Remote) CatalogServer(ctx context.Context, name string) (gateway.Catalo
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&meta); err != nil {
 		return e, false, pmlerr.New(pmlerr.NetworkError, "gateway %s: catalog entry %s: %v", g.url, name, err)
 	}
-	if meta.Type != "stdio" {
-		return e, false, nil
+	e = gateway.CatalogEntry{Type: meta.Type, FQDN: meta.FQDN, Integrity: meta.Integrity, Description: meta.Description,
+		EnvRequired: meta.EnvRequired}
+	if e.EnvRequired == nil {
+		e.EnvRequired = meta.Install.EnvRequired
 	}
-	e = gateway.CatalogEntry{FQDN: meta.FQDN, Integrity: meta.Integrity, Description: meta.Description}
 	e.Install.Name, e.Install.Command, e.Install.Args, e.Install.EnvRequired = name, meta.Install.Command, meta.Install.Args, meta.Install.EnvRequired
 	return e, true, nil
 }

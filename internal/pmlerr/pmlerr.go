@@ -30,6 +30,7 @@ const (
 	Unauthorized              Code = "UNAUTHORIZED"
 	InvalidRequest            Code = "INVALID_REQUEST"
 	InvalidConfig             Code = "INVALID_CONFIG"
+	APIKeyRequired            Code = "API_KEY_REQUIRED"
 	Internal                  Code = "INTERNAL_ERROR"
 )
 
