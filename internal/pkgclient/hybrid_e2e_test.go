@@ -134,7 +134,7 @@ func TestStdioDiscoverMergesLocalTools(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
 	p := startStdio(t, newWorkspace(t, nil), gatewayEnv(g))
 
-	out := p.discover(t, wire.DiscoverRequest{Limit: 1000})
+	out := p.discover(t, discoverAll())
 	routes := map[string]string{}
 	for _, d := range out.Tools {
 		routes[d.ID] = d.Routing

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,6 +63,7 @@ type Package struct {
 	rulesAt   time.Time
 	haveRules bool
 	approved  map[string]bool // tools approved for this session
+	reported  string          // tool ids last reported to the gateway
 	catalog   map[string]catalogLookup
 }
 
@@ -246,18 +248,54 @@ func (p *Package) clientID() string {
 }
 
 // ReportTools tells the gateway which tools this machine has, so its
-// analysis and discover know them as client tools.
+// analysis and discover know them as client tools. It lists the built-ins
+// and the local servers already running: starting every configured server
+// just to list its tools would defeat their lazy start. Discover, which
+// lists (and so starts) them all for the AI client, reports the rest.
 func (p *Package) ReportTools(ctx context.Context) error {
 	_, local, _ := p.refreshConfig()
-	list, err := local.Tools(ctx)
+	list, err := p.startedOnly(local).Tools(ctx)
 	if err != nil {
 		return err
 	}
-	out := make([]store.ClientTool, 0, len(list))
-	for _, t := range list {
-		out = append(out, store.ClientTool{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema})
+	return p.reportTools(ctx, list)
+}
+
+// startedOnly is local without the local servers that are not running.
+func (p *Package) startedOnly(local *tools.Mux) *tools.Mux {
+	m := tools.NewMux().WithLogger(p.log)
+	for _, ns := range local.Namespaces() {
+		prov, _ := local.Provider(ns)
+		if srv, ok := prov.(*upstream.Server); ok && !srv.Running() {
+			continue
+		}
+		m.Register(ns, prov)
 	}
-	return p.gw.ReportTools(ctx, p.clientID(), out)
+	return m
+}
+
+// reportTools sends list to the gateway unless it was the last list sent.
+func (p *Package) reportTools(ctx context.Context, list []tools.Info) error {
+	ids := make([]string, len(list))
+	out := make([]store.ClientTool, len(list))
+	for i, t := range list {
+		ids[i] = t.ID
+		out[i] = store.ClientTool{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema}
+	}
+	key := strings.Join(ids, "\n")
+	p.mu.Lock()
+	same := p.reported == key
+	p.mu.Unlock()
+	if same {
+		return nil
+	}
+	if err := p.gw.ReportTools(ctx, p.clientID(), out); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.reported = key
+	p.mu.Unlock()
+	return nil
 }
 
 func newWorkflowID() string {

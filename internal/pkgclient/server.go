@@ -51,6 +51,13 @@ func (p *Package) Discover(ctx context.Context, req wire.DiscoverRequest) (wire.
 	if err != nil && !isNetworkError(err) {
 		return wire.DiscoverAnswer{}, err
 	}
+	if err == nil {
+		// Listing started every local server: the gateway may now learn
+		// their tools too.
+		if err := p.reportTools(ctx, localTools); err != nil {
+			p.log.Debug("reporting local tools to the gateway", "err", err)
+		}
+	}
 	seen := map[string]bool{}
 	var all []tools.Info
 	kinds := map[string]wire.DiscoveredTool{}

@@ -163,6 +163,8 @@ func (p *stdioPML) discover(t testing.TB, req wire.DiscoverRequest) wire.Discove
 	return out
 }
 
+func discoverAll() wire.DiscoverRequest { return wire.DiscoverRequest{Limit: 1000} }
+
 // wantSuccess checks a successful answer and decodes its result into v (if non-nil).
 func wantSuccess(t testing.TB, a wire.Answer, v any) {
 	t.Helper()

@@ -1,0 +1,30 @@
+package pkgclient_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// npmFilesystemServer returns the mcpServers entry that runs the npm reference
+// server @modelcontextprotocol/server-filesystem (installed by `npm ci` in
+// test/peer) confined to dir. Without node or the install the test is
+// skipped, unless PML_REQUIRE_NODE=1 (CI) makes that a failure.
+func npmFilesystemServer(t testing.TB, dir string) map[string]any {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("..", "..", "test", "peer", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, nodeErr := exec.LookPath("node")
+	_, scriptErr := os.Stat(script)
+	if nodeErr != nil || scriptErr != nil {
+		msg := "node or the npm reference server is missing (run `npm ci` in test/peer)"
+		if os.Getenv("PML_REQUIRE_NODE") == "1" {
+			t.Fatalf("%s: node: %v; server: %v", msg, nodeErr, scriptErr)
+		}
+		t.Skip(msg)
+	}
+	return map[string]any{"command": node, "args": []string{script, dir}}
+}
