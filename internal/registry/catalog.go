@@ -1,0 +1,129 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/store"
+)
+
+// Catalog paging (AC8).
+const (
+	DefaultLimit = 50
+	MaxLimit     = 500
+	// maxScan bounds the capabilities one listing reads.
+	maxScan = 10_000
+)
+
+// ListOptions filter and page the catalog. Zero values list page 1 of
+// DefaultLimit entries of every type.
+type ListOptions struct {
+	Type Type
+	// Name keeps the entries a tool id names: "ns:action" for code, the
+	// server name for servers.
+	Name  string
+	Page  int // 1-based
+	Limit int
+}
+
+// Item is one catalog row.
+type Item struct {
+	FQDN        string       `json:"fqdn"`
+	Type        Type         `json:"type"`
+	Routing     routing.Side `json:"routing"`
+	Description string       `json:"description"`
+}
+
+// Catalog is one page of the catalog (AC8).
+type Catalog struct {
+	Items []Item `json:"items"`
+	Total int    `json:"total"`
+	Page  int    `json:"page"`
+	Limit int    `json:"limit"`
+}
+
+// List returns one page of what viewer sees: built-ins and servers by FQDN,
+// then the current version of each visible capability by name.
+func (r *Registry) List(ctx context.Context, viewer store.Scope, o ListOptions) (Catalog, error) {
+	if o.Page < 1 {
+		o.Page = 1
+	}
+	if o.Limit < 1 {
+		o.Limit = DefaultLimit
+	}
+	o.Limit = min(o.Limit, MaxLimit)
+	var all []Entry
+	for _, e := range r.ordered {
+		if o.keeps(e) {
+			all = append(all, e)
+		}
+	}
+	if o.Type == "" || o.Type == TypeCode {
+		caps, err := r.Capabilities(ctx, viewer, o.Name)
+		if err != nil {
+			return Catalog{}, err
+		}
+		all = append(all, caps...)
+	}
+	c := Catalog{Items: []Item{}, Total: len(all), Page: o.Page, Limit: o.Limit}
+	from := (o.Page - 1) * o.Limit
+	for i := from; i < len(all) && i < from+o.Limit; i++ {
+		e := all[i]
+		c.Items = append(c.Items, Item{FQDN: e.FQDN(), Type: e.Type, Routing: e.Routing, Description: e.Description})
+	}
+	return c, nil
+}
+
+func (o ListOptions) keeps(e Entry) bool {
+	if o.Type != "" && e.Type != o.Type {
+		return false
+	}
+	if o.Name == "" {
+		return true
+	}
+	if e.Type == TypeCode {
+		return e.Name.Namespace+":"+e.Name.Action == o.Name
+	}
+	return e.Name.Namespace == o.Name
+}
+
+// Capabilities are the current versions of the capabilities viewer sees, or
+// with a name, the one capability that name calls for viewer.
+func (r *Registry) Capabilities(ctx context.Context, viewer store.Scope, name string) ([]Entry, error) {
+	if r.store == nil {
+		return nil, nil
+	}
+	if name != "" {
+		e, ok, err := r.Resolve(ctx, viewer, name)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return []Entry{e}, nil
+	}
+	list, _, err := r.store.ListCapabilities(ctx, store.CapabilityFilter{Viewer: viewer, Limit: maxScan})
+	if err != nil {
+		return nil, fmt.Errorf("listing capabilities: %w", err)
+	}
+	// The store lists every version, newest first within a name: keep the
+	// first of each (scope, name).
+	type key struct {
+		scope      store.Scope
+		ns, action string
+	}
+	seen := map[key]bool{}
+	var out []Entry
+	for _, c := range list {
+		k := key{c.Scope, c.Namespace, c.Action}
+		if seen[k] || r.reserved[c.Namespace] {
+			continue
+		}
+		seen[k] = true
+		e, err := CapabilityEntry(c)
+		if err != nil {
+			continue // a scope whose org or project cannot be an FQDN part
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}

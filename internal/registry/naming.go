@@ -1,0 +1,62 @@
+package registry
+
+import (
+	"strings"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/registry/fqdn"
+)
+
+// DefaultNamespace is where a learned capability lands until it is renamed:
+// code calls it as mcp.cap.<action>(args).
+const DefaultNamespace = "cap"
+
+// maxActionLen keeps generated names short enough to read and type.
+const maxActionLen = 48
+
+// DefaultAction names a new capability: the intent in snake case, cut at a
+// word boundary ("Sum two numbers" -> "sum_two_numbers"), or "run_" and the
+// first 8 hex digits of the code's SHA-256 when there is no usable intent.
+// Runs with the same intent and different code are versions of one
+// capability (the newest is current); the same code is always one
+// capability, whatever the intent.
+func DefaultAction(intent, codeHash string) string {
+	words := strings.FieldsFunc(strings.ToLower(intent), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	})
+	s := ""
+	for _, w := range words {
+		next := w
+		if s != "" {
+			next = s + "_" + w
+		}
+		if len(next) > maxActionLen {
+			if s == "" {
+				s = w[:maxActionLen]
+			}
+			break
+		}
+		s = next
+	}
+	switch {
+	case s == "":
+		return "run_" + codeHash[:min(8, len(codeHash))]
+	case s[0] >= '0' && s[0] <= '9':
+		return "run_" + s // mcp.cap.2x would not parse
+	}
+	return s
+}
+
+// CheckName validates a capability name given to rename: both parts must be
+// valid FQDN parts and the namespace must not be a tool's.
+func (r *Registry) CheckName(namespace, action string) error {
+	n := fqdn.Name{Org: "o", Project: "p", Namespace: namespace, Action: action}
+	if err := n.Validate(); err != nil {
+		return pmlerr.New(pmlerr.InvalidRequest, "capability name %s:%s: %v", namespace, action, err)
+	}
+	if r.reserved[namespace] {
+		return pmlerr.New(pmlerr.InvalidRequest,
+			"namespace %q belongs to tools; a capability cannot take it (use %q or a name of your own)", namespace, DefaultNamespace)
+	}
+	return nil
+}

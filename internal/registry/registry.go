@@ -1,0 +1,178 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pml-go/pml/internal/registry/fqdn"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tools"
+)
+
+// Options build a Registry.
+type Options struct {
+	// Store holds the capabilities; nil means there are none.
+	Store store.Store
+	// Builtins are the built-in tools, routed by Rules.
+	Builtins []tools.Info
+	Rules    routing.Rules
+	Servers  []Server
+	// Reserved are namespaces of tools (built-in, hosted, catalog, routed by
+	// the rules): a capability never takes one, so a tenant's capability can
+	// never stand in for a real tool.
+	Reserved []string
+}
+
+// Registry answers lookups and catalog listings for one gateway. Built-ins
+// and servers are computed once; capabilities are read from the store on
+// each request, so every replica serves the same thing.
+type Registry struct {
+	store    store.Store
+	static   map[string]Entry // by four-part name
+	ordered  []Entry          // the same, by FQDN
+	byTool   map[string]Entry // built-ins by tool id
+	servers  map[string]Metadata
+	reserved map[string]bool
+}
+
+// New builds a registry.
+func New(o Options) (*Registry, error) {
+	r := &Registry{store: o.Store, static: map[string]Entry{}, byTool: map[string]Entry{}, servers: map[string]Metadata{}, reserved: map[string]bool{}}
+	for _, ns := range o.Reserved {
+		r.reserved[ns] = true
+	}
+	add := func(e Entry) error {
+		if _, dup := r.static[e.Name.Base()]; dup {
+			return fmt.Errorf("registry: %s published twice", e.Name.Base())
+		}
+		r.static[e.Name.Base()] = e
+		r.ordered = append(r.ordered, e)
+		return nil
+	}
+	for _, info := range o.Builtins {
+		e, err := builtinEntry(info, o.Rules.Route(info.ID))
+		if err != nil {
+			return nil, err
+		}
+		if err := add(e); err != nil {
+			return nil, err
+		}
+		r.byTool[info.ID] = e
+		r.reserved[info.Namespace()] = true
+	}
+	for _, s := range o.Servers {
+		e, m, err := serverEntry(s)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(e); err != nil {
+			return nil, err
+		}
+		r.servers[s.Name] = m
+		r.reserved[s.Name] = true
+	}
+	for _, side := range [][]string{o.Rules.Client, o.Rules.Server} {
+		for _, pattern := range side {
+			// Routing "cap" somewhere is about capabilities, not a tool.
+			if ns, _ := tools.Split(pattern); ns != DefaultNamespace {
+				r.reserved[ns] = true
+			}
+		}
+	}
+	slices.SortFunc(r.ordered, func(a, b Entry) int { return strings.Compare(a.FQDN(), b.FQDN()) })
+	return r, nil
+}
+
+// Reserved reports whether ns is a tool namespace no capability may take.
+func (r *Registry) Reserved(ns string) bool { return r.reserved[ns] }
+
+// Server returns the entry of a configured MCP server by name.
+func (r *Registry) Server(name string) (Entry, bool) {
+	m, ok := r.servers[name]
+	if !ok {
+		return Entry{}, false
+	}
+	n, _ := fqdn.Parse(m.FQDN)
+	return r.static[n.Base()], true
+}
+
+// ServerMetadata returns the metadata of a configured MCP server by name,
+// as GET /mcp/pml.mcp.<name>.server serves it.
+func (r *Registry) ServerMetadata(name string) (Metadata, bool) {
+	m, ok := r.servers[name]
+	return m, ok
+}
+
+// Get returns the entry named n (four- or five-part) as viewer sees it: the
+// current version, or a *HashMismatchError when n names another hash, or
+// ErrNotFound.
+func (r *Registry) Get(ctx context.Context, viewer store.Scope, n fqdn.Name) (Entry, error) {
+	e, err := r.current(ctx, viewer, n)
+	if err != nil {
+		return Entry{}, err
+	}
+	if n.Hash != "" && n.Hash != e.Name.Hash {
+		return Entry{}, &HashMismatchError{Requested: n, Current: e}
+	}
+	return e, nil
+}
+
+func (r *Registry) current(ctx context.Context, viewer store.Scope, n fqdn.Name) (Entry, error) {
+	if e, ok := r.static[n.Base()]; ok {
+		return e, nil
+	}
+	if r.store == nil || r.reserved[n.Namespace] {
+		return Entry{}, notFound(n)
+	}
+	// The owner's view finds the owner's current version; whether viewer
+	// may see it is decided here, so another tenant's private capability is
+	// just as absent as an unknown one.
+	owner := store.Scope{Org: n.Org, Project: n.Project}
+	c, err := r.store.CapabilityByName(ctx, owner, n.Namespace, n.Action)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Entry{}, notFound(n)
+	case err != nil:
+		return Entry{}, fmt.Errorf("registry %s: %w", n.Base(), err)
+	case c.Scope != owner || !Visible(viewer, c):
+		return Entry{}, notFound(n)
+	}
+	return CapabilityEntry(c)
+}
+
+func notFound(n fqdn.Name) error {
+	return fmt.Errorf("MCP '%s' not in registry: %w", n.Base(), ErrNotFound)
+}
+
+// Resolve finds what a tool id ("ns:action") names for viewer besides a
+// tool: the current version of the capability it would call, preferring the
+// viewer's own project, then its org, then public ones. ok is false when it
+// names no capability (a reserved namespace never does).
+func (r *Registry) Resolve(ctx context.Context, viewer store.Scope, toolID string) (e Entry, ok bool, err error) {
+	ns, action := tools.Split(toolID)
+	if r.store == nil || r.reserved[ns] || action == "" {
+		return Entry{}, false, nil
+	}
+	c, err := r.store.CapabilityByName(ctx, viewer, ns, action)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Entry{}, false, nil
+	case err != nil:
+		return Entry{}, false, fmt.Errorf("resolving %s: %w", toolID, err)
+	}
+	e, err = CapabilityEntry(c)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	return e, true, nil
+}
+
+// Builtin returns the entry of a built-in tool by id.
+func (r *Registry) Builtin(toolID string) (Entry, bool) {
+	e, ok := r.byTool[toolID]
+	return e, ok
+}

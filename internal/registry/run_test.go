@@ -1,0 +1,120 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/tools"
+)
+
+// capBridge serves one tool ("math:add") and capabilities from code, each
+// run nested through the same bridge.
+func capBridge(t *testing.T, caps map[string]string) tools.CallFunc {
+	var call tools.CallFunc
+	call = func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		if tool == "math:add" {
+			var a struct{ A, B float64 }
+			_ = json.Unmarshal(args, &a)
+			return json.Marshal(a.A + a.B)
+		}
+		code, ok := caps[tool]
+		if !ok {
+			return nil, pmlerr.New(pmlerr.UnknownTool, "unknown %s", tool)
+		}
+		an, err := analysis.Analyze(code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return RunNested(ctx, tool, an, args, call, sandbox.Limits{})
+	}
+	return call
+}
+
+func run(t *testing.T, call tools.CallFunc, code string) (json.RawMessage, error) {
+	t.Helper()
+	an, err := analysis.Analyze(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sandbox.Run(context.Background(), an.JS, nil, call, sandbox.Limits{})
+	return res.Value, err
+}
+
+func TestRunNestedBindsArgs(t *testing.T) {
+	call := capBridge(t, map[string]string{
+		"cap:add3":  "return await mcp.math.add({a: args.x, b: 3})",
+		"cap:twice": "const once = await mcp.cap.add3({x: args.x}); return await mcp.cap.add3({x: once})",
+	})
+	out, err := run(t, call, "return await mcp.cap.twice({x: 1})")
+	if err != nil || string(out) != "7" {
+		t.Fatalf("got %s, %v", out, err)
+	}
+}
+
+func TestRunNestedFailureIsCatchableToolError(t *testing.T) {
+	call := capBridge(t, map[string]string{"cap:boom": "throw new Error('kaput ' + args.n)"})
+	out, err := run(t, call, "try { await mcp.cap.boom({n: 1}) } catch (e) { return e.code + ': ' + e.message }")
+	if err != nil || !strings.Contains(string(out), "TOOL_ERROR: capability cap:boom failed: kaput 1") {
+		t.Fatalf("got %s, %v", out, err)
+	}
+	_, err = run(t, call, "return await mcp.cap.boom({n: 2})")
+	pe, ok := pmlerr.As(err)
+	if !ok || pe.Code != pmlerr.ToolError || !strings.Contains(pe.Message, "kaput 2") {
+		t.Fatalf("uncaught: %v", err)
+	}
+	// The capability's own code survives in the detail of the nested error.
+	var inner *pmlerr.Error
+	if !errors.As(pe.Err, &inner) || inner.Details["capability_error_code"] != "CODE_ERROR" {
+		t.Errorf("inner %+v", inner)
+	}
+}
+
+func TestRunNestedRecursionIsBounded(t *testing.T) {
+	call := capBridge(t, map[string]string{"cap:loop": "return await mcp.cap.loop(args)"})
+	_, err := run(t, call, "return await mcp.cap.loop({})")
+	pe, ok := pmlerr.As(err)
+	if !ok || pe.Code != pmlerr.ToolError || !strings.Contains(pe.Message, "more than 8 capabilities nested") {
+		t.Fatalf("recursion: %v", err)
+	}
+	// The next run works.
+	if out, err := run(t, capBridge(t, nil), "return await mcp.math.add({a: 1, b: 1})"); err != nil || string(out) != "2" {
+		t.Fatalf("next run: %s %v", out, err)
+	}
+}
+
+func TestRunNestedPassesHalts(t *testing.T) {
+	halt := &sandbox.HaltError{Err: errors.New("ask first")}
+	var bridge tools.CallFunc
+	bridge = func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		if tool == "shell:exec" {
+			return nil, halt
+		}
+		an, _ := analysis.Analyze("return await mcp.shell.exec({})")
+		return RunNested(ctx, tool, an, args, bridge, sandbox.Limits{})
+	}
+	_, err := run(t, bridge, "try { return await mcp.cap.sh({}) } catch (e) { return 'caught' }")
+	if !errors.Is(err, halt) {
+		t.Fatalf("want the halt, uncaught, got %v", err)
+	}
+}
+
+func TestRunNestedOwnLimits(t *testing.T) {
+	an, err := analysis.Analyze("return new ArrayBuffer(1 << 30).byteLength")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = RunNested(context.Background(), "cap:hog", an, nil, nil, sandbox.Limits{MemoryBytes: 4 << 20})
+	var inner *pmlerr.Error
+	if !errors.As(err, &inner) || inner.Details["capability_error_code"] != string(pmlerr.MemoryLimit) {
+		t.Fatalf("memory hog: %v", err)
+	}
+	if _, err := RunNested(context.Background(), "cap:x", an, json.RawMessage(`[1]`), nil, sandbox.Limits{}); err == nil {
+		t.Fatal("array args: want error")
+	}
+}
