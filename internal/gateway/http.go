@@ -29,9 +29,12 @@ func (s *Service) Handler() http.Handler {
 	mux.Handle("DELETE /mcp", s.requireKey(mcpHandler))
 	mux.Handle("GET /api/v1/routing", s.requireKey(http.HandlerFunc(s.serveRouting)))
 	mux.Handle("POST /api/v1/client-tools", s.requireKey(http.HandlerFunc(s.serveClientTools)))
+	mux.Handle("POST /api/traces", s.requireKey(http.HandlerFunc(s.servePostTraces)))
+	mux.Handle("GET /api/traces", s.requireKey(http.HandlerFunc(s.serveListTraces)))
+	mux.Handle("GET /api/traces/{id}", s.requireKey(http.HandlerFunc(s.serveTrace)))
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.Handle("GET /metrics", s.metrics.Handler())
-	return limitBody(mux)
+	return limitBody(s.traceContext(mux))
 }
 
 func (s *Service) serveRouting(w http.ResponseWriter, r *http.Request) {

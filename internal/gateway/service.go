@@ -15,6 +15,7 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/telemetry"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/upstream"
 )
@@ -36,37 +37,41 @@ type Config struct {
 	Analyzer *analysis.Analyzer
 	Logger   *slog.Logger
 	Metrics  *Metrics
+	// Telemetry exports traces to OpenTelemetry; nil exports nothing.
+	Telemetry *telemetry.Exporter
 }
 
 // Service implements the gateway's MCP tools. Safe for concurrent use; it
 // keeps no per-request state, so replicas behind a load balancer are
 // interchangeable.
 type Service struct {
-	store    store.Store
-	rules    routing.Rules
-	tools    *tools.Mux
-	catalog  map[string]ServerEntry
-	limits   sandbox.Limits
-	analyzer *analysis.Analyzer
-	log      *slog.Logger
-	metrics  *Metrics
-	validate *tools.Validator
-	keys     keyCache
-	byok     map[string]byokServer
+	store     store.Store
+	rules     routing.Rules
+	tools     *tools.Mux
+	catalog   map[string]ServerEntry
+	limits    sandbox.Limits
+	analyzer  *analysis.Analyzer
+	log       *slog.Logger
+	metrics   *Metrics
+	validate  *tools.Validator
+	keys      keyCache
+	telemetry *telemetry.Exporter
+	byok      map[string]byokServer
 }
 
 // New builds a Service; zero fields of cfg get working defaults.
 func New(cfg Config) *Service {
 	s := &Service{
-		store:    cfg.Store,
-		rules:    cfg.Rules,
-		tools:    cfg.Tools,
-		catalog:  cfg.Catalog,
-		limits:   cfg.Limits,
-		analyzer: cfg.Analyzer,
-		log:      cfg.Logger,
-		metrics:  cfg.Metrics,
-		validate: tools.NewValidator(),
+		store:     cfg.Store,
+		rules:     cfg.Rules,
+		tools:     cfg.Tools,
+		catalog:   cfg.Catalog,
+		limits:    cfg.Limits,
+		analyzer:  cfg.Analyzer,
+		log:       cfg.Logger,
+		metrics:   cfg.Metrics,
+		telemetry: cfg.Telemetry,
+		validate:  tools.NewValidator(),
 	}
 	if s.rules.Default == "" && len(s.rules.Client) == 0 && len(s.rules.Server) == 0 {
 		s.rules = routing.Default()

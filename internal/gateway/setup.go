@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
@@ -16,6 +17,7 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store/storeopen"
+	"github.com/pml-go/pml/internal/telemetry"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/tools/std"
 	"github.com/pml-go/pml/internal/upstream"
@@ -111,6 +113,10 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
 	metrics := NewMetrics()
+	tel, err := telemetry.FromEnv(ctx, "pml-gateway")
+	if err != nil {
+		log.Warn("OpenTelemetry export disabled", "err", err)
+	}
 	pool := upstream.NewPool(upstream.Options{Logger: log, OnStart: metrics.UpstreamStarted})
 	mux := tools.NewMux()
 	stdTools := std.New()
@@ -142,17 +148,26 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 	}
 	slices.Sort(hosted)
 	svc := New(Config{
-		Store:    st,
-		Rules:    rules.WithServer(slices.Concat(std.Namespaces(), hosted)...),
-		Tools:    mux,
-		Catalog:  catalog,
-		BYOK:     byok,
-		Limits:   o.Limits,
-		Analyzer: analysis.New(4096),
-		Logger:   log,
-		Metrics:  metrics,
+		Store:     st,
+		Rules:     rules.WithServer(slices.Concat(std.Namespaces(), hosted)...),
+		Tools:     mux,
+		Catalog:   catalog,
+		BYOK:      byok,
+		Limits:    o.Limits,
+		Analyzer:  analysis.New(4096),
+		Logger:    log,
+		Metrics:   metrics,
+		Telemetry: tel,
 	})
-	return svc, closerFunc(func() error { return errors.Join(pool.Close(), st.Close()) }), nil
+	return svc, closerFunc(func() error { return errors.Join(pool.Close(), st.Close(), shutdownTelemetry(tel)) }), nil
+}
+
+// shutdownTelemetry sends the spans still buffered, bounded so a dead
+// collector cannot hold up a shutdown.
+func shutdownTelemetry(tel *telemetry.Exporter) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return tel.Shutdown(ctx)
 }
 
 type closerFunc func() error

@@ -24,12 +24,19 @@ func (s *Service) newRecorder(an *analysis.Analysis, plan Plan) *tracing.Recorde
 	})
 }
 
-// finishTrace completes, sanitizes and stores the run's trace; it returns the
-// trace id. A store failure is logged, never the run's failure.
+// finishTrace completes, sanitizes and stores the run's trace, and exports
+// it to OpenTelemetry linked to the caller's traceparent; it returns the
+// trace id. A store failure is logged and counted as a dropped trace, never
+// the run's failure.
 func (s *Service) finishTrace(ctx context.Context, c Caller, rec *tracing.Recorder, meta tracing.Trace, an *analysis.Analysis, runErr error) string {
 	dag, _ := json.Marshal(dagOf(an))
 	meta.DAG = dag
 	t := tracing.NewSanitizer(nil).Trace(rec.Finish(meta, runErr))
+	remote := remoteTrace(ctx)
+	if remote != nil {
+		s.log.Debug("server-side trace under caller's trace", "trace_id", t.TraceID, "remote_trace_id", remote.TraceID, "remote_span_id", remote.ParentID)
+	}
+	s.telemetry.Export(t, remote)
 	if s.store == nil {
 		return t.TraceID
 	}
@@ -38,6 +45,7 @@ func (s *Service) finishTrace(ctx context.Context, c Caller, rec *tracing.Record
 		err = s.store.PutTraces(ctx, []store.Trace{row})
 	}
 	if err != nil {
+		s.metrics.TracesDropped.Inc()
 		s.log.Warn("storing trace", "trace_id", t.TraceID, "err", err)
 	}
 	return t.TraceID

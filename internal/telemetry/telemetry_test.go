@@ -3,60 +3,15 @@ package telemetry_test
 import (
 	"context"
 	"encoding/hex"
-	"io"
-	"net"
-	"net/http"
-	"sync"
 	"testing"
 	"time"
 
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/pml-go/pml/internal/telemetry"
+	"github.com/pml-go/pml/internal/telemetry/telemetrytest"
 	"github.com/pml-go/pml/internal/tracing"
 )
-
-// collector is a minimal OTLP/HTTP receiver on loopback.
-type collector struct {
-	mu    sync.Mutex
-	spans []*tracepb.Span
-}
-
-func startCollector(t *testing.T) (*collector, string) {
-	t.Helper()
-	c := &collector{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/traces" {
-			http.NotFound(w, r)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		var req collectortrace.ExportTraceServiceRequest
-		if err := proto.Unmarshal(body, &req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		c.mu.Lock()
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				c.spans = append(c.spans, ss.Spans...)
-			}
-		}
-		c.mu.Unlock()
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-		_, _ = w.Write(out)
-	})}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return c, "http://" + ln.Addr().String()
-}
 
 func TestEnabled(t *testing.T) {
 	cases := []struct {
@@ -100,8 +55,7 @@ func TestGRPCProtocolRefused(t *testing.T) {
 }
 
 func TestExportSpans(t *testing.T) {
-	col, url := startCollector(t)
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", url)
+	col := telemetrytest.Start(t)
 	t.Setenv("OTEL_SERVICE_NAME", "")
 	e, err := telemetry.FromEnv(context.Background(), "pml-test")
 	if err != nil || e == nil {
@@ -122,14 +76,13 @@ func TestExportSpans(t *testing.T) {
 	if err := e.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	col.mu.Lock()
-	defer col.mu.Unlock()
-	if len(col.spans) != 3 {
-		t.Fatalf("got %d spans, want 3 (root + one per task)", len(col.spans))
+	spans := col.Spans()
+	if len(spans) != 3 {
+		t.Fatalf("got %d spans, want 3 (root + one per task)", len(spans))
 	}
 	var root *tracepb.Span
 	byName := map[string]*tracepb.Span{}
-	for _, s := range col.spans {
+	for _, s := range spans {
 		if hex.EncodeToString(s.TraceId) != tr.TraceID {
 			t.Errorf("span %s trace id %x, want the PML trace id %s", s.Name, s.TraceId, tr.TraceID)
 		}

@@ -1,0 +1,157 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tracing"
+)
+
+// Paging of GET /api/traces.
+const (
+	DefaultTracePageSize = 50
+	MaxTracePageSize     = 200
+)
+
+// Bounds of a child tree: capability nesting is shallow in practice; the
+// caps keep a malicious or cyclic parent chain from costing much.
+const (
+	maxTreeDepth = 16
+	maxTreeNodes = 1000
+)
+
+// TraceQuery filters a tenant's traces. Zero fields do not filter; Since is
+// inclusive, Until exclusive; Page counts from 1.
+type TraceQuery struct {
+	WorkflowID     string
+	CapabilityFQDN string
+	Tool           string
+	Success        *bool
+	Since, Until   time.Time
+	Page, Limit    int
+}
+
+// TraceSummary is one line of the trace list: the trace without its tasks'
+// payloads, code, logs and DAG.
+type TraceSummary struct {
+	TraceID         string    `json:"trace_id"`
+	ParentTraceID   string    `json:"parent_trace_id,omitempty"`
+	WorkflowID      string    `json:"workflow_id"`
+	CapabilityFQDN  string    `json:"capability_fqdn,omitempty"`
+	ExecutedLocally bool      `json:"executed_locally"`
+	Success         bool      `json:"success"`
+	ErrorCode       string    `json:"error_code,omitempty"`
+	Error           string    `json:"error,omitempty"`
+	DurationMS      float64   `json:"duration_ms"`
+	StartedAt       time.Time `json:"started_at"`
+	ToolsUsed       []string  `json:"tools_used"`
+	TaskCount       int       `json:"task_count"`
+	FailedTasks     int       `json:"failed_tasks"`
+}
+
+// TracePage is GET /api/traces: newest first, with the total before paging.
+type TracePage struct {
+	Traces []TraceSummary `json:"traces"`
+	Total  int            `json:"total"`
+	Page   int            `json:"page"`
+	Limit  int            `json:"limit"`
+}
+
+// TraceNode is a trace with the traces its capability calls started.
+type TraceNode struct {
+	Trace    json.RawMessage `json:"trace"`
+	Children []TraceNode     `json:"children"`
+}
+
+// ListTraces returns one page of the caller's traces.
+func (s *Service) ListTraces(ctx context.Context, c Caller, q TraceQuery) (TracePage, error) {
+	q.Page = max(q.Page, 1)
+	if q.Limit <= 0 {
+		q.Limit = DefaultTracePageSize
+	}
+	q.Limit = min(q.Limit, MaxTracePageSize)
+	page := TracePage{Traces: []TraceSummary{}, Page: q.Page, Limit: q.Limit}
+	if s.store == nil {
+		return page, nil
+	}
+	rows, total, err := s.store.ListTraces(ctx, store.TraceFilter{
+		Scope: c.Scope, WorkflowID: q.WorkflowID, CapabilityFQDN: q.CapabilityFQDN, Tool: q.Tool,
+		Success: q.Success, Since: q.Since, Until: q.Until,
+		Limit: q.Limit, Offset: (q.Page - 1) * q.Limit,
+	})
+	if err != nil {
+		return page, fmt.Errorf("list traces: %w", err)
+	}
+	page.Total = total
+	for _, row := range rows {
+		page.Traces = append(page.Traces, summarize(row))
+	}
+	return page, nil
+}
+
+func summarize(row store.Trace) TraceSummary {
+	var t tracing.Trace
+	// The body was encoded by StoreRecord; should it not decode, the indexed
+	// columns still give a usable line.
+	_ = json.Unmarshal(row.Body, &t)
+	sum := TraceSummary{
+		TraceID: row.ID, ParentTraceID: row.ParentID, WorkflowID: row.WorkflowID,
+		CapabilityFQDN: row.CapabilityFQDN, ExecutedLocally: t.ExecutedLocally, Success: row.Success,
+		ErrorCode: t.ErrorCode, Error: t.Error, DurationMS: t.DurationMS, StartedAt: row.StartedAt,
+		ToolsUsed: nonNil(row.Tools), TaskCount: len(t.Tasks),
+	}
+	for _, task := range t.Tasks {
+		if !task.Success {
+			sum.FailedTasks++
+		}
+	}
+	return sum
+}
+
+// TraceTree returns the caller's trace id with its child traces, nested. A
+// trace of another tenant is store.ErrNotFound, exactly like one that does
+// not exist.
+func (s *Service) TraceTree(ctx context.Context, c Caller, id string) (TraceNode, error) {
+	notFound := fmt.Errorf("trace %q: %w", id, store.ErrNotFound)
+	if s.store == nil {
+		return TraceNode{}, notFound
+	}
+	root, err := s.store.TraceByID(ctx, c.Scope, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return TraceNode{}, notFound
+	case err != nil:
+		return TraceNode{}, fmt.Errorf("trace %s: %w", id, err)
+	}
+	budget := maxTreeNodes - 1
+	visited := map[string]bool{root.ID: true}
+	return s.subtree(ctx, c.Scope, root, 0, &budget, visited)
+}
+
+func (s *Service) subtree(ctx context.Context, scope store.Scope, t store.Trace, depth int, budget *int, visited map[string]bool) (TraceNode, error) {
+	node := TraceNode{Trace: t.Body, Children: []TraceNode{}}
+	if depth >= maxTreeDepth {
+		return node, nil
+	}
+	kids, err := s.store.ChildTraces(ctx, scope, t.ID)
+	if err != nil {
+		return node, fmt.Errorf("children of trace %s: %w", t.ID, err)
+	}
+	for _, k := range kids {
+		if visited[k.ID] || *budget <= 0 {
+			continue
+		}
+		visited[k.ID] = true
+		*budget--
+		child, err := s.subtree(ctx, scope, k, depth+1, budget, visited)
+		if err != nil {
+			return node, err
+		}
+		node.Children = append(node.Children, child)
+	}
+	return node, nil
+}
