@@ -72,6 +72,11 @@ func New(o Options) (*Package, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+// stopGrace is how long a local server gets to exit after its stdin closes,
+// and again after SIGTERM. Servers exit at once on EOF; one stuck in a call
+// would otherwise hold up the package's exit when the AI client quits.
+const stopGrace = 500 * time.Millisecond
+
 	if o.RulesTTL == 0 {
 		o.RulesTTL = time.Minute
 	}
@@ -90,7 +95,7 @@ func New(o Options) (*Package, error) {
 		limits:    o.Limits,
 		analyzer:  analysis.New(512),
 		env:       approval.NewEnv(ws),
-		pool:      upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, Logger: o.Logger}),
+		pool:      upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger}),
 		builtins:  local.New(ws),
 		rulesTTL:  o.RulesTTL,
 		workflows: approval.NewStore(approval.DefaultTTL, o.Now),

@@ -76,3 +76,17 @@ func (d *deployment) rows(t testing.TB) (traces, capabilities int) {
 	}
 	return traces, capabilities
 }
+
+// traces returns the ids of the tenant's stored traces, and their count.
+func (d *deployment) traces(t testing.TB) (map[string]bool, int) {
+	t.Helper()
+	all, total, err := d.store.ListTraces(context.WithoutCancel(t.Context()), store.TraceFilter{Scope: tenant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make(map[string]bool, len(all))
+	for _, tr := range all {
+		ids[tr.ID] = true
+	}
+	return ids, total
+}

@@ -137,28 +137,6 @@ func (r *replica) stop() {
 	}
 }
 
-// memory reads the process's resident set now and at its peak, in KiB.
-func (r *replica) memory() (rssKiB, peakKiB int64, err error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
-	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", r.name, err)
-	}
-	for line := range strings.Lines(string(data)) {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			rssKiB = v
-		case "VmHWM:":
-			peakKiB = v
-		}
-	}
-	return rssKiB, peakKiB, nil
-}
-
 // metric returns the value of one Prometheus series of the replica's
 // /metrics, given as it appears there (name{labels}); 0 when absent.
 func (r *replica) metric(ctx context.Context, series string) (float64, error) {
