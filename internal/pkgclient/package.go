@@ -21,6 +21,7 @@ import (
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/tools/local"
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/upstream"
 )
 
@@ -36,6 +37,9 @@ type Options struct {
 	RulesTTL time.Duration
 	// Now is the clock of pending workflows' TTL (tests inject one).
 	Now func() time.Time
+	// TraceSync tunes the delivery of traces to the gateway (tests shorten
+	// its backoff); zero fields take tracing's defaults.
+	TraceSync tracing.SyncOptions
 }
 
 // Package is the PML package for one workspace.
@@ -51,6 +55,7 @@ type Package struct {
 	rulesTTL  time.Duration
 	workflows *approval.Store
 	deps      *approval.Deps
+	traces    *traceSync
 
 	mu        sync.Mutex
 	cfg       Config
@@ -72,10 +77,10 @@ func New(o Options) (*Package, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-// stopGrace is how long a local server gets to exit after its stdin closes,
-// and again after SIGTERM. Servers exit at once on EOF; one stuck in a call
-// would otherwise hold up the package's exit when the AI client quits.
-const stopGrace = 500 * time.Millisecond
+	// stopGrace is how long a local server gets to exit after its stdin closes,
+	// and again after SIGTERM. Servers exit at once on EOF; one stuck in a call
+	// would otherwise hold up the package's exit when the AI client quits.
+	const stopGrace = 500 * time.Millisecond
 
 	if o.RulesTTL == 0 {
 		o.RulesTTL = time.Minute
@@ -104,6 +109,9 @@ const stopGrace = 500 * time.Millisecond
 		approved:  map[string]bool{},
 		catalog:   map[string]catalogLookup{},
 	}
+	if p.traces, err = startTraceSync(ws, o.Gateway, o.TraceSync, o.Logger); err != nil {
+		return nil, err
+	}
 	p.refreshConfig()
 	return p, nil
 }
@@ -111,9 +119,10 @@ const stopGrace = 500 * time.Millisecond
 // Workspace returns the package's workspace root.
 func (p *Package) Workspace() string { return p.ws }
 
-// Close stops every local server and the gateway connection.
+// Close delivers the queued traces (one bounded attempt), then stops every
+// local server and the gateway connection.
 func (p *Package) Close() error {
-	return errors.Join(p.pool.Close(), p.gw.Close())
+	return errors.Join(p.traces.close(), p.pool.Close(), p.gw.Close())
 }
 
 type fileStamp struct {

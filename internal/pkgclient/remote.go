@@ -65,6 +65,7 @@ type headers struct {
 func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(gateway.ClientHeader, "package")
+	r.Header.Set(gateway.TraceparentHeader, traceparent(r.Context()))
 	if h.apiKey != "" {
 		r.Header.Set("Authorization", "Bearer "+h.apiKey)
 	}

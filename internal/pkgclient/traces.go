@@ -1,12 +1,35 @@
 package pkgclient
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/tracing"
 )
+
+// TraceQueueMax bounds the trace outbox under .pml/traces: past it, the
+// oldest trace is dropped (and counted) for each new one.
+const TraceQueueMax = 10_000
+
+// traceFlushTimeout bounds the delivery attempt on Close. Whatever it does
+// not deliver stays on disk for the next start.
+const traceFlushTimeout = 5 * time.Second
+
+// traceBatchBytes keeps a batch under the gateway's request limit, with room
+// for the {"traces":[...]} envelope.
+const traceBatchBytes = gateway.MaxRequestBytes - 4<<10
 
 // newRecorder records every mcp.* call of a local run in the bridge.
 func (p *Package) newRecorder(an *analysis.Analysis, rules routing.Rules) *tracing.Recorder {
@@ -33,5 +56,162 @@ func (p *Package) finishTrace(rec *tracing.Recorder, meta tracing.Trace, an *ana
 	return t.TraceID
 }
 
-// submitTrace queues a sanitized trace for the gateway.
-func (p *Package) submitTrace(t tracing.Trace) {}
+// submitTrace queues a sanitized trace for the gateway. The run does not
+// wait for the delivery: the queue is on disk before this returns, and the
+// syncer sends it in the background.
+func (p *Package) submitTrace(t tracing.Trace) {
+	if err := p.traces.queue.Push(t); err != nil {
+		p.log.Warn("trace not queued", "trace_id", t.TraceID, "err", err)
+		return
+	}
+	if p.traces.syncer != nil {
+		p.traces.syncer.Notify()
+	}
+}
+
+// TraceStats is the state of the trace outbox, for metrics.
+type TraceStats struct {
+	Depth   int   `json:"depth"`   // traces waiting to be delivered
+	Dropped int64 `json:"dropped"` // traces lost to the bound or refused by the gateway
+}
+
+// TraceStats returns the outbox's depth and drop count.
+func (p *Package) TraceStats() TraceStats {
+	return TraceStats{Depth: p.traces.queue.Len(), Dropped: p.traces.queue.Dropped()}
+}
+
+// TraceBacklog travels with a batch so the gateway's /metrics show the
+// package's sync state: its queue depth once the batch is delivered, and the
+// traces it dropped since its last delivered batch.
+type TraceBacklog struct {
+	Depth   int
+	Dropped int64
+}
+
+// tracePoster is a gateway that takes traces; Remote and InProcess are.
+type tracePoster interface {
+	PostTraces(ctx context.Context, batch []tracing.Trace, b TraceBacklog) error
+}
+
+// traceSync owns the outbox and the goroutine that delivers it.
+type traceSync struct {
+	queue  *tracing.Queue
+	post   func(ctx context.Context, batch []tracing.Trace) error // nil: the gateway takes no traces
+	syncer *tracing.Syncer
+	opts   tracing.SyncOptions
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	reported int64 // drops already reported to the gateway
+}
+
+// startTraceSync opens .pml/traces and, when gw takes traces, starts the
+// background delivery.
+func startTraceSync(ws string, gw Gateway, opts tracing.SyncOptions, log *slog.Logger) (*traceSync, error) {
+	q, err := tracing.OpenQueue(filepath.Join(ws, StateDir, "traces"), TraceQueueMax)
+	if err != nil {
+		return nil, err
+	}
+	if opts.MaxBatchBytes <= 0 {
+		opts.MaxBatchBytes = traceBatchBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = log
+	}
+	ts := &traceSync{queue: q, opts: opts, done: make(chan struct{})}
+	poster, ok := gw.(tracePoster)
+	if !ok {
+		close(ts.done)
+		return ts, nil
+	}
+	ts.post = func(ctx context.Context, batch []tracing.Trace) error {
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		dropped := q.Dropped()
+		b := TraceBacklog{Depth: max(q.Len()-len(batch), 0), Dropped: dropped - ts.reported}
+		if err := poster.PostTraces(ctx, batch, b); err != nil {
+			return err
+		}
+		ts.reported = dropped
+		return nil
+	}
+	ts.syncer = tracing.NewSyncer(q, ts.post, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	ts.cancel = cancel
+	go func() {
+		defer close(ts.done)
+		ts.syncer.Run(ctx)
+	}()
+	// Traces left by an earlier run (a crash, an offline period) go now.
+	ts.syncer.Notify()
+	return ts, nil
+}
+
+// errGiveUp ends the shutdown flush at its first failure.
+var errGiveUp = errors.New("gateway unavailable at shutdown: traces kept for the next start")
+
+// close stops the background delivery and makes one bounded attempt to
+// deliver what is queued. It does not retry: an unreachable gateway must not
+// delay an exit, and the queue keeps the rest on disk.
+func (ts *traceSync) close() error {
+	if ts.syncer == nil {
+		return nil
+	}
+	ts.cancel()
+	<-ts.done
+	if ts.queue.Len() == 0 {
+		return nil
+	}
+	opts := ts.opts
+	opts.Sleep = func(context.Context, time.Duration) error { return errGiveUp }
+	ctx, cancel := context.WithTimeout(context.Background(), traceFlushTimeout)
+	defer cancel()
+	if err := tracing.NewSyncer(ts.queue, ts.post, opts).Flush(ctx); err != nil {
+		opts.Logger.Warn("traces not delivered at shutdown", "queued", ts.queue.Len(), "err", err)
+	}
+	return nil
+}
+
+// PostTraces implements tracePoster: POST /api/traces with the key and
+// traceparent every request carries, plus the backlog headers.
+func (g *Remote) PostTraces(ctx context.Context, batch []tracing.Trace, b TraceBacklog) error {
+	client := &http.Client{Transport: backlogHeaders{next: g.http.Transport, b: b}}
+	return tracing.HTTPPoster(client, g.url, "")(ctx, batch)
+}
+
+type backlogHeaders struct {
+	next http.RoundTripper
+	b    TraceBacklog
+}
+
+func (h backlogHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(gateway.TraceQueueHeader, strconv.Itoa(h.b.Depth))
+	r.Header.Set(gateway.TracesDroppedHeader, strconv.FormatInt(h.b.Dropped, 10))
+	return h.next.RoundTrip(r)
+}
+
+// PostTraces implements tracePoster for local mode: the in-process gateway
+// stores the batch directly. A refused batch is permanent, as a 400 is.
+func (g *InProcess) PostTraces(ctx context.Context, batch []tracing.Trace, b TraceBacklog) error {
+	_, err := g.Service.IngestTraces(ctx, g.caller(), batch)
+	switch {
+	case pmlerr.CodeOf(err, "") == pmlerr.InvalidRequest:
+		return &tracing.PermanentError{Status: http.StatusBadRequest, Body: err.Error()}
+	case err != nil:
+		return fmt.Errorf("store traces in process: %w", err)
+	}
+	g.Service.ReportTraceQueue(b.Depth, b.Dropped)
+	return nil
+}
+
+// traceparent is the W3C header of a request to the gateway: the trace of
+// the run making it, or a fresh trace for a request outside any run.
+func traceparent(ctx context.Context) string {
+	id := tracing.TraceIDFrom(ctx)
+	if id == "" {
+		id = tracing.NewTraceID()
+	}
+	return tracing.Traceparent(id)
+}

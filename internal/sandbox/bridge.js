@@ -105,24 +105,31 @@
   let queueHead = 0, queueTail = 0;
   const toolErrors = new WeakMapCtor(); // Error -> what Go reported
 
+  // One executor for every call's promise: a closure per call costs more
+  // than the rest of the promise.
+  let capturedResolve, capturedReject;
+  function capture(resolve, reject) {
+    capturedResolve = resolve;
+    capturedReject = reject;
+  }
+
   function pml$call(tool, label, a) {
-    let text;
+    const promise = new PromiseCtor(capture);
+    const call = { resolve: capturedResolve, reject: capturedReject, tool, text: "" };
     try {
-      if (a === undefined || a === null) text = "{}";
+      if (a === undefined || a === null) call.text = "{}";
       else if (typeof a !== "object" || isArray(a)) throw new TypeErrorCtor(label + ": arguments must be an object");
       else {
-        text = pml$serialize(a, label + ": arguments are not JSON-serializable: ");
+        call.text = pml$serialize(a, label + ": arguments are not JSON-serializable: ");
         // A toJSON can turn the object into something else.
-        if (charCodeAt(text, 0) !== 123) throw new TypeErrorCtor(label + ": arguments must serialize to a JSON object");
+        if (charCodeAt(call.text, 0) !== 123) throw new TypeErrorCtor(label + ": arguments must serialize to a JSON object");
       }
     } catch (e) {
-      return new PromiseCtor(function (resolve, reject) { reject(e); });
+      call.reject(e);
+      return promise;
     }
-    return new PromiseCtor(function (resolve, reject) {
-      const call = { resolve, reject, tool, text };
-      if (queueHead === queueTail && pml$dispatch(call)) return;
-      queue[queueTail++] = call;
-    });
+    if (queueHead !== queueTail || !pml$dispatch(call)) queue[queueTail++] = call;
+    return promise;
   }
 
   // dispatch hands call to Go, which refuses (-1) while too many calls are in
@@ -162,12 +169,17 @@
   const sealedTarget = () => freeze(create(null));
 
   function namespace(ns) {
+    const actions = create(null);
     return new ProxyCtor(sealedTarget(), freeze({
       __proto__: null,
       get(t, action) {
         if (typeof action !== "string" || reserved[action] === true) return undefined;
-        const tool = ns + ":" + action, label = "mcp." + ns + "." + action;
-        return function pml$action(a) { return pml$call(tool, label, a); };
+        let f = actions[action];
+        if (f === undefined) {
+          const tool = ns + ":" + action, label = "mcp." + ns + "." + action;
+          f = actions[action] = function pml$action(a) { return pml$call(tool, label, a); };
+        }
+        return f;
       },
       set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,
     }));

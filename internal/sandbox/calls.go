@@ -21,33 +21,61 @@ type callResult struct {
 	argBytes int64
 }
 
-// startInvoke runs call number seq in its own goroutine. Its context carries
-// the issue position and the RPC timeout. The result is delivered once: by
-// the CallFunc returning, or by the timeout when the CallFunc does not honor
-// its context (its goroutine then ends whenever the CallFunc returns).
+// callJob is one call handed to a worker goroutine.
+type callJob struct {
+	seq  int
+	tool string
+	args json.RawMessage
+}
+
+// startInvoke hands call number seq to an idle worker goroutine of the run,
+// or starts one. Workers live as long as the run: reusing them spares each
+// call a goroutine start and the growth of its stack. There are at most as
+// many as calls in flight.
 func (r *run) startInvoke(seq int, tool string, args json.RawMessage) {
-	ctx := tools.WithCallSeq(r.ctx, seq)
-	go func() {
-		ctx, cancel := context.WithTimeout(ctx, r.lim.RPCTimeout)
-		defer cancel()
-		var delivered atomic.Bool
-		deliver := func(value json.RawMessage, err error) {
-			if !delivered.CompareAndSwap(false, true) {
-				return
-			}
-			select {
-			case r.results <- callResult{id: seq, value: value, err: err, argBytes: int64(len(args))}:
-			case <-r.finished:
-			}
+	job := callJob{seq: seq, tool: tool, args: args}
+	select {
+	case r.jobs <- job: // an idle worker took it
+	default:
+		go r.worker(job)
+	}
+}
+
+func (r *run) worker(job callJob) {
+	for {
+		r.invokeJob(job)
+		select {
+		case job = <-r.jobs:
+		case <-r.finished:
+			return
 		}
-		stop := context.AfterFunc(ctx, func() { deliver(nil, r.callError(ctx, tool, ctx.Err())) })
-		defer stop()
-		value, err := r.invoke(ctx, tool, args)
-		if err != nil {
-			err = r.callError(ctx, tool, err)
+	}
+}
+
+// invokeJob runs one call. Its context carries the issue position and the
+// RPC timeout. The result is delivered once: by the CallFunc returning, or
+// by the timeout when the CallFunc does not honor its context (the worker
+// then stays with the CallFunc until it returns).
+func (r *run) invokeJob(job callJob) {
+	ctx, cancel := context.WithTimeout(tools.WithCallSeq(r.ctx, job.seq), r.lim.RPCTimeout)
+	defer cancel()
+	var delivered atomic.Bool
+	deliver := func(value json.RawMessage, err error) {
+		if !delivered.CompareAndSwap(false, true) {
+			return
 		}
-		deliver(value, err)
-	}()
+		select {
+		case r.results <- callResult{id: job.seq, value: value, err: err, argBytes: int64(len(job.args))}:
+		case <-r.finished:
+		}
+	}
+	stop := context.AfterFunc(ctx, func() { deliver(nil, r.callError(ctx, job.tool, ctx.Err())) })
+	defer stop()
+	value, err := r.invoke(ctx, job.tool, job.args)
+	if err != nil {
+		err = r.callError(ctx, job.tool, err)
+	}
+	deliver(value, err)
 }
 
 // invoke calls the CallFunc, turning a panic into a TOOL_ERROR and checking

@@ -43,7 +43,9 @@ var hostileCorpus = []hostile{
 	{name: "call bomb", body: "for (let i = 0; i < 2000; i++) mcp.test.sleep({ms: 10000}); await new Promise(() => {})", code: pmlerr.ExecutionTimeout, limits: shortTimeout},
 	{
 		name: "ctx cancelled while computing", body: "for (;;) {}", code: pmlerr.ExecutionTimeout,
-		ctx: func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 200*time.Millisecond) },
+		ctx: func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 200*time.Millisecond)
+		},
 	},
 	{
 		name: "ctx cancelled while waiting on a tool", body: "await mcp.test.sleep({ms: 10000})", code: pmlerr.ExecutionTimeout,
@@ -63,7 +65,7 @@ var hostileCorpus = []hostile{
 	{name: "typed arrays", body: "const a = []; for (;;) a.push(new Float64Array(1 << 14))", code: pmlerr.MemoryLimit},
 	{name: "queued call arguments", body: "const big = 'x'.repeat(1 << 14), ps = []; for (let i = 0; i < 200; i++) ps.push(mcp.test.hang({big})); await Promise.all(ps)",
 		code: pmlerr.MemoryLimit, limits: func(l *Limits) { l.MemoryBytes = 1 << 20 }},
-	{name: "long built-in call past the deadline", body: "const s = 'ab'.repeat(1 << 22); for (;;) s.replaceAll('a', 'cc')", code: pmlerr.ExecutionTimeout,
+	{name: "long built-in call past the deadline", body: "const s = 'ab'.repeat(1 << 20); for (;;) s.replaceAll('a', 'cc')", code: pmlerr.ExecutionTimeout,
 		limits: func(l *Limits) { l.Timeout, l.MemoryBytes = 300*time.Millisecond, 64<<20 }},
 
 	// Stack

@@ -48,6 +48,7 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 		lim:      lim,
 		finished: make(chan struct{}),
 		results:  make(chan callResult, maxConcurrentCalls),
+		jobs:     make(chan callJob),
 		toolErrs: map[int]error{},
 	}
 	if err := ctx.Err(); err != nil {
@@ -131,6 +132,7 @@ type run struct {
 	m        *machine
 	finished chan struct{}   // closed when Run returns
 	results  chan callResult // call goroutines -> VM goroutine
+	jobs     chan callJob    // VM goroutine -> idle call workers (unbuffered)
 
 	seq           int // issue position of the next call
 	inflight      int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -112,21 +113,25 @@ func TestBadCallArguments(t *testing.T) {
 }
 
 func TestPromiseAllRunsConcurrently(t *testing.T) {
-	start := time.Now()
-	got := mustRun(t, `
-		const ps = [];
-		for (let i = 0; i < 20; i++) ps.push(mcp.test.sleep({ms: 50}));
-		return (await Promise.all(ps)).length;`)
-	elapsed := time.Since(start)
-	if got != "20" {
-		t.Fatalf("got %s", got)
-	}
 	limit := 100 * time.Millisecond
 	if raceEnabled {
 		limit = 500 * time.Millisecond // still half of 20 calls in a row
 	}
-	if elapsed >= limit {
-		t.Errorf("20 concurrent 50 ms calls took %v, want under %v", elapsed, limit)
+	// Best of three: the machine running the tests may be busy.
+	best := time.Hour
+	for range 3 {
+		start := time.Now()
+		got := mustRun(t, `
+			const ps = [];
+			for (let i = 0; i < 20; i++) ps.push(mcp.test.sleep({ms: 50}));
+			return (await Promise.all(ps)).length;`)
+		if got != "20" {
+			t.Fatalf("got %s", got)
+		}
+		best = min(best, time.Since(start))
+	}
+	if best >= limit {
+		t.Errorf("20 concurrent 50 ms calls took %v, want under %v", best, limit)
 	}
 }
 
@@ -546,6 +551,7 @@ func TestTimeoutHoldsDuringLongBuiltIn(t *testing.T) {
 	lim := testLimits()
 	lim.MemoryBytes = 64 << 20
 	lim.Timeout = 100 * time.Millisecond
+	base := runtime.NumGoroutine()
 	start := time.Now()
 	// One replaceAll over 16 MiB takes longer than the timeout and cannot
 	// be interrupted.
@@ -553,5 +559,9 @@ func TestTimeoutHoldsDuringLongBuiltIn(t *testing.T) {
 	wantCode(t, err, pmlerr.ExecutionTimeout)
 	if d := time.Since(start); d > lim.Timeout+timeoutGrace+100*time.Millisecond {
 		t.Errorf("Run answered after %v", d)
+	}
+	// The abandoned VM stops once replaceAll returns.
+	if g := waitGoroutines(t, base+1); g > base+1 {
+		t.Errorf("goroutines: %d before, %d after", base, g)
 	}
 }

@@ -1,0 +1,70 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func addHandler(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+	var a struct{ A, B float64 }
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(strconv.FormatFloat(a.A+a.B, 'g', -1, 64)), nil
+}
+
+// waitPoolWarm waits until the pool holds its fresh VMs and closed the used
+// ones, as it does between requests that are not back to back.
+func waitPoolWarm(b *testing.B) {
+	machines.kick()
+	for len(machines.ready) < cap(machines.ready) || len(machines.retire) > 0 || machines.busy.Load() {
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// BenchmarkSandboxColdStart measures a fresh execution through Run:
+//
+//   - pooled: requests with a pause between them, so a pre-created VM is
+//     ready (the pause is not timed). This is the latency a caller sees.
+//   - sustained: requests back to back, so VM creation and closing (done by
+//     the pool's worker, on another core when there is one) bound throughput.
+func BenchmarkSandboxColdStart(b *testing.B) {
+	js := fn("return await mcp.math.add({a: 1, b: 2})")
+	once := func(b *testing.B) {
+		res, err := Run(context.Background(), js, nil, addHandler, Limits{})
+		if err != nil || string(res.Value) != "3" {
+			b.Fatalf("%s, %v", res.Value, err)
+		}
+	}
+	b.Run("pooled", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			waitPoolWarm(b)
+			b.StartTimer()
+			once(b)
+		}
+	})
+	b.Run("sustained", func(b *testing.B) {
+		for b.Loop() {
+			once(b)
+		}
+	})
+}
+
+// BenchmarkSandboxRPC measures one awaited mcp.* round trip inside a running
+// execution: one Run makes b.N calls in a row (its start is amortized).
+func BenchmarkSandboxRPC(b *testing.B) {
+	js := fn("let s = 0; for (let i = 0; i < args.n; i++) s += await mcp.math.add({a: i, b: 1}); return s")
+	args := json.RawMessage(`{"n":` + strconv.Itoa(b.N) + `}`)
+	b.ResetTimer()
+	res, err := Run(context.Background(), js, args, addHandler, Limits{Timeout: MaxTimeout})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if want := strconv.Itoa(b.N * (b.N + 1) / 2); string(res.Value) != want && b.N < 1<<20 {
+		b.Fatalf("got %s, want %s", res.Value, want)
+	}
+}
