@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pml-go/pml/internal/approval"
@@ -47,6 +49,15 @@ func Init(o InitOptions) error {
 		Env:         map[string]string{},
 		MCPServers:  map[string]ServerConfig{},
 	}
+	// --force resets what init decides but keeps what the user added: the
+	// servers (an earlier init moved them here from .mcp.json, which no
+	// longer lists them) and the env.
+	if old, err := LoadConfig(pmlPath); err != nil {
+		fmt.Fprintf(o.Out, "overwriting unreadable %s\n", pmlPath)
+	} else {
+		maps.Copy(cfg.MCPServers, old.MCPServers)
+		maps.Copy(cfg.Env, old.Env)
+	}
 	mcpPath := filepath.Join(ws, ".mcp.json")
 	existing, err := readMCPJSON(mcpPath)
 	if err != nil {
@@ -65,9 +76,9 @@ func Init(o InitOptions) error {
 		migrated = append(migrated, name)
 	}
 	sort.Strings(migrated)
-	if len(existing.MCPServers) > 0 {
-		backup := mcpPath + ".bak"
-		if err := copyFile(mcpPath, backup); err != nil {
+	if len(migrated) > 0 {
+		backup, err := backupFile(mcpPath)
+		if err != nil {
 			return fmt.Errorf("backing up %s: %w", mcpPath, err)
 		}
 		fmt.Fprintf(o.Out, "backed up %s to %s\n", mcpPath, backup)
@@ -129,12 +140,28 @@ func writeJSON(path string, v any) error {
 	return nil
 }
 
-func copyFile(src, dst string) error {
-	data, err := os.ReadFile(src)
+// backupFile copies path to the first free name of path.bak, path.bak.1, …
+// so an earlier backup (the user's original file) is never overwritten.
+func backupFile(path string) (string, error) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return os.WriteFile(dst, data, 0o644)
+	for i := 0; ; i++ {
+		backup := path + ".bak"
+		if i > 0 {
+			backup += "." + strconv.Itoa(i)
+		}
+		f, err := os.OpenFile(backup, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = f.Write(data)
+		return backup, errors.Join(err, f.Close())
+	}
 }
 
 func appendDotEnv(path, key, value string) error {

@@ -6,9 +6,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"time"
 
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/sandbox"
 )
 
 // Open builds the package for the workspace around dir. With a cloud URL
@@ -29,16 +32,35 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Package, error) {
 	if url == "" {
 		url = cfg.Cloud.URL
 	}
+	limits, err := limitsFromEnv()
+	if err != nil {
+		return nil, err
+	}
 	var gw Gateway
 	if url != "" {
 		key, _ := env.Lookup("PML_API_KEY")
 		gw = NewRemote(url, key, filepath.Join(ws, StateDir))
 	} else {
-		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log})
+		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log, Limits: limits})
 		if err != nil {
 			return nil, fmt.Errorf("local mode: %w", err)
 		}
 		gw = &InProcess{Service: svc, Closer: closer.Close}
 	}
-	return New(Options{Workspace: ws, Gateway: gw, Logger: log})
+	return New(Options{Workspace: ws, Gateway: gw, Logger: log, Limits: limits})
+}
+
+// limitsFromEnv reads PML_RPC_TIMEOUT_MS, the bound on each mcp.* call of a
+// run (default 30 s): a local server that never answers fails its call with
+// RPC_TIMEOUT after this long.
+func limitsFromEnv() (sandbox.Limits, error) {
+	var l sandbox.Limits
+	if v := os.Getenv("PML_RPC_TIMEOUT_MS"); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms <= 0 {
+			return l, fmt.Errorf("PML_RPC_TIMEOUT_MS=%q: want a positive number of milliseconds", v)
+		}
+		l.RPCTimeout = time.Duration(ms) * time.Millisecond
+	}
+	return l, nil
 }
