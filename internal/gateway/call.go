@@ -19,7 +19,7 @@ func (s *Service) Call(ctx context.Context, c Caller, req wire.CallRequest) (jso
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	if s.rules.Route(req.Tool) == routing.Client {
+	if side, _ := s.routeTool(ctx, c, req.Tool); side == routing.Client {
 		return nil, pmlerr.New(pmlerr.PermissionDenied,
 			"%q is a client tool: it runs on the user's machine, not on the gateway", req.Tool).With("tool", req.Tool)
 	}
@@ -66,11 +66,18 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 			all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema})
 		}
 	}
-	return s.rank(all, req), nil
+	caps := s.discoverCapabilities(ctx, c)
+	for _, d := range caps {
+		all = append(all, tools.Info{ID: d.ID, Description: d.Description, InputSchema: d.InputSchema})
+	}
+	return s.rank(all, req, caps), nil
 }
 
-func (s *Service) rank(all []tools.Info, req wire.DiscoverRequest) wire.DiscoverAnswer {
+func (s *Service) rank(all []tools.Info, req wire.DiscoverRequest, caps map[string]wire.DiscoveredTool) wire.DiscoverAnswer {
 	return RankTools(all, req, func(id string) wire.DiscoveredTool {
+		if d, ok := caps[id]; ok {
+			return d
+		}
 		return wire.DiscoveredTool{Kind: "tool", Routing: string(s.rules.Route(id))}
 	})
 }

@@ -3,30 +3,177 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/wire"
 )
 
 // bridge is the sandbox's mcp bridge on the gateway: every call is a server
-// tool (the plan proved it).
+// tool (the plan proved it) or a server-routed capability, which runs nested
+// with this same bridge.
 func (s *Service) bridge(c Caller) tools.CallFunc {
-	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
-		return s.tools.Call(ctx, tool, args)
+	var call tools.CallFunc
+	call = func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		e, ok, err := s.capability(ctx, c, tool)
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
+			return s.tools.Call(ctx, tool, args)
+		case e.Routing == routing.Client:
+			return nil, pmlerr.New(pmlerr.PermissionDenied,
+				"capability %s uses tools that run on the user's machine: call it from code run through the PML package", tool).With("tool", tool)
+		}
+		an, err := s.analyzer.Analyze(string(e.Body))
+		if err != nil {
+			return nil, pmlerr.New(pmlerr.ToolError, "capability %s: stored code no longer analyses: %v", tool, err)
+		}
+		return registry.RunNested(ctx, tool, an, args, call, s.limits)
 	}
+	return call
 }
 
-// routeTool says where one tool of a plan runs and its FQDN when known.
+// capability resolves a tool id to the capability the caller would call.
+// Tool namespaces never name one, without a store round trip.
+func (s *Service) capability(ctx context.Context, c Caller, id string) (registry.Entry, bool, error) {
+	if ns, _ := tools.Split(id); s.registry.Reserved(ns) {
+		return registry.Entry{}, false, nil
+	}
+	if _, ok := s.byokFor(id); ok {
+		return registry.Entry{}, false, nil
+	}
+	e, ok, err := s.registry.Resolve(ctx, c.Scope, id)
+	if err != nil {
+		return registry.Entry{}, false, pmlerr.New(pmlerr.Internal, "looking up capability %s: %v", id, err)
+	}
+	return e, ok, nil
+}
+
+// routeTool says where one tool of a plan runs and its FQDN when known: a
+// capability runs where its own tools do (client as soon as one does), a
+// built-in or a configured server's tool where the rules say.
 func (s *Service) routeTool(ctx context.Context, c Caller, id string) (routing.Side, string) {
+	if e, ok := s.registry.Builtin(id); ok {
+		return s.rules.Route(id), e.FQDN()
+	}
+	ns, _ := tools.Split(id)
+	if e, ok := s.registry.Server(ns); ok {
+		return s.rules.Route(id), e.FQDN()
+	}
+	e, ok, err := s.capability(ctx, c, id)
+	if err != nil {
+		// Without the store we cannot prove the capability server-safe.
+		s.log.Warn("routing: capability lookup failed", "tool", id, "err", err)
+		return routing.Client, ""
+	}
+	switch {
+	case ok:
+		return e.Routing, e.FQDN()
+	case ns == registry.DefaultNamespace:
+		// The capabilities' namespace is the gateway's: an unknown name in it
+		// is an unknown tool here, not a tool of the user's machine.
+		return routing.Server, ""
+	}
 	return s.rules.Route(id), ""
 }
 
 // isCapability reports whether id names a capability the caller can call.
-func (s *Service) isCapability(ctx context.Context, c Caller, id string) bool { return false }
+func (s *Service) isCapability(ctx context.Context, c Caller, id string) bool {
+	_, ok, _ := s.capability(ctx, c, id)
+	return ok
+}
 
-// learn saves a successful run as a capability.
+// learn saves a successful run as a capability. Failing to save is logged,
+// never the run's failure.
 func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, an *analysis.Analysis, plan Plan) *wire.CapabilityRef {
-	return nil
+	ref, err := s.saveCapability(ctx, c, req.Code, req.Intent, an, plan.Side)
+	if err != nil {
+		s.log.Warn("saving capability", "err", err)
+		return nil
+	}
+	return ref
+}
+
+// LearnLocal saves code the package ran successfully on the user's machine.
+// The gateway analyses and routes it itself rather than trusting the
+// package's account of its tools.
+func (s *Service) LearnLocal(ctx context.Context, c Caller, code, intent string) (*wire.CapabilityRef, error) {
+	an, err := s.analyzer.Analyze(code)
+	if err != nil {
+		return nil, err
+	}
+	return s.saveCapability(ctx, c, code, intent, an, s.Plan(ctx, c, an).Side)
+}
+
+// saveCapability stores code under its default name; the same code in the
+// same project is one capability (deduplicated by code hash), however often
+// it runs and whatever its intent.
+func (s *Service) saveCapability(ctx context.Context, c Caller, code, intent string, an *analysis.Analysis, side routing.Side) (*wire.CapabilityRef, error) {
+	if s.store == nil || c.Scope.Org == "" {
+		return nil, nil
+	}
+	saved, err := s.store.SaveCapability(ctx, store.Capability{
+		Scope:       c.Scope,
+		Namespace:   registry.DefaultNamespace,
+		Action:      registry.DefaultAction(intent, an.CodeHash),
+		Description: intent,
+		Code:        code,
+		CodeHash:    an.CodeHash,
+		ToolsUsed:   nonNil(an.Tools),
+		Routing:     string(side),
+		ArgsSchema:  an.ArgsSchema,
+	})
+	if err != nil {
+		return nil, pmlerr.Wrap(pmlerr.Internal, fmt.Errorf("saving capability: %w", err))
+	}
+	return capabilityRef(saved)
+}
+
+func capabilityRef(c store.Capability) (*wire.CapabilityRef, error) {
+	e, err := registry.CapabilityEntry(c)
+	if err != nil {
+		return nil, err
+	}
+	return &wire.CapabilityRef{ID: c.ID, FQDN: e.FQDN(), Name: c.Namespace + ":" + c.Action}, nil
+}
+
+// discoverCapabilities are the capabilities the caller would call by each
+// name (its own project's first, then its org's, then public ones), as
+// discover hits.
+func (s *Service) discoverCapabilities(ctx context.Context, c Caller) map[string]wire.DiscoveredTool {
+	entries, err := s.registry.Capabilities(ctx, c.Scope, "")
+	if err != nil {
+		s.log.Warn("discover: capabilities unavailable", "err", err)
+		return nil
+	}
+	out := map[string]wire.DiscoveredTool{}
+	rank := map[string]int{}
+	for _, e := range entries {
+		cp := e.Capability
+		id := cp.Namespace + ":" + cp.Action
+		r := 2
+		switch {
+		case cp.Scope == c.Scope:
+			r = 0
+		case cp.Scope.Org == c.Scope.Org:
+			r = 1
+		}
+		if prev, seen := rank[id]; seen && prev <= r {
+			continue
+		}
+		rank[id] = r
+		desc := cp.Description
+		if desc == "" {
+			desc = fmt.Sprintf("Learned capability using %v.", cp.ToolsUsed)
+		}
+		out[id] = wire.DiscoveredTool{ID: id, Kind: "capability", Description: desc, Routing: cp.Routing,
+			FQDN: e.FQDN(), InputSchema: cp.ArgsSchema}
+	}
+	return out
 }

@@ -25,7 +25,9 @@ func (s *Service) Handler() http.Handler {
 
 	mux := http.NewServeMux()
 	mux.Handle("POST /mcp", s.requireKey(mcpHandler))
-	mux.Handle("GET /mcp", s.requireKey(mcpHandler))
+	mux.Handle("GET /mcp", s.requireKey(s.mcpOrCatalog(mcpHandler)))
+	mux.Handle("GET /mcp/{fqdn}", s.requireKey(http.HandlerFunc(s.serveRegistryEntry)))
+	mux.Handle("POST /api/v1/capabilities", s.requireKey(http.HandlerFunc(s.serveLearn)))
 	mux.Handle("DELETE /mcp", s.requireKey(mcpHandler))
 	mux.Handle("GET /api/v1/routing", s.requireKey(http.HandlerFunc(s.serveRouting)))
 	mux.Handle("POST /api/v1/client-tools", s.requireKey(http.HandlerFunc(s.serveClientTools)))

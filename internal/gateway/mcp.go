@@ -85,6 +85,17 @@ func (s *Service) NewMCPServer() *mcp.Server {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}, nil
 		})
+	srv.AddTool(AdminTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var ar AdminRequest
+		if err := unmarshalArgs(req.Params.Arguments, &ar); err != nil {
+			return ErrorResult(err), nil
+		}
+		out, err := s.Admin(ctx, callerOf(req), ar)
+		if err != nil {
+			return ErrorResult(err), nil
+		}
+		return JSONResult(out), nil
+	})
 	return srv
 }
 

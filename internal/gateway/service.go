@@ -12,6 +12,7 @@ import (
 	"log/slog"
 
 	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
@@ -32,7 +33,9 @@ type Config struct {
 	// Catalog holds the non-hosted servers: install metadata for packages.
 	Catalog map[string]ServerEntry
 	// BYOK holds the hosted servers that need the caller's keys per call.
-	BYOK     map[string]upstream.ServerConfig
+	BYOK map[string]upstream.ServerConfig
+	// Hosted holds every hosted server's entry, for the registry.
+	Hosted   map[string]ServerEntry
 	Limits   sandbox.Limits
 	Analyzer *analysis.Analyzer
 	Logger   *slog.Logger
@@ -57,6 +60,7 @@ type Service struct {
 	keys      keyCache
 	telemetry *telemetry.Exporter
 	byok      map[string]byokServer
+	registry  *registry.Registry
 }
 
 // New builds a Service; zero fields of cfg get working defaults.
@@ -95,6 +99,7 @@ func New(cfg Config) *Service {
 	for name, cfg := range cfg.BYOK {
 		s.byok[name] = byokServer{cfg: cfg, keys: envRequired(cfg), log: s.log}
 	}
+	s.registry = s.newRegistry(cfg.Hosted)
 	return s
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
-	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store/storeopen"
@@ -129,6 +128,7 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 	}
 	catalog := map[string]ServerEntry{}
 	byok := map[string]upstream.ServerConfig{}
+	hostedEntries := map[string]ServerEntry{}
 	var hosted []string
 	for name, entry := range o.Config.Servers {
 		cfg := entry.ServerConfig
@@ -140,6 +140,8 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 			continue
 		}
 		hosted = append(hosted, name)
+		entry.ServerConfig = cfg
+		hostedEntries[name] = entry
 		if len(envRequired(cfg)) > 0 {
 			byok[name] = cfg // started per call with the caller's keys
 			continue
@@ -153,6 +155,7 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		Tools:     mux,
 		Catalog:   catalog,
 		BYOK:      byok,
+		Hosted:    hostedEntries,
 		Limits:    o.Limits,
 		Analyzer:  analysis.New(4096),
 		Logger:    log,
@@ -185,25 +188,20 @@ type CatalogEntry struct {
 	Install     approval.Dependency `json:"install"`
 }
 
-// CatalogServer returns a stdio catalog entry by server name. Its integrity
-// is the canonical JSON of the install metadata, so a changed command or
-// argument list is a new hash the package's lockfile notices.
+// CatalogServer returns a server of the registry by name: a stdio entry
+// packages install, or an http entry the gateway runs (whose envRequired are
+// the BYOK keys the package sends with each call). Name and integrity are the
+// registry's (GET /mcp/pml.mcp.<name>.server), so a changed command, argument
+// list or key list is a new hash the package's lockfile notices.
 func (s *Service) CatalogServer(name string) (CatalogEntry, bool) {
-	if b, ok := s.byok[name]; ok {
-		meta := map[string]any{"url": b.cfg.URL, "command": b.cfg.Command, "envRequired": b.keys}
-		n, integrity := fqdn.ForHTTP(name, meta)
-		return CatalogEntry{Type: "http", EnvRequired: b.keys, FQDN: n.String(), Integrity: integrity}, true
-	}
-	e, ok := s.catalog[name]
-	if !ok || e.serverType() != "stdio" {
+	m, ok := s.registry.ServerMetadata(name)
+	if !ok {
 		return CatalogEntry{}, false
 	}
-	var envRequired []string
-	for k := range e.Env {
-		envRequired = append(envRequired, k)
+	e := CatalogEntry{Type: string(m.Type), EnvRequired: m.EnvRequired, FQDN: m.FQDN, Integrity: m.Integrity, Description: m.Description}
+	if in := m.Install; in != nil {
+		e.EnvRequired = in.EnvRequired
+		e.Install = approval.Dependency{Name: name, Command: in.Command, Args: in.Args, EnvRequired: in.EnvRequired}
 	}
-	slices.Sort(envRequired)
-	dep := approval.Dependency{Name: name, Command: e.Command, Args: e.Args, EnvRequired: envRequired}
-	n, integrity := fqdn.ForStdio(name, dep, "")
-	return CatalogEntry{Type: "stdio", EnvRequired: envRequired, FQDN: n.String(), Integrity: integrity, Description: e.Description, Install: dep}, true
+	return e, true
 }

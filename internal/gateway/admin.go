@@ -1,0 +1,153 @@
+package gateway
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/registry"
+	"github.com/pml-go/pml/internal/registry/fqdn"
+	"github.com/pml-go/pml/internal/store"
+)
+
+// AdminRequest is the input of the admin tool: it names, describes and
+// shares a capability of the caller's own project.
+type AdminRequest struct {
+	Action string `json:"action"` // rename | describe | visibility
+	// Target is the capability's id or FQDN (four-part: the current version).
+	Target       string  `json:"target"`
+	NewNamespace string  `json:"new_namespace,omitempty"`
+	NewAction    string  `json:"new_action,omitempty"`
+	Description  *string `json:"description,omitempty"`
+	Visibility   string  `json:"visibility,omitempty"`
+}
+
+// AdminAnswer is the admin tool's output: the capability as it is now.
+type AdminAnswer struct {
+	Status     string         `json:"status"` // "ok"
+	Capability CapabilityInfo `json:"capability"`
+}
+
+// CapabilityInfo describes a capability to its owner.
+type CapabilityInfo struct {
+	ID          string           `json:"id"`
+	FQDN        string           `json:"fqdn"`
+	Name        string           `json:"name"` // "namespace:action", what code calls
+	Description string           `json:"description"`
+	Visibility  store.Visibility `json:"visibility"`
+	Routing     string           `json:"routing"`
+	ToolsUsed   []string         `json:"tools_used"`
+	UsageCount  int64            `json:"usage_count"`
+}
+
+var adminSchema = json.RawMessage(`{"type":"object","properties":{
+ "action":{"type":"string","enum":["rename","describe","visibility"]},
+ "target":{"type":"string","description":"The capability's id or FQDN, as execute's capability answer gives them."},
+ "new_namespace":{"type":"string","description":"rename: the namespace code calls it under (mcp.<namespace>.<action>)."},
+ "new_action":{"type":"string","description":"rename: the action name."},
+ "description":{"type":"string","description":"describe: what the capability does."},
+ "visibility":{"type":"string","enum":["private","project","org","public"],"description":"visibility: who may see and call it."}},
+ "required":["action","target"]}`)
+
+// AdminTool is the admin tool as the gateway and the package offer it.
+func AdminTool() *mcp.Tool {
+	return &mcp.Tool{Name: "admin", InputSchema: adminSchema,
+		Description: "Manage learned capabilities (every successful execute is saved as one): " +
+			"rename {action:\"rename\", target, new_namespace, new_action} so code calls it as mcp.<new_namespace>.<new_action>(args); " +
+			"{action:\"describe\", target, description}; {action:\"visibility\", target, visibility: private|project|org|public}."}
+}
+
+// Admin changes a capability of the caller's project.
+func (s *Service) Admin(ctx context.Context, c Caller, req AdminRequest) (AdminAnswer, error) {
+	if s.store == nil {
+		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "this gateway has no store, hence no capabilities")
+	}
+	if req.Target == "" {
+		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "admin: target (a capability id or FQDN) is required")
+	}
+	cp, err := s.adminTarget(ctx, c, req.Target)
+	if err != nil {
+		return AdminAnswer{}, err
+	}
+	switch req.Action {
+	case "rename":
+		if req.NewNamespace == "" && req.NewAction == "" {
+			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "rename: new_namespace or new_action is required")
+		}
+		cp.Namespace = cmp.Or(req.NewNamespace, cp.Namespace)
+		cp.Action = cmp.Or(req.NewAction, cp.Action)
+		if err := s.registry.CheckName(cp.Namespace, cp.Action); err != nil {
+			return AdminAnswer{}, err
+		}
+	case "describe":
+		if req.Description == nil {
+			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "describe: description is required")
+		}
+		cp.Description = *req.Description
+	case "visibility":
+		v := store.Visibility(req.Visibility)
+		switch v {
+		case store.VisibilityPrivate, store.VisibilityProject, store.VisibilityOrg, store.VisibilityPublic:
+		default:
+			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "visibility must be private, project, org or public, not %q", req.Visibility)
+		}
+		cp.Visibility = v
+	default:
+		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "admin: action must be rename, describe or visibility, not %q", req.Action)
+	}
+	if err := s.store.UpdateCapability(ctx, cp); err != nil {
+		return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
+	}
+	ref, err := capabilityRef(cp)
+	if err != nil {
+		return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
+	}
+	return AdminAnswer{Status: "ok", Capability: CapabilityInfo{ID: cp.ID, FQDN: ref.FQDN, Name: ref.Name,
+		Description: cp.Description, Visibility: cp.Visibility, Routing: cp.Routing, ToolsUsed: nonNil(cp.ToolsUsed), UsageCount: cp.UsageCount}}, nil
+}
+
+// adminTarget finds the capability target names among those the caller
+// sees; only its owner project may change it.
+func (s *Service) adminTarget(ctx context.Context, c Caller, target string) (store.Capability, error) {
+	var cp store.Capability
+	if n, err := fqdn.Parse(target); err == nil {
+		e, err := s.registry.Get(ctx, c.Scope, n)
+		var mismatch *registry.HashMismatchError
+		switch {
+		case errors.As(err, &mismatch):
+			return cp, pmlerr.New(pmlerr.InvalidRequest, "%s; the current version is %s", mismatch.Error(), mismatch.Current.FQDN()).
+				With("current_fqdn", mismatch.Current.FQDN())
+		case errors.Is(err, registry.ErrNotFound):
+			return cp, noCapability(target)
+		case err != nil:
+			return cp, pmlerr.Wrap(pmlerr.Internal, err)
+		case e.Capability == nil:
+			return cp, pmlerr.New(pmlerr.InvalidRequest, "%s is a built-in registry entry, not a capability", target)
+		}
+		cp = *e.Capability
+	} else {
+		found, err := s.store.CapabilityByID(ctx, target)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return cp, noCapability(target)
+		case err != nil:
+			return cp, pmlerr.Wrap(pmlerr.Internal, err)
+		case !registry.Visible(c.Scope, found):
+			return cp, noCapability(target)
+		}
+		cp = found
+	}
+	if cp.Scope != c.Scope {
+		return cp, pmlerr.New(pmlerr.PermissionDenied, "capability %s belongs to %s/%s: only that project can change it",
+			target, cp.Scope.Org, cp.Scope.Project)
+	}
+	return cp, nil
+}
+
+func noCapability(target string) error {
+	return pmlerr.New(pmlerr.UnknownTool, "no capability %q visible to this key", target).With("target", target)
+}

@@ -1,0 +1,48 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+
+	"github.com/pml-go/pml/internal/registry"
+	"github.com/pml-go/pml/internal/tools/local"
+	"github.com/pml-go/pml/internal/tools/std"
+)
+
+// newRegistry publishes the built-in tools (the gateway's std tools and the
+// package's client built-ins), the configured servers and the store's
+// capabilities. The config was validated, so an error here is a defect: it is
+// logged and the registry serves capabilities only.
+func (s *Service) newRegistry(hosted map[string]ServerEntry) *registry.Registry {
+	ctx := context.Background()
+	builtins, _ := std.New().Tools(ctx)
+	clientBuiltins, _ := local.New(".").Tools(ctx)
+	var servers []registry.Server
+	for name, e := range s.catalog {
+		servers = append(servers, registry.Server{Name: name, Transport: e.serverType(), Command: e.Command,
+			Args: e.Args, URL: e.URL, EnvRequired: envKeys(e.Env), Description: e.Description})
+	}
+	for name, e := range hosted {
+		servers = append(servers, registry.Server{Name: name, Hosted: true, Transport: e.serverType(),
+			URL: e.URL, EnvRequired: envRequired(e.ServerConfig), Description: e.Description})
+	}
+	reserved := slices.Concat(s.tools.Namespaces(), local.Namespaces())
+	r, err := registry.New(registry.Options{Store: s.store, Builtins: slices.Concat(builtins, clientBuiltins),
+		Rules: s.rules, Servers: servers, Reserved: reserved})
+	if err != nil {
+		s.log.Error("registry: publishing built-ins and servers", "err", err)
+		r, _ = registry.New(registry.Options{Store: s.store, Rules: s.rules, Reserved: reserved})
+	}
+	return r
+}
+
+// envKeys are the variables a catalog server's env sets: what the user must
+// provide when the package installs it.
+func envKeys(env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
