@@ -1,0 +1,154 @@
+//go:build linux
+
+package pkgclient_test
+
+import (
+	"context"
+	"os/exec"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/pkgclient"
+	"github.com/pml-go/pml/internal/testfixture"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// p50 returns the median of ds in milliseconds.
+func p50(ds []time.Duration) float64 {
+	s := slices.Sorted(slices.Values(ds))
+	return float64(s[len(s)/2].Microseconds()) / 1000
+}
+
+// BenchmarkHybridOverhead: an AI client -> pml stdio -> gateway on loopback
+// -> execute_locally -> a local stdio MCP server tool -> result, against the
+// same client calling that tool on that server directly. The two are
+// interleaved so machine noise hits both alike; added-p50-ms is the figure
+// of the issue (target <= 3 ms).
+func BenchmarkHybridOverhead(b *testing.B) {
+	g := startGateway(b, gateway.Options{})
+	bin := testfixture.BuildServer(b)
+	p := startStdio(b, newWorkspace(b, map[string]any{"fx": map[string]any{"command": bin}}), gatewayEnv(g))
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: exec.Command(bin)}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer direct.Close()
+	ctx := context.Background()
+	req := wire.ExecuteRequest{Code: `return await mcp.fx.echo({text: "hi"})`}
+	callDirect := func() {
+		res, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+		if err != nil || res.IsError {
+			b.Fatalf("direct call: %v %+v", err, res)
+		}
+	}
+	callHybrid := func() {
+		if a := p.executeReq(b, req); a.Status != wire.StatusSuccess || string(a.Result) != `"hi"` {
+			b.Fatalf("hybrid call: %+v", a)
+		}
+	}
+	for range 20 { // start the server, fill caches and connection pools
+		callDirect()
+		callHybrid()
+	}
+	var hybrid, plain []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		callHybrid()
+		mid := time.Now()
+		callDirect()
+		hybrid, plain = append(hybrid, mid.Sub(start)), append(plain, time.Since(mid))
+	}
+	b.ReportMetric(p50(hybrid), "hybrid-p50-ms")
+	b.ReportMetric(p50(plain), "direct-p50-ms")
+	b.ReportMetric(p50(hybrid)-p50(plain), "added-p50-ms")
+}
+
+// openLocalMode opens the package in-process in local mode (no cloud URL)
+// for a workspace with servers.
+func openLocalMode(tb testing.TB, servers map[string]any) (*pkgclient.Package, string) {
+	tb.Helper()
+	ws := newWorkspace(tb, servers)
+	tb.Setenv("PML_CLOUD_URL", "")
+	tb.Setenv("PML_WORKSPACE", ws)
+	p, err := pkgclient.Open(context.Background(), ws, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Close() })
+	return p, ws
+}
+
+// BenchmarkLocalModeExecute: `pml exec`-style execution in local mode of one
+// filesystem call, in-process (no process start); target p50 <= 2 ms.
+func BenchmarkLocalModeExecute(b *testing.B) {
+	p, ws := openLocalMode(b, nil)
+	writeFile(b, ws, "a.txt", "hello")
+	req := wire.ExecuteRequest{Code: `return await mcp.filesystem.read_file({path: "a.txt"})`}
+	ctx := context.Background()
+	run := func() {
+		if a := p.Execute(ctx, req); a.Status != wire.StatusSuccess || string(a.Result) != `"hello"` {
+			b.Fatalf("%+v", a)
+		}
+	}
+	for range 20 {
+		run()
+	}
+	var ds []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		run()
+		ds = append(ds, time.Since(start))
+	}
+	b.ReportMetric(p50(ds), "p50-ms")
+}
+
+const promiseAllCode = `const r = await Promise.all(Array.from({length: 20}, () => mcp.fx.sleep({ms: 50})));
+	return r.length;`
+
+// promiseAllWall runs 20 concurrent 50 ms calls in one Promise.all and
+// returns the wall time of the execute.
+func promiseAllWall(tb testing.TB, p *pkgclient.Package) time.Duration {
+	tb.Helper()
+	start := time.Now()
+	a := p.Execute(context.Background(), wire.ExecuteRequest{Code: promiseAllCode})
+	d := time.Since(start)
+	if a.Status != wire.StatusSuccess || string(a.Result) != "20" {
+		tb.Fatalf("%+v", a)
+	}
+	return d
+}
+
+func fixtureLocalMode(tb testing.TB) *pkgclient.Package {
+	p, _ := openLocalMode(tb, map[string]any{"fx": map[string]any{"command": testfixture.BuildServer(tb)}})
+	promiseAllWall(tb, p) // start the server
+	return p
+}
+
+// Calls inside one Promise.all run concurrently: 20 calls to a tool that
+// sleeps 50 ms take about 50 ms, not 1 s. The bound is generous for a loaded
+// machine and -race; BenchmarkPromiseAll20x50ms reports the real figure
+// (target <= 100 ms).
+func TestPromiseAllRunsCallsConcurrently(t *testing.T) {
+	p := fixtureLocalMode(t)
+	best := time.Hour
+	for range 3 {
+		best = min(best, promiseAllWall(t, p))
+	}
+	if best > 300*time.Millisecond {
+		t.Fatalf("20 x 50 ms in Promise.all took %v: the calls did not overlap", best)
+	}
+}
+
+func BenchmarkPromiseAll20x50ms(b *testing.B) {
+	p := fixtureLocalMode(b)
+	var ds []time.Duration
+	for b.Loop() {
+		ds = append(ds, promiseAllWall(b, p))
+	}
+	b.ReportMetric(p50(ds), "wall-p50-ms")
+}
