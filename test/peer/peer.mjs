@@ -1,0 +1,182 @@
+// An AI-client-like peer for CI: the official MCP TypeScript SDK client
+// spawns `pml stdio` (as Claude Code would) against a real `pml gateway` on
+// loopback and drives execute and discover through ADR-059's scenarios, with
+// the npm reference filesystem server as a local MCP server; then the same
+// client runs the README's main command in local mode (no gateway).
+//
+// Usage: node peer.mjs PATH_TO_PML_BINARY
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const pml = process.argv[2];
+if (!pml) {
+  console.error("usage: node peer.mjs PATH_TO_PML_BINARY");
+  process.exit(2);
+}
+const here = dirname(fileURLToPath(import.meta.url));
+const npmFilesystem = join(here, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+
+// The whole run is bounded: a hang fails CI instead of stalling it.
+const watchdog = setTimeout(() => {
+  console.error("peer: timed out");
+  process.exit(1);
+}, 120_000);
+
+const scratch = mkdtempSync(join(tmpdir(), "pml-peer-"));
+const children = [];
+
+// The environment of this process without any PML_ setting, plus extra.
+function env(extra) {
+  const out = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("PML_")) out[k] = v;
+  return { ...out, ...extra };
+}
+
+// startGateway creates a key and runs `pml gateway` on a free loopback port,
+// reading the address it logs.
+async function startGateway() {
+  const db = join(scratch, "gateway.db");
+  const key = execFileSync(pml, ["gateway", "key", "create", "--db", db, "--org", "acme", "--project", "web"], { env: env({}) })
+    .toString()
+    .trim();
+  const gw = spawn(pml, ["gateway", "--addr", "127.0.0.1:0", "--db", db], { env: env({}), stdio: ["ignore", "ignore", "pipe"] });
+  children.push(gw);
+  const url = await new Promise((resolve, reject) => {
+    let log = "";
+    gw.stderr.on("data", (chunk) => {
+      log += chunk;
+      const m = log.match(/addr=(http:\/\/127\.0\.0\.1:\d+)/);
+      if (m) resolve(m[1]);
+    });
+    gw.on("exit", (code) => reject(new Error(`pml gateway exited (${code}):\n${log}`)));
+  });
+  return { url, key };
+}
+
+// connect spawns `pml stdio` for workspace ws with the SDK's stdio transport.
+async function connect(ws, extraEnv) {
+  const transport = new StdioClientTransport({
+    command: pml,
+    args: ["stdio"],
+    cwd: ws,
+    env: env({ PML_WORKSPACE: ws, ...extraEnv }),
+    stderr: "inherit",
+  });
+  const client = new Client({ name: "pml-ci-peer", version: "1.0.0" });
+  await client.connect(transport);
+  return client;
+}
+
+// execute calls the package's execute tool and returns its one JSON answer,
+// checking that isError agrees with the status.
+async function execute(client, code) {
+  const res = await client.callTool({ name: "execute", arguments: { code } });
+  assert.equal(res.content.length, 1, "one content item");
+  const answer = JSON.parse(res.content[0].text);
+  assert.equal(Boolean(res.isError), answer.status === "error", `isError agrees with ${res.content[0].text}`);
+  return answer;
+}
+
+function success(answer, local) {
+  assert.equal(answer.status, "success", JSON.stringify(answer));
+  assert.equal(answer.executed_locally, local, JSON.stringify(answer));
+  assert.ok(answer.workflow_id && answer.trace_id && answer.duration_ms >= 0, JSON.stringify(answer));
+  return answer.result;
+}
+
+async function hybrid() {
+  const { url, key } = await startGateway();
+  const ws = mkdtempSync(join(scratch, "ws-"));
+  writeFileSync(join(ws, "data.json"), JSON.stringify({ items: [3, 4, 5] }));
+  writeFileSync(join(ws, "notes.md"), "# from the npm server");
+  writeFileSync(
+    join(ws, ".pml.json"),
+    JSON.stringify({
+      version: "1",
+      permissions: { allow: ["*"] },
+      mcpServers: { npmfs: { command: process.execPath, args: [npmFilesystem, ws] } },
+    }),
+  );
+  const client = await connect(ws, { PML_CLOUD_URL: url, PML_API_KEY: key });
+  try {
+    const names = (await client.listTools()).tools.map((t) => t.name).sort();
+    assert.deepEqual(names, ["discover", "execute"]);
+
+    // Scenario 1: server tools only -> the gateway runs it.
+    assert.deepEqual(success(await execute(client, `return await mcp.json.parse({data: '{"n": 1}'})`), false), { n: 1 });
+
+    // Scenario 2: client tools only -> execute_locally -> the package runs it.
+    assert.deepEqual(success(await execute(client, `return await mcp.filesystem.read_file({path: "data.json"})`), true), JSON.stringify({ items: [3, 4, 5] }));
+
+    // Scenario 3: mixed, with a real npm MCP server as a local tool.
+    const mixed = success(
+      await execute(
+        client,
+        `const parsed = await mcp.json.parse({data: await mcp.filesystem.read_file({path: "data.json"})});
+         const sum = await mcp.math.add({a: parsed.items[0], b: parsed.items[2]});
+         const notes = await mcp.npmfs.read_text_file({path: ${JSON.stringify(join(ws, "notes.md"))}});
+         return {sum, notes: notes.content};`,
+      ),
+      true,
+    );
+    assert.deepEqual(mixed, { sum: 8, notes: "# from the npm server" });
+
+    // Calls inside Promise.all run concurrently.
+    const all = success(await execute(client, `return (await Promise.all([1, 2, 3].map(n => mcp.math.add({a: n, b: n})))).join(",")`), false);
+    assert.equal(all, "2,4,6");
+
+    // An error is one JSON answer with isError, and the session goes on.
+    const unknown = await execute(client, `return await mcp.filesystem.nope({})`);
+    assert.equal(unknown.error_code, "UNKNOWN_TOOL", JSON.stringify(unknown));
+    const caught = success(await execute(client, `try { await mcp.filesystem.read_file({path: "missing"}) } catch (e) { return "caught" }`), true);
+    assert.equal(caught, "caught");
+
+    // discover merges the gateway's tools with this machine's.
+    const disc = await client.callTool({ name: "discover", arguments: { limit: 1000 } });
+    const tools = JSON.parse(disc.content[0].text).tools;
+    const routing = Object.fromEntries(tools.map((t) => [t.id, t.routing]));
+    assert.equal(routing["filesystem:read_file"], "client");
+    assert.equal(routing["npmfs:read_text_file"], "client");
+    assert.equal(routing["json:parse"], "server");
+    assert.ok(tools.every((t) => t.declaration), "every tool has a TypeScript declaration");
+  } finally {
+    await client.close();
+  }
+}
+
+// The README's main command in local mode: no gateway, no config, no key.
+async function localMode() {
+  const ws = mkdtempSync(join(scratch, "fresh-"));
+  const client = await connect(ws, {});
+  try {
+    const res = success(
+      await execute(client, `const s = await mcp.crypto.sha256({data: "hi"}); const f = await mcp.filesystem.list_directory({path: "."}); return {s, files: f.length}`),
+      true,
+    );
+    assert.equal(res.s, "8f434346648f6b96df89dda901c5176b10a6d83961dd3c1ac88b59b2dc327aa4");
+  } finally {
+    await client.close();
+  }
+}
+
+let failed = false;
+try {
+  await hybrid();
+  console.log("peer: hybrid scenarios against pml gateway: ok");
+  await localMode();
+  console.log("peer: local mode: ok");
+} catch (err) {
+  failed = true;
+  console.error("peer: FAILED:", err);
+} finally {
+  for (const c of children) c.kill("SIGTERM");
+  clearTimeout(watchdog);
+  rmSync(scratch, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
