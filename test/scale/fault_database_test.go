@@ -27,6 +27,7 @@ const requestBound = 5 * time.Second
 // 503 on /healthz. Once the database is back, requests succeed again
 // without restarting the gateways.
 func TestFaultDatabaseRestartUnderLoad(t *testing.T) {
+	t.Parallel()
 	cluster := pgtest.StartCluster(t)
 	d := deploy(t, cluster.DSN(), 2)
 	// Keys no replica has seen yet: each one needs the database to verify.

@@ -40,6 +40,7 @@ func (l *loadResult) add(a wire.Answer, retries int, err error) {
 // told succeeded has its trace in the database, and nothing stored before
 // the kill is gone.
 func TestFaultKillReplicaUnderLoad(t *testing.T) {
+	t.Parallel()
 	d := deploy(t, pgtest.Start(t), 2)
 	victim, survivor := d.replicas[0], d.replicas[1]
 	tracesBefore, capsBefore := d.rows(t)

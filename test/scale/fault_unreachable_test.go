@@ -20,14 +20,15 @@ import (
 // the host drops connection attempts (each attempt waits for the connect
 // timeout).
 //
-// With a black hole every request waits about two connect timeouts before
-// it fails or runs locally (measured: 10 s): the first one fetches the
-// routing rules, then forwards the code (one timeout each); later ones wait
-// as long in the SDK's connect. The issue asks for one timeout; the bound
-// below is what the package does today, so that anything slower fails here.
+// With a black hole a request waits 10 to 15 s before it fails or runs
+// locally, not the one connect timeout the issue asks for: the package
+// fetches the routing rules (one timeout), then forwards the code, whose
+// connection attempt takes one or two more. The bound below is what the
+// package does today (reported), so that a hang or anything slower fails.
 func TestFaultGatewayUnreachable(t *testing.T) {
+	t.Parallel()
 	t.Run("closed port", func(t *testing.T) { unreachable(t, closedPort(t), pkgclient.ConnectTimeout) })
-	t.Run("black hole", func(t *testing.T) { unreachable(t, blackHole(t), 2*pkgclient.ConnectTimeout+time.Second) })
+	t.Run("black hole", func(t *testing.T) { unreachable(t, blackHole(t), 3*pkgclient.ConnectTimeout+time.Second) })
 }
 
 // unreachable checks the package against a gateway at url that cannot be

@@ -19,6 +19,7 @@ import (
 // calls: that execution is TOOL_ERROR (promptly, not after the RPC timeout),
 // and the next one succeeds on a restarted server.
 func TestFaultUpstreamKilledMidCall(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "gateway.json")
 	cfg, _ := json.Marshal(map[string]any{"servers": map[string]any{

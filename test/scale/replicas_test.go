@@ -18,6 +18,7 @@ import (
 // Sequential requests of one client go to the replicas in turn, and each
 // replica's own metrics count exactly the executions the balancer sent it.
 func TestReplicasRoundRobin(t *testing.T) {
+	t.Parallel()
 	d := deploy(t, pgtest.Start(t), 2)
 	a, b := d.replicas[0], d.replicas[1]
 	before := []int{a.serverSuccesses(t), b.serverSuccesses(t)}
@@ -53,6 +54,7 @@ func TestReplicasRoundRobin(t *testing.T) {
 
 // Concurrent clients spread over both replicas, and every request succeeds.
 func TestReplicasConcurrentClients(t *testing.T) {
+	t.Parallel()
 	d := deploy(t, pgtest.Start(t), 2)
 	const clients, each = 6, 10
 	var wg sync.WaitGroup
@@ -96,6 +98,7 @@ func TestReplicasConcurrentClients(t *testing.T) {
 // What one replica stores, the other sees: a key created after both
 // started, and the client tools a package reported through one of them.
 func TestReplicasShareState(t *testing.T) {
+	t.Parallel()
 	d := deploy(t, pgtest.Start(t), 2)
 	a, b := d.replicas[0], d.replicas[1]
 	ctx := t.Context()
@@ -142,6 +145,7 @@ func TestReplicasShareState(t *testing.T) {
 // the migrations under the advisory lock, the other waits and finds nothing
 // to do; both serve. Several rounds, since the race is timing-dependent.
 func TestReplicasStartTogetherOnFreshDatabase(t *testing.T) {
+	t.Parallel()
 	for round := range 3 {
 		dsn := pgtest.Start(t)
 		replicas := startReplicas(t, 2, dsn)
