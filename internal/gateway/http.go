@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/web"
 )
 
 // MaxRequestBytes bounds every request body; larger ones get 413.
@@ -34,6 +35,10 @@ func (s *Service) Handler() http.Handler {
 	mux.Handle("POST /api/traces", s.requireKey(http.HandlerFunc(s.servePostTraces)))
 	mux.Handle("GET /api/traces", s.requireKey(http.HandlerFunc(s.serveListTraces)))
 	mux.Handle("GET /api/traces/{id}", s.requireKey(http.HandlerFunc(s.serveTrace)))
+	// The trace viewer: static, no key (the API calls it makes carry one).
+	ui := web.Handler()
+	mux.Handle("GET /{$}", ui)
+	mux.Handle("GET /ui/", ui)
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	return limitBody(s.traceContext(mux))

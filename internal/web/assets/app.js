@@ -1,0 +1,392 @@
+// PML trace viewer. Plain DOM and SVG, no framework, no external request.
+// Everything shown comes from the JSON API and is untrusted: it is only ever
+// inserted as text (textContent, SVG text nodes), never as markup.
+"use strict";
+
+const KEY_STORE = "pml.apiKey";
+const PAGE_SIZE = 25;
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+const state = { page: 1, total: 0, filters: {}, openId: "" };
+
+// ---------- small DOM helpers ----------
+
+function $(sel) { return document.querySelector(sel); }
+
+function el(tag, attrs, ...children) {
+  const n = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") n.className = v;
+    else if (k.startsWith("on")) n.addEventListener(k.slice(2), v);
+    else if (k.startsWith("data-")) n.setAttribute(k, v);
+    else n[k] = v;
+  }
+  for (const c of children) if (c != null) n.append(c);
+  return n;
+}
+
+function svg(tag, attrs, ...children) {
+  const n = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) n.setAttribute(k, String(v));
+  for (const c of children) if (c != null) n.append(c);
+  return n;
+}
+
+function setStatus(text, isError) {
+  const s = $("#status");
+  s.textContent = text;
+  s.classList.toggle("error", !!isError);
+}
+
+function ms(v) {
+  if (typeof v !== "number") return "";
+  return v < 1000 ? v.toFixed(v < 10 ? 2 : 1) + " ms" : (v / 1000).toFixed(2) + " s";
+}
+
+function when(iso) {
+  const d = new Date(iso);
+  return isNaN(d) ? "" : d.toLocaleString();
+}
+
+function pretty(v) {
+  if (v === undefined || v === null) return "—";
+  return JSON.stringify(v, null, 2);
+}
+
+function short(s, n) { return s.length > n ? s.slice(0, n - 1) + "…" : s; }
+
+// ---------- API ----------
+
+function apiKey() { return localStorage.getItem(KEY_STORE) || ""; }
+
+async function api(path, accept) {
+  const key = apiKey();
+  if (!key) throw new Error("Enter an API key to see your executions.");
+  const resp = await fetch(path, { headers: { Authorization: "Bearer " + key, Accept: accept || "application/json" } });
+  const text = await resp.text();
+  let body = null;
+  try { body = JSON.parse(text); } catch (_) { /* not JSON: reported below */ }
+  if (resp.status === 401) throw new Error("The gateway refused this API key.");
+  if (!resp.ok) {
+    const err = new Error((body && body.message) || "HTTP " + resp.status);
+    err.status = resp.status;
+    throw err;
+  }
+  if (body === null) throw new Error("The gateway did not answer JSON.");
+  return body;
+}
+
+// ---------- executions list ----------
+
+async function loadList() {
+  const q = new URLSearchParams({ page: String(state.page), limit: String(PAGE_SIZE) });
+  for (const [k, v] of Object.entries(state.filters)) if (v) q.set(k, v);
+  const tbody = $("#traces tbody");
+  try {
+    const data = await api("/api/traces?" + q.toString());
+    state.total = data.total;
+    tbody.replaceChildren(...data.traces.map(row));
+    if (data.traces.length === 0) {
+      tbody.append(el("tr", {}, el("td", { colSpan: 7, class: "empty" }, "No executions match.")));
+    }
+    const pages = Math.max(1, Math.ceil(data.total / PAGE_SIZE));
+    $("#page-info").textContent = `page ${state.page} of ${pages} · ${data.total} executions`;
+    $("#prev").disabled = state.page <= 1;
+    $("#next").disabled = state.page >= pages;
+    setStatus("");
+  } catch (e) {
+    tbody.replaceChildren();
+    $("#page-info").textContent = "";
+    setStatus(e.message, true);
+  }
+}
+
+function row(t) {
+  const failed = t.failed_tasks ? ` (${t.failed_tasks} failed)` : "";
+  const tr = el("tr", { "data-trace-id": t.trace_id, class: t.success ? "ok" : "fail", tabIndex: 0,
+    onclick: () => openTrace(t.trace_id),
+    onkeydown: (ev) => { if (ev.key === "Enter") openTrace(t.trace_id); } },
+  el("td", {}, when(t.started_at)),
+  el("td", {}, el("span", { class: "badge " + (t.success ? "ok" : "fail") }, t.success ? "success" : (t.error_code || "error"))),
+  el("td", {}, t.executed_locally ? "local" : "server"),
+  el("td", { class: "num" }, ms(t.duration_ms)),
+  el("td", { class: "num" }, String(t.task_count) + failed),
+  el("td", {}, short((t.tools_used || []).join(", "), 60)),
+  el("td", { class: "mono" }, short(t.workflow_id || "", 12)));
+  if (t.trace_id === state.openId) tr.classList.add("open");
+  return tr;
+}
+
+function readFilters(form) {
+  const f = {};
+  for (const [k, v] of new FormData(form).entries()) {
+    if (!v) continue;
+    f[k] = (k === "since" || k === "until") ? new Date(v).toISOString() : v;
+  }
+  return f;
+}
+
+// ---------- one execution ----------
+
+async function openTrace(id) {
+  state.openId = id;
+  history.replaceState(null, "", "#trace=" + encodeURIComponent(id));
+  for (const r of document.querySelectorAll("#traces tbody tr")) {
+    r.classList.toggle("open", r.dataset.traceId === id);
+  }
+  try {
+    const node = await api("/api/traces/" + encodeURIComponent(id));
+    showTrace(node);
+  } catch (e) {
+    setStatus(e.status === 404 ? "That execution does not exist for this key's project." : e.message, true);
+  }
+}
+
+function showTrace(node) {
+  const t = node.trace;
+  $("#detail").hidden = false;
+  $("#detail-id").textContent = t.trace_id;
+  const dl = $("#summary");
+  dl.replaceChildren();
+  const add = (k, v) => { if (v) dl.append(el("dt", {}, k), el("dd", {}, v)); };
+  add("Outcome", t.success ? "success" : `${t.error_code || "error"}: ${t.error || ""}`);
+  add("Ran", t.executed_locally ? "locally, in the package" : "on the gateway");
+  add("Started", when(t.started_at));
+  add("Duration", ms(t.duration_ms));
+  add("Workflow", t.workflow_id);
+  add("Capability", t.capability_fqdn);
+  add("Parent trace", t.parent_trace_id);
+  drawDag(t);
+  drawTree(node);
+  $("#task").replaceChildren();
+  $("#code").textContent = t.code || "";
+  $("#code-box").hidden = !t.code;
+  $("#logs").textContent = (t.logs || []).join("\n");
+  $("#logs-box").hidden = !(t.logs && t.logs.length);
+  $("#detail").scrollIntoView({ block: "start" });
+}
+
+function showTask(task, trace) {
+  const box = $("#task");
+  const err = task.error ? el("p", { class: "task-error" }, task.error) : null;
+  const child = task.child_trace_id
+    ? el("p", {}, "Ran as child trace ", el("a", { href: "#trace=" + task.child_trace_id, onclick: (ev) => { ev.preventDefault(); openTrace(task.child_trace_id); } }, task.child_trace_id))
+    : null;
+  box.replaceChildren(...[
+    el("h3", {}, `${task.task_id} · ${task.tool_id || task.tool}`),
+    el("p", { class: "meta" }, [
+      task.routing ? task.routing + " tool" : "", "layer " + task.layer, ms(task.duration_ms),
+      task.success ? "succeeded" : "failed", task.tool !== task.tool_id ? task.tool : "", trace.trace_id !== state.openId ? "in child trace " + trace.trace_id : "",
+    ].filter(Boolean).join(" · ")),
+    err, child,
+    el("div", { class: "io" },
+      el("div", {}, el("h4", {}, "Arguments (sanitized)"), el("pre", {}, pretty(task.args))),
+      el("div", {}, el("h4", {}, "Result (sanitized)"), el("pre", {}, pretty(task.result)))),
+  ].filter(Boolean));
+  for (const n of document.querySelectorAll(".selected")) n.classList.remove("selected");
+  for (const n of document.querySelectorAll(`[data-task="${CSS.escape(trace.trace_id + "/" + task.task_id)}"]`)) n.classList.add("selected");
+}
+
+// ---------- the DAG ----------
+
+// Nodes are the calls the run made (one per task), placed in the column of
+// their DAG layer. Edges come from the static DAG: a task depends on the
+// tasks that ran the calls its call site depends on. Call sites that never
+// ran (the run failed first) are drawn dashed.
+function drawDag(t) {
+  const box = $("#dag");
+  const tasks = t.tasks || [];
+  const plan = (t.dag && t.dag.tasks) || [];
+  // A call goes to the first call site of its tool not taken yet (same layer
+  // first); once all are taken (a loop), to the site it most likely repeats.
+  const taken = new Set();
+  const site = (tool, layer) => {
+    const cands = plan.filter((d) => d.tool === tool);
+    const pick = cands.find((d) => !taken.has(d) && d.layer === layer) || cands.find((d) => !taken.has(d)) ||
+      cands.find((d) => d.layer === layer) || cands[0];
+    if (pick) taken.add(pick);
+    return pick;
+  };
+  const nodes = tasks.map((task) => {
+    const s = site(task.tool_id || task.tool, task.layer);
+    return { task, site: s, layer: s ? s.layer : task.layer || 0 };
+  });
+  for (const d of plan) {
+    if (!nodes.some((n) => n.site === d)) nodes.push({ site: d, layer: d.layer || 0, planned: true });
+  }
+  if (nodes.length === 0) {
+    box.replaceChildren(el("p", { class: "empty" }, "This execution called no tools."));
+    return;
+  }
+  const W = 190, H = 50, GX = 70, GY = 22, PAD = 16;
+  const columns = new Map();
+  for (const n of nodes) {
+    if (!columns.has(n.layer)) columns.set(n.layer, []);
+    columns.get(n.layer).push(n);
+  }
+  const layers = [...columns.keys()].sort((a, b) => a - b);
+  let rows = 0;
+  layers.forEach((layer, col) => {
+    columns.get(layer).forEach((n, i) => { n.x = PAD + col * (W + GX); n.y = PAD + i * (H + GY); });
+    rows = Math.max(rows, columns.get(layer).length);
+  });
+  const width = PAD * 2 + layers.length * W + (layers.length - 1) * GX;
+  const height = PAD * 2 + rows * H + (rows - 1) * GY;
+  const root = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "DAG of the execution" },
+    svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+      svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" }))));
+  const edges = svg("g", { class: "edges" });
+  root.append(edges);
+  for (const n of nodes) {
+    for (const dep of (n.site && n.site.depends_on) || []) {
+      for (const m of nodes) {
+        if (!m.site || m.site.id !== dep || m === n) continue;
+        const x1 = m.x + W, y1 = m.y + H / 2, x2 = n.x, y2 = n.y + H / 2, mx = (x1 + x2) / 2;
+        edges.append(svg("path", { d: `M ${x1} ${y1} C ${mx} ${y1}, ${mx} ${y2}, ${x2} ${y2}`, class: "edge", "marker-end": "url(#arrow)" }));
+      }
+    }
+  }
+  for (const n of nodes) root.append(n.planned ? plannedNode(n, W, H) : taskNode(n, t, W, H));
+  box.replaceChildren(root);
+}
+
+function taskNode(n, t, W, H) {
+  const task = n.task;
+  const side = task.routing === "client" || task.routing === "server" ? task.routing : "unknown";
+  const g = svg("g", { class: `node ${side}${task.success ? "" : " failed"}`, transform: `translate(${n.x},${n.y})`,
+    "data-task": t.trace_id + "/" + task.task_id, tabindex: 0 },
+  svg("title", {}, `${task.task_id} ${task.tool}${task.error ? "\n" + task.error : ""}`),
+  svg("rect", { width: W, height: H, rx: 8 }),
+  svg("text", { x: 10, y: 20, class: "tool" }, short(task.tool_id || task.tool, 24)),
+  svg("text", { x: 10, y: 38, class: "sub" }, `${task.task_id} · ${ms(task.duration_ms)}`));
+  if (!task.success) g.append(svg("text", { x: W - 20, y: 20, class: "mark" }, "✕"));
+  g.addEventListener("click", () => showTask(task, t));
+  g.addEventListener("keydown", (ev) => { if (ev.key === "Enter") showTask(task, t); });
+  return g;
+}
+
+function plannedNode(n, W, H) {
+  return svg("g", { class: "planned", transform: `translate(${n.x},${n.y})` },
+    svg("title", {}, `${n.site.id} ${n.site.tool}: planned, not run`),
+    svg("rect", { width: W, height: H, rx: 8 }),
+    svg("text", { x: 10, y: 20, class: "tool" }, short(n.site.tool, 24)),
+    svg("text", { x: 10, y: 38, class: "sub" }, `${n.site.id} · not run`));
+}
+
+// ---------- the trace tree ----------
+
+// One row per trace and per task, nested by child trace, each with a bar
+// placed on the root trace's timeline.
+function drawTree(node) {
+  const root = node.trace;
+  const t0 = Date.parse(root.started_at);
+  let span = Math.max(root.duration_ms || 0, 0.001);
+  const walk = (n) => {
+    const s = Date.parse(n.trace.started_at) - t0;
+    span = Math.max(span, s + (n.trace.duration_ms || 0));
+    for (const task of n.trace.tasks || []) span = Math.max(span, Date.parse(task.started_at) - t0 + (task.duration_ms || 0));
+    (n.children || []).forEach(walk);
+  };
+  walk(node);
+  const box = $("#tree");
+  box.replaceChildren(el("div", { class: "tree-head" }, el("span"), el("span", { class: "scale" }, el("span", {}, "0 ms"), el("span", {}, ms(span)))));
+  const bar = (start, dur, cls) => {
+    const b = el("div", { class: "bar " + cls });
+    b.style.left = Math.max(0, Math.min(100, (start / span) * 100)) + "%";
+    b.style.width = Math.max(0.4, Math.min(100, (dur / span) * 100)) + "%";
+    return el("div", { class: "track" }, b);
+  };
+  const render = (n, depth) => {
+    const tr = n.trace;
+    const label = tr.capability_fqdn || (depth === 0 ? "execution" : "child trace");
+    const rowEl = el("div", { class: "tree-row trace-row" + (tr.success ? "" : " failed") },
+      el("div", { class: "label" }, label, el("span", { class: "sub" }, " " + ms(tr.duration_ms))),
+      bar(Date.parse(tr.started_at) - t0, tr.duration_ms || 0, tr.success ? "trace" : "trace failed"));
+    rowEl.firstChild.style.paddingLeft = depth * 18 + "px";
+    box.append(rowEl);
+    const kids = new Map((n.children || []).map((c) => [c.trace.trace_id, c]));
+    for (const task of tr.tasks || []) {
+      const r = el("div", { class: "tree-row task-row" + (task.success ? "" : " failed"), "data-task": tr.trace_id + "/" + task.task_id, tabIndex: 0,
+        onclick: () => showTask(task, tr), onkeydown: (ev) => { if (ev.key === "Enter") showTask(task, tr); } },
+      el("div", { class: "label" }, `${task.task_id} ${task.tool_id || task.tool}`, el("span", { class: "sub" }, " " + ms(task.duration_ms))),
+      bar(Date.parse(task.started_at) - t0, task.duration_ms || 0, (task.routing || "unknown") + (task.success ? "" : " failed")));
+      r.firstChild.style.paddingLeft = (depth + 1) * 18 + "px";
+      box.append(r);
+      const child = task.child_trace_id && kids.get(task.child_trace_id);
+      if (child) {
+        kids.delete(task.child_trace_id);
+        render(child, depth + 2);
+      }
+    }
+    for (const c of kids.values()) render(c, depth + 1);
+  };
+  render(node, 0);
+}
+
+// ---------- catalog ----------
+
+async function loadCatalog() {
+  const box = $("#catalog");
+  try {
+    const data = await api("/mcp?limit=200", "application/json");
+    const items = Array.isArray(data.items) ? data.items : null;
+    if (!items) throw new Error("unexpected answer");
+    if (items.length === 0) {
+      box.replaceChildren(el("p", { class: "empty" }, "The catalog is empty."));
+      return;
+    }
+    box.replaceChildren(el("table", {},
+      el("thead", {}, el("tr", {}, el("th", {}, "FQDN"), el("th", {}, "Type"), el("th", {}, "Routing"), el("th", {}, "Description"))),
+      el("tbody", {}, ...items.map((it) => el("tr", {},
+        el("td", { class: "mono" }, String(it.fqdn || it.id || "")),
+        el("td", {}, String(it.type || "")),
+        el("td", {}, String(it.routing || "")),
+        el("td", {}, short(String(it.description || ""), 120)))))),
+    el("p", { class: "meta" }, `${data.total ?? items.length} entries`));
+  } catch (e) {
+    box.replaceChildren(el("p", { class: "empty" }, "The catalog is not available on this gateway" +
+      (e.status ? ` (HTTP ${e.status})` : "") + "."));
+  }
+}
+
+// ---------- wiring ----------
+
+function refresh() {
+  loadList();
+  loadCatalog();
+  const m = location.hash.match(/^#trace=(.+)$/);
+  if (m) openTrace(decodeURIComponent(m[1]));
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("#key").value = apiKey();
+  $("#key-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const k = $("#key").value.trim();
+    if (k) localStorage.setItem(KEY_STORE, k);
+    state.page = 1;
+    refresh();
+  });
+  $("#forget-key").addEventListener("click", () => {
+    localStorage.removeItem(KEY_STORE);
+    $("#key").value = "";
+    $("#traces tbody").replaceChildren();
+    $("#detail").hidden = true;
+    setStatus("Key forgotten.");
+  });
+  $("#filters").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    state.filters = readFilters(ev.target);
+    state.page = 1;
+    loadList();
+  });
+  $("#filters").addEventListener("reset", () => {
+    state.filters = {};
+    state.page = 1;
+    setTimeout(loadList);
+  });
+  $("#prev").addEventListener("click", () => { state.page = Math.max(1, state.page - 1); loadList(); });
+  $("#next").addEventListener("click", () => { state.page += 1; loadList(); });
+  if (apiKey()) refresh();
+  else setStatus("Enter an API key (pml gateway key create) to see your executions.");
+});

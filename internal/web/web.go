@@ -1,0 +1,76 @@
+// Package web is the gateway's trace viewer: one static page (HTML, CSS and
+// vanilla JavaScript, embedded in the binary) that reads the JSON API with
+// the user's API key. It loads nothing from anywhere else, and its Content
+// Security Policy forbids it to.
+package web
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// csp allows the page's own files and same-origin API calls, nothing else:
+// no CDN, no inline script, no external request of any kind.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// asset is one embedded file, ready to serve.
+type asset struct {
+	body  []byte
+	ctype string
+	etag  string
+}
+
+// Handler serves the page at / and its files at /ui/NAME. It needs no key:
+// the page holds no data; the API it calls does the authentication.
+func Handler() http.Handler {
+	files := map[string]asset{}
+	err := fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := assets.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(body)
+		ctype := mime.TypeByExtension(path.Ext(p))
+		files[strings.TrimPrefix(p, "assets/")] = asset{body: body, ctype: ctype, etag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+		return nil
+	})
+	if err != nil {
+		panic("web: reading embedded assets: " + err.Error()) // a build defect, not a runtime condition
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, "/ui/")
+		if r.URL.Path == "/" {
+			name = "index.html"
+		}
+		a, ok := files[name]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("ETag", a.etag)
+		if strings.Contains(r.Header.Get("If-None-Match"), a.etag) {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		h.Set("Content-Type", a.ctype)
+		_, _ = w.Write(a.body)
+	})
+}
