@@ -181,6 +181,23 @@ func reportLatency(b *testing.B, sorted []time.Duration) {
 	b.ReportMetric(percentile(sorted, 0.99), "p99-ms")
 }
 
+// cpuTime is the user and system CPU time this process has used. A
+// benchmark's CPU per op is much steadier than its wall time on a shared
+// machine; the load of other processes barely moves it.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU used since start per op, gateway and in-process
+// clients together: two idle cores give 2,000 / cpu-ms/op operations a second.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
 // readMemory reads this process's resident set and its peak from
 // /proc/self/status, in MiB. The gateway and its Go SDK clients share the
 // process, so the figures cover both (the hosted fixture server is a child

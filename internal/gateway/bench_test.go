@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,6 +55,7 @@ func benchExecute(b *testing.B, s *mcp.ClientSession, code func(i int) string) {
 		b.Fatal(err)
 	}
 	lat := make([]time.Duration, 0, 4096)
+	cpu := cpuTime()
 	for i := 0; b.Loop(); i++ {
 		c := code(i)
 		t0 := time.Now()
@@ -62,6 +64,7 @@ func benchExecute(b *testing.B, s *mcp.ClientSession, code func(i int) string) {
 		}
 		lat = append(lat, time.Since(t0))
 	}
+	reportCPU(b, cpu)
 	slices.Sort(lat)
 	reportLatency(b, lat)
 }
@@ -80,6 +83,7 @@ func BenchmarkBaselineHTTP(b *testing.B) {
 		"params": map[string]any{"name": "execute", "arguments": map[string]any{"code": threeStdCalls}}})
 	client := &http.Client{Transport: loadTransport(1)}
 	lat := make([]time.Duration, 0, 4096)
+	cpu := cpuTime()
 	for b.Loop() {
 		t0 := time.Now()
 		resp, err := client.Post(srv.URL, "application/json", bytes.NewReader(body))
@@ -90,6 +94,7 @@ func BenchmarkBaselineHTTP(b *testing.B) {
 		resp.Body.Close()
 		lat = append(lat, time.Since(t0))
 	}
+	reportCPU(b, cpu)
 	slices.Sort(lat)
 	reportLatency(b, lat)
 }
@@ -123,6 +128,7 @@ func BenchmarkBaselineMCPCall(b *testing.B) {
 			ctx := context.Background()
 			params := &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"tool": "math:add", "args": map[string]any{"a": 1, "b": 2}}}
 			lat := make([]time.Duration, 0, 4096)
+			cpu := cpuTime()
 			for b.Loop() {
 				t0 := time.Now()
 				res, err := s.CallTool(ctx, params)
@@ -131,6 +137,7 @@ func BenchmarkBaselineMCPCall(b *testing.B) {
 				}
 				lat = append(lat, time.Since(t0))
 			}
+			reportCPU(b, cpu)
 			slices.Sort(lat)
 			reportLatency(b, lat)
 		})
@@ -154,12 +161,14 @@ func BenchmarkBaselineServiceExecute(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			caller := gateway.Caller{Scope: store.Scope{Org: "acme", Project: "web"}}
 			ctx := context.Background()
+			cpu := cpuTime()
 			for b.Loop() {
 				a := c.svc.Execute(ctx, caller, wire.ExecuteRequest{Code: threeStdCalls})
 				if a.Status != wire.StatusSuccess || string(a.Result) != threeStdCallsResult {
 					b.Fatalf("%+v", a)
 				}
 			}
+			reportCPU(b, cpu)
 		})
 	}
 }
@@ -173,12 +182,14 @@ func BenchmarkBaselineSandboxRun(b *testing.B) {
 	}
 	mux := stdMux()
 	ctx := context.Background()
+	cpu := cpuTime()
 	for b.Loop() {
 		res, err := sandbox.Run(ctx, an.JS, nil, mux.Call, sandbox.Limits{})
 		if err != nil || string(res.Value) != threeStdCallsResult {
 			b.Fatalf("%s %v", res.Value, err)
 		}
 	}
+	reportCPU(b, cpu)
 }
 
 // stdMux serves the built-in std tools, as gateway.Open registers them.
@@ -202,8 +213,10 @@ func BenchmarkThroughput64(b *testing.B) {
 	runLoad(ctx, sessions, clients, clients, threeStdCalls, threeStdCallsResult).failIfErrors(b)
 	resetPeakRSS()
 	b.ResetTimer()
+	cpu := cpuTime()
 	l := runLoad(ctx, sessions, clients, b.N, threeStdCalls, threeStdCallsResult)
 	b.StopTimer()
+	reportCPU(b, cpu)
 	l.failIfErrors(b)
 	b.ReportMetric(float64(b.N)/l.wall.Seconds(), "execs/s")
 	reportLatency(b, l.latency)
@@ -311,22 +324,34 @@ func TestThousandParkedExecutions(t *testing.T) {
 // admitting the whole wave.
 func BenchmarkThousandParked(b *testing.B) {
 	p := startParking(b, parkedWave())
-	for _, c := range []struct{ name, code, want string }{
-		{"stdio-sleep", sleepCode, sleepWant},
-		{"http-barrier", barrierCode, barrierWant},
+	for _, c := range []struct {
+		name, code, want string
+		dials            *atomic.Int64 // connections the gateway opens to the upstream
+	}{
+		{"stdio-sleep", sleepCode, sleepWant, nil},
+		{"http-barrier", barrierCode, barrierWant, &p.barrier.conns},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			ctx := context.Background()
+			var dials int64
+			if c.dials != nil {
+				dials = c.dials.Load()
+			}
 			resetPeakRSS()
 			var lat []time.Duration
+			cpu := cpuTime()
 			for b.Loop() {
 				l := p.wave(ctx, c.code, c.want)
 				l.failIfErrors(b)
 				lat = append(lat, l.latency...)
 			}
+			reportCPU(b, cpu)
 			slices.Sort(lat)
 			reportLatency(b, lat)
 			b.ReportMetric(float64(p.inflight.peak.Load()), "max-inflight")
+			if c.dials != nil {
+				b.ReportMetric(float64(c.dials.Load()-dials)/float64(b.N), "upstream-dials/op")
+			}
 			reportMemory(b)
 		})
 	}
