@@ -1,0 +1,58 @@
+package web_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/pml-go/pml/internal/web"
+)
+
+func get(t *testing.T, h http.Handler, path, etag string) *http.Response {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Result()
+}
+
+func TestHandlerServesThePage(t *testing.T) {
+	h := web.Handler()
+	for path, ctype := range map[string]string{"/": "text/html", "/ui/app.js": "javascript", "/ui/style.css": "text/css"} {
+		resp := get(t, h, path, "")
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Type"), ctype) || len(body) == 0 {
+			t.Errorf("GET %s: %d %q (%d bytes)", path, resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
+		}
+		csp := resp.Header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "connect-src 'self'") || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: security headers %v", path, resp.Header)
+		}
+		if r := get(t, h, path, resp.Header.Get("ETag")); r.StatusCode != http.StatusNotModified {
+			t.Errorf("GET %s revalidation: %d", path, r.StatusCode)
+		}
+	}
+	for _, path := range []string{"/ui/", "/ui/nope.js", "/ui/../web.go", "/index.html"} {
+		if r := get(t, h, path, ""); r.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", path, r.StatusCode)
+		}
+	}
+}
+
+// The page loads nothing from elsewhere: no absolute URL in its files.
+func TestAssetsAreSelfContained(t *testing.T) {
+	h := web.Handler()
+	for _, path := range []string{"/", "/ui/app.js", "/ui/style.css"} {
+		body, _ := io.ReadAll(get(t, h, path, "").Body)
+		for _, bad := range []string{"http://", "https://", "//cdn", "@import"} {
+			if strings.Contains(strings.ReplaceAll(string(body), "http://www.w3.org/2000/svg", ""), bad) {
+				t.Errorf("%s contains %q", path, bad)
+			}
+		}
+	}
+}
