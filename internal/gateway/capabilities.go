@@ -118,7 +118,7 @@ func (s *Service) saveCapability(ctx context.Context, c Caller, code, intent str
 	if s.store == nil || c.Scope.Org == "" {
 		return nil, nil
 	}
-	saved, err := s.store.SaveCapability(ctx, store.Capability{
+	saved, err := s.registry.Save(ctx, store.Capability{
 		Scope:       c.Scope,
 		Namespace:   registry.DefaultNamespace,
 		Action:      registry.DefaultAction(intent, an.CodeHash),

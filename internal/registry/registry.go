@@ -11,6 +11,7 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
+	"golang.org/x/sync/singleflight"
 )
 
 // Options build a Registry.
@@ -37,6 +38,7 @@ type Registry struct {
 	byTool   map[string]Entry // built-ins by tool id
 	servers  map[string]Metadata
 	reserved map[string]bool
+	saves    singleflight.Group
 }
 
 // New builds a registry.

@@ -1,0 +1,28 @@
+package registry
+
+import (
+	"context"
+	"errors"
+
+	"github.com/pml-go/pml/internal/store"
+)
+
+// Save stores a capability learned from a successful run. The store
+// deduplicates by code hash within a project; here, concurrent saves of the
+// same code in the same project share one write, so a burst of identical
+// runs (a thousand executions finishing at once) costs one trip to the
+// single SQLite writer instead of a thousand. Its usage count then grows by
+// one for the burst.
+func (r *Registry) Save(ctx context.Context, c store.Capability) (store.Capability, error) {
+	if r.store == nil {
+		return store.Capability{}, errors.New("registry: no store to save capabilities in")
+	}
+	key := c.Scope.Org + "\x00" + c.Scope.Project + "\x00" + c.CodeHash
+	v, err, _ := r.saves.Do(key, func() (any, error) {
+		return r.store.SaveCapability(ctx, c)
+	})
+	if err != nil {
+		return store.Capability{}, err
+	}
+	return v.(store.Capability), nil
+}
