@@ -73,7 +73,7 @@ func TestSequentialRunsDoNotLeak(t *testing.T) {
 	}
 	rounds := 300
 	if raceEnabled {
-		rounds = 30
+		rounds = 20
 	}
 	baseG := runtime.NumGoroutine()
 	once(rounds) // warm up: pool, engine caches, heap

@@ -101,7 +101,7 @@ func fn(body string) string {
 
 // testLimits are small, so hostile code fails fast.
 func testLimits() Limits {
-	return Limits{MemoryBytes: 4 << 20, Timeout: 5 * time.Second, RPCTimeout: time.Second}
+	return Limits{MemoryBytes: 4 << 20, Timeout: 20 * time.Second, RPCTimeout: time.Second}
 }
 
 func runBody(t *testing.T, body string) (Result, error) {

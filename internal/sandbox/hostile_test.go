@@ -29,6 +29,10 @@ const stillWorks = `
 
 func shortTimeout(l *Limits) { l.Timeout = 300 * time.Millisecond }
 
+// smallHeap keeps memory bombs cheap: the engine is slow to fill a heap under
+// the race detector.
+func smallHeap(l *Limits) { l.MemoryBytes = 2 << 20 }
+
 var hostileCorpus = []hostile{
 	// CPU
 	{name: "sync infinite loop", body: "while (true) {}", code: pmlerr.ExecutionTimeout, limits: shortTimeout},
@@ -57,12 +61,12 @@ var hostileCorpus = []hostile{
 	},
 
 	// Memory
-	{name: "array of objects", body: "const a = []; for (;;) a.push({i: a.length})", code: pmlerr.MemoryLimit},
-	{name: "strings doubling, flat", body: "const keep = []; for (let n = 1; ; n *= 2) keep.push('x'.repeat(n))", code: pmlerr.MemoryLimit},
+	{name: "array of objects", body: "const a = []; for (;;) a.push({i: a.length})", code: pmlerr.MemoryLimit, limits: smallHeap},
+	{name: "strings doubling, flat", body: "const keep = []; for (let n = 1; ; n *= 2) keep.push('x'.repeat(n))", code: pmlerr.MemoryLimit, limits: smallHeap},
 	{name: "strings doubling, ropes", body: "let s = 'x'; for (;;) s += s", code: pmlerr.CodeError, message: "string too long"},
-	{name: "map bomb", body: "const m = new Map(); for (let i = 0; ; i++) m.set(i, [i])", code: pmlerr.MemoryLimit},
+	{name: "map bomb", body: "const m = new Map(); for (let i = 0; ; i++) m.set(i, [i])", code: pmlerr.MemoryLimit, limits: smallHeap},
 	{name: "huge ArrayBuffer", body: "return new ArrayBuffer(1 << 30).byteLength", code: pmlerr.MemoryLimit},
-	{name: "typed arrays", body: "const a = []; for (;;) a.push(new Float64Array(1 << 14))", code: pmlerr.MemoryLimit},
+	{name: "typed arrays", body: "const a = []; for (;;) a.push(new Float64Array(1 << 14))", code: pmlerr.MemoryLimit, limits: smallHeap},
 	{name: "queued call arguments", body: "const big = 'x'.repeat(1 << 14), ps = []; for (let i = 0; i < 200; i++) ps.push(mcp.test.hang({big})); await Promise.all(ps)",
 		code: pmlerr.MemoryLimit, limits: func(l *Limits) { l.MemoryBytes = 1 << 20 }},
 	{name: "long built-in call past the deadline", body: "const s = 'ab'.repeat(1 << 20); for (;;) s.replaceAll('a', 'cc')", code: pmlerr.ExecutionTimeout,

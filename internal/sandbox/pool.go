@@ -25,13 +25,15 @@ func newPool(ready, retire int) *pool {
 	return &pool{ready: make(chan *machine, ready), retire: make(chan *machine, retire)}
 }
 
-// get returns a fresh machine, from the pool when one is ready.
+// get returns a fresh machine, from the pool when one is ready. The pool is
+// refilled when the machine is put back, so that the refill does not compete
+// with the run for the CPU; only a dry pool (a burst) starts it at once.
 func (p *pool) get() (*machine, error) {
-	defer p.kick()
 	select {
 	case m := <-p.ready:
 		return m, nil
 	default:
+		p.kick()
 		return newMachine()
 	}
 }
