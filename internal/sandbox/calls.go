@@ -30,8 +30,8 @@ type callJob struct {
 
 // startInvoke hands call number seq to an idle worker goroutine of the run,
 // or starts one. Workers live as long as the run: reusing them spares each
-// call a goroutine start and the growth of its stack. There are at most as
-// many as calls in flight.
+// call a goroutine start and the growth of its stack. There are as many as
+// calls in flight, plus any still inside a CallFunc that ignored its timeout.
 func (r *run) startInvoke(seq int, tool string, args json.RawMessage) {
 	job := callJob{seq: seq, tool: tool, args: args}
 	select {
@@ -133,7 +133,7 @@ func (r *run) deliver(res callResult) error {
 		if msg == "" {
 			msg = pe.Error()
 		}
-		r.toolErrs[res.id] = res.err
+		r.toolErrs.keep(res.id, res.err)
 		return r.enter(func() error {
 			_, err := r.m.control.Call(quickjs.UndefinedValue, 1, res.id, false, msg, string(pe.Code))
 			return err
@@ -144,3 +144,29 @@ func (r *run) deliver(res callResult) error {
 		return err
 	})
 }
+
+// maxKeptToolErrors bounds the Go errors a run keeps for the error of an
+// uncaught tool failure: code that catches failures in a loop must not grow
+// host memory. Older ones are dropped, leaving that error's Err nil.
+const maxKeptToolErrors = 1024
+
+// toolErrors keeps the most recent failed calls' Go errors by call id.
+type toolErrors struct {
+	byID  map[int]error
+	order [maxKeptToolErrors]int // ids, a ring
+	next  int
+}
+
+func (k *toolErrors) keep(id int, err error) {
+	if k.byID == nil {
+		k.byID = map[int]error{}
+	}
+	if len(k.byID) == maxKeptToolErrors {
+		delete(k.byID, k.order[k.next])
+	}
+	k.byID[id] = err
+	k.order[k.next] = id
+	k.next = (k.next + 1) % maxKeptToolErrors
+}
+
+func (k *toolErrors) get(id int) error { return k.byID[id] }

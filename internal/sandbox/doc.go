@@ -73,9 +73,12 @@
 //     allocator hook makes the distinction from `throw null` reliable.
 //   - EXECUTION_TIMEOUT: Limits.Timeout passed or ctx ended (Err holds the
 //     context error), whether the code was computing, waiting for a tool or
-//     looping on microtasks. Code waiting for a promise that nothing can
-//     settle (no call in flight, no timers exist) fails at once with this
-//     code instead of waiting for the timeout.
+//     looping on microtasks. The engine cannot interrupt a single built-in
+//     call (a replaceAll or sort over tens of MiB can take most of a
+//     second); Run still answers at most 100 ms after the deadline and the
+//     VM stops and closes itself when that call returns. Code waiting for a
+//     promise that nothing can settle (no call in flight, no timers exist)
+//     fails at once with this code instead of waiting for the timeout.
 //   - the code of an uncaught tool error (see above), with Details "tool".
 //   - INVALID_REQUEST for args that are not a JSON object, INTERNAL_ERROR
 //     when the engine itself fails.
@@ -89,6 +92,9 @@
 // tampering run's own logic. Go memory a run can make the host hold is
 // bounded too: call arguments in flight (by MemoryBytes), logs, results.
 //
-// Fresh VMs come from a small pool refilled in the background, and used ones
-// are closed in the background; a VM that ran user code is never reused.
+// Each run's VM works on its own goroutine. Fresh VMs come from a small pool
+// (4) refilled in the background after runs, and used ones are closed in the
+// background; a VM that ran user code is never reused. Each VM registers one
+// Go function, and the engine allows 32767 at once process-wide, which
+// bounds concurrent runs (pooled VMs included) to about that many.
 package sandbox

@@ -37,7 +37,7 @@ func (r *run) failure(kind, detail string) error {
 		if err := json.Unmarshal([]byte(detail), &f); err != nil || f.Code == "" {
 			return pmlerr.New(pmlerr.Internal, "sandbox could not read a tool failure")
 		}
-		return &pmlerr.Error{Code: pmlerr.Code(f.Code), Message: f.Message, Details: map[string]any{"tool": f.Tool}, Err: r.toolErrs[f.ID]}
+		return &pmlerr.Error{Code: pmlerr.Code(f.Code), Message: f.Message, Details: map[string]any{"tool": f.Tool}, Err: r.toolErrs.get(f.ID)}
 	case "memory":
 		return r.memoryError()
 	case "js":

@@ -572,3 +572,20 @@ func TestTimeoutHoldsDuringLongBuiltIn(t *testing.T) {
 		t.Errorf("goroutines: %d before, %d after", base, g)
 	}
 }
+
+func TestKeptToolErrorsAreBounded(t *testing.T) {
+	var k toolErrors
+	for id := range 3 * maxKeptToolErrors {
+		k.keep(id, errors.New(itoa(id)))
+	}
+	if len(k.byID) != maxKeptToolErrors || k.get(0) != nil || k.get(3*maxKeptToolErrors-1) == nil || k.get(2*maxKeptToolErrors) == nil {
+		t.Errorf("kept %d errors", len(k.byID))
+	}
+	// A failure after many caught ones still carries its Go error.
+	_, err := runBody(t, `
+		for (let i = 0; i < 1500; i++) { try { await mcp.test.plain({msg: 'x'}) } catch (e) {} }
+		await mcp.test.plain({msg: 'last'})`)
+	if pe := wantCode(t, err, pmlerr.ToolError); pe.Message != "last" || pe.Err == nil {
+		t.Errorf("got %q, Err %v", pe.Message, pe.Err)
+	}
+}
