@@ -1,0 +1,46 @@
+package client
+
+import (
+	"time"
+
+	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/lockfile"
+)
+
+// MismatchError is a fetched entry whose integrity differs from what the
+// lockfile recorded for the same four-part name (AC14): a legitimate update
+// or a tampered registry, for the person to decide through an "integrity"
+// approval (Item). Approving records Entry (lockfile.Record); rejecting is
+// an INTEGRITY_ERROR.
+type MismatchError struct {
+	Info  lockfile.MismatchInfo
+	Entry Entry
+}
+
+func (m *MismatchError) Error() string { return m.Info.Description() }
+
+// Item is the approval to ask for. Its integrity map carries what accepting
+// needs to record: fqdn (five-part), integrity, type and routing.
+func (m *MismatchError) Item() approval.Item {
+	fetched, _ := time.Parse(time.RFC3339, m.Info.OldFetchedAt)
+	it := approval.IntegrityItem(m.Info.Base, m.Info.OldHash, m.Info.NewHash, fetched)
+	it.Integrity["fqdn"], it.Integrity["integrity"] = m.Entry.FQDN, m.Entry.Integrity
+	it.Integrity["type"], it.Integrity["routing"] = string(m.Entry.Type), m.Entry.Routing
+	return it
+}
+
+// Check compares a fetched entry with the lockfile: the first fetch of a
+// name is recorded (AC11), the same integrity passes (AC12), another one is
+// a *MismatchError and nothing is recorded (AC14).
+func Check(lf *lockfile.Lockfile, e Entry) error {
+	res, mm, err := lf.Check(e.FQDN, e.Integrity)
+	switch {
+	case err != nil:
+		return err
+	case res == lockfile.New:
+		return lf.Record(e.FQDN, lockfile.Entry{Integrity: e.Integrity, Type: string(e.Type), Routing: e.Routing})
+	case res == lockfile.Mismatch:
+		return &MismatchError{Info: *mm, Entry: e}
+	}
+	return nil
+}
