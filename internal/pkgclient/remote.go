@@ -36,6 +36,32 @@ type Remote struct {
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
+
+	// After a network error the gateway counts as down for ConnectTimeout:
+	// requests in that window fail at once instead of each waiting out its
+	// own connect timeout, so an unreachable gateway costs one timeout.
+	downMu    sync.Mutex
+	downUntil time.Time
+	downErr   error
+}
+
+// unreachable returns the last network error while the gateway counts as down.
+func (g *Remote) unreachable() error {
+	g.downMu.Lock()
+	defer g.downMu.Unlock()
+	if time.Now().Before(g.downUntil) {
+		return g.downErr
+	}
+	return nil
+}
+
+// down records a network error and returns it.
+func (g *Remote) down(err error) error {
+	ne := networkError(g.url, err)
+	g.downMu.Lock()
+	defer g.downMu.Unlock()
+	g.downUntil, g.downErr = time.Now().Add(ConnectTimeout), ne
+	return ne
 }
 
 // NewRemote returns a client for the gateway at baseURL (without /mcp).
@@ -78,12 +104,15 @@ func (g *Remote) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	if g.session != nil {
 		return g.session, nil
 	}
+	if err := g.unreachable(); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "pml-package", Version: gateway.Version}, nil)
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.url + "/mcp", HTTPClient: g.http, DisableStandaloneSSE: true}, nil)
 	if err != nil {
-		return nil, networkError(g.url, err)
+		return nil, g.down(err)
 	}
 	g.session = s
 	return s, nil
@@ -115,7 +144,7 @@ func (g *Remote) callTool(ctx context.Context, name string, args any) (string, b
 			return "", false, ctx.Err()
 		}
 		g.drop(s)
-		return "", false, networkError(g.url, err)
+		return "", false, g.down(err)
 	}
 	if len(res.Content) == 0 {
 		return "", res.IsError, pmlerr.New(pmlerr.NetworkError, "gateway %s: empty answer to %s", g.url, name)
@@ -181,6 +210,9 @@ func answerError(text string) error {
 // without a cache the embedded defaults.
 func (g *Remote) Routing(ctx context.Context) (routing.Rules, error) {
 	cached, etag := g.readRulesCache()
+	if err := g.unreachable(); err != nil {
+		return cached, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url+"/api/v1/routing", nil)
@@ -192,7 +224,7 @@ func (g *Remote) Routing(ctx context.Context) (routing.Rules, error) {
 	}
 	resp, err := g.http.Do(req)
 	if err != nil {
-		return cached, networkError(g.url, err)
+		return cached, g.down(err)
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
@@ -256,7 +288,7 @@ func (g *Remote) ReportTools(ctx context.Context, clientID string, list []store.
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := g.http.Do(req)
 	if err != nil {
-		return networkError(g.url, err)
+		return g.down(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -270,6 +302,9 @@ func (g *Remote) ReportTools(ctx context.Context, clientID string, list []store.
 // current hash).
 func (g *Remote) CatalogServer(ctx context.Context, name string) (gateway.CatalogEntry, bool, error) {
 	var e gateway.CatalogEntry
+	if err := g.unreachable(); err != nil {
+		return e, false, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url+"/mcp/pml.mcp."+name+".server", nil)
@@ -279,7 +314,7 @@ func (g *Remote) CatalogServer(ctx context.Context, name string) (gateway.Catalo
 	req.Header.Set("Accept", "application/json")
 	resp, err := g.http.Do(req)
 	if err != nil {
-		return e, false, networkError(g.url, err)
+		return e, false, g.down(err)
 	}
 	defer resp.Body.Close()
 	switch {
