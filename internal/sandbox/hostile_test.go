@@ -67,7 +67,7 @@ var hostileCorpus = []hostile{
 	{name: "map bomb", body: "const m = new Map(); for (let i = 0; ; i++) m.set(i, [i])", code: pmlerr.MemoryLimit, limits: smallHeap},
 	{name: "huge ArrayBuffer", body: "return new ArrayBuffer(1 << 30).byteLength", code: pmlerr.MemoryLimit},
 	{name: "typed arrays", body: "const a = []; for (;;) a.push(new Float64Array(1 << 14))", code: pmlerr.MemoryLimit, limits: smallHeap},
-	{name: "queued call arguments", body: "const big = 'x'.repeat(1 << 14), ps = []; for (let i = 0; i < 200; i++) ps.push(mcp.test.hang({big})); await Promise.all(ps)",
+	{name: "queued call arguments", body: "const big = 'x'.repeat(1 << 13), ps = []; for (let i = 0; i < 200; i++) ps.push(mcp.test.hang({big})); await Promise.all(ps)",
 		code: pmlerr.MemoryLimit, limits: func(l *Limits) { l.MemoryBytes = 1 << 20 }},
 	{name: "long built-in call past the deadline", body: "const s = 'ab'.repeat(1 << 20); for (;;) s.replaceAll('a', 'cc')", code: pmlerr.ExecutionTimeout,
 		limits: func(l *Limits) { l.Timeout, l.MemoryBytes = 300*time.Millisecond, 64<<20 }},
