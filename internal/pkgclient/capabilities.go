@@ -1,12 +1,138 @@
 package pkgclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"path/filepath"
+
+	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/registry"
+	regclient "github.com/pml-go/pml/internal/registry/client"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // callCapability runs tool when it names a learned capability; ok is false
-// when it does not.
+// when it does not. A tool served here or routed to the gateway is never
+// one (the gateway's call runs server capabilities itself). A capability that
+// touches this machine is fetched from the registry (a 304 when unchanged),
+// checked against the lockfile — a changed one halts the run for an
+// integrity approval — and run nested in its own VM, its calls going through
+// the permission gate and router like any call of the code.
 func (p *Package) callCapability(ctx context.Context, tool string, args json.RawMessage) (out json.RawMessage, ok bool, err error) {
-	return nil, false, nil
+	cfg, local, _ := p.refreshConfig()
+	rules := p.routingRules(ctx)
+	ns, _ := tools.Split(tool)
+	if _, served := local.Provider(ns); served || rules.Route(tool) == routing.Server {
+		return nil, false, nil
+	}
+	reg := p.gw.Registry()
+	item, found, err := reg.Resolve(ctx, tool)
+	switch {
+	case err != nil && ns == registry.DefaultNamespace:
+		return nil, true, err // certainly meant a capability: say why it cannot run
+	case err != nil || !found:
+		return nil, false, nil
+	case item.Routing == routing.Server:
+		out, err := p.gw.Call(ctx, wire.CallRequest{Tool: tool, Args: args})
+		return out, true, err
+	}
+	e, err := reg.Fetch(ctx, item.FQDN)
+	if err != nil {
+		return nil, true, err
+	}
+	lf, err := p.lockfile()
+	if err != nil {
+		return nil, true, err
+	}
+	var mm *regclient.MismatchError
+	if err := regclient.Check(lf, e); errors.As(err, &mm) {
+		return nil, true, &sandbox.HaltError{Err: needApproval{item: mm.Item()}}
+	} else if err != nil {
+		return nil, true, err
+	}
+	an, err := p.analyzer.Analyze(string(e.Body))
+	if err != nil {
+		return nil, true, pmlerr.New(pmlerr.ToolError, "capability %s: its code does not analyse: %v", tool, err)
+	}
+	out, err = registry.RunNested(ctx, tool, an, args, p.gate(cfg.Permissions, p.router(rules, local)), p.limits)
+	return out, true, err
+}
+
+// learnTimeout bounds reporting a local run: the answer waits for it.
+const learnTimeout = ConnectTimeout
+
+// learnLocal reports a successful local run to the gateway, which saves it
+// as a capability (the same as its own runs). The run's answer does not
+// depend on it: unreachable or failing, it is logged and nil.
+func (p *Package) learnLocal(ctx context.Context, code, intent string, an *analysis.Analysis) *wire.CapabilityRef {
+	ctx, cancel := context.WithTimeout(ctx, learnTimeout)
+	defer cancel()
+	ref, err := p.gw.LearnCapability(ctx, code, intent)
+	if err != nil {
+		p.log.Debug("capability not saved", "code_hash", an.CodeHash, "err", err)
+		return nil
+	}
+	return ref
+}
+
+// LearnCapability implements Gateway: POST /api/v1/capabilities.
+func (g *Remote) LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error) {
+	body, err := json.Marshal(map[string]string{"code": code, "intent": intent})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url+"/api/v1/capabilities", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := g.http.Do(req)
+	if err != nil {
+		return nil, networkError(g.url, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, networkError(g.url, err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		var ref wire.CapabilityRef
+		if err := json.Unmarshal(data, &ref); err != nil {
+			return nil, pmlerr.New(pmlerr.NetworkError, "gateway %s: undecodable capability: %v", g.url, err)
+		}
+		return &ref, nil
+	case http.StatusNoContent:
+		return nil, nil
+	}
+	return nil, pmlerr.New(pmlerr.NetworkError, "gateway %s: saving a capability: HTTP %d: %s", g.url, resp.StatusCode, bytes.TrimSpace(data))
+}
+
+// Registry implements Gateway; entries are cached under <cacheDir>/registry.
+func (g *Remote) Registry() *regclient.Client {
+	dir := ""
+	if g.cacheDir != "" {
+		dir = filepath.Join(g.cacheDir, "registry")
+	}
+	return regclient.New(g.url, g.http, dir)
+}
+
+// LearnCapability implements Gateway.
+func (g *InProcess) LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error) {
+	return g.Service.LearnLocal(ctx, g.caller(), code, intent)
+}
+
+// Registry implements Gateway: the same HTTP registry, served in this
+// process (no cache: nothing to save a round trip on).
+func (g *InProcess) Registry() *regclient.Client {
+	return regclient.New("http://pml.in-process", &http.Client{Transport: g.Service.LocalTransport(gateway.LocalScope)}, "")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/pml-go/pml/internal/gateway"
+	regclient "github.com/pml-go/pml/internal/registry/client"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/wire"
@@ -22,6 +23,14 @@ type Gateway interface {
 	// CatalogServer returns the install metadata of a stdio server the
 	// gateway's catalog offers for local use.
 	CatalogServer(ctx context.Context, name string) (gateway.CatalogEntry, bool, error)
+	// Admin runs the gateway's admin tool (capability rename, describe,
+	// visibility) with the AI client's arguments.
+	Admin(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
+	// LearnCapability reports code that ran successfully here, which the
+	// gateway saves as a capability.
+	LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error)
+	// Registry returns a client of the gateway's registry (GET /mcp/{fqdn}).
+	Registry() *regclient.Client
 	Close() error
 }
 

@@ -12,7 +12,8 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// NewMCPServer is the MCP server the AI client talks to: execute and discover.
+// NewMCPServer is the MCP server the AI client talks to: execute, discover
+// and admin.
 func (p *Package) NewMCPServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "pml", Version: gateway.Version}, nil)
 	exec, disc := gateway.ToolDefinitions()
@@ -36,6 +37,7 @@ func (p *Package) NewMCPServer() *mcp.Server {
 		}
 		return gateway.JSONResult(out), nil
 	})
+	srv.AddTool(p.adminTool())
 	return srv
 }
 
