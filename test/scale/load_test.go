@@ -56,7 +56,7 @@ func TestLoad(t *testing.T) {
 		})
 	}
 	t.Logf("%d clients, %v each configuration, server-only code (2 tool calls + a stored trace), through the balancer:\n"+
-		"config        exec/s   p50 ms   p99 ms errors   CPU seconds: replicas / postgres / clients+balancer\n%s",
+		"config        exec/s   p50 ms   p99 ms errors   CPU: replicas / postgres / clients+balancer\n%s",
 		cfg.clients, cfg.duration, strings.Join(table, "\n"))
 }
 
@@ -197,13 +197,19 @@ func (r *loadRun) percentile(p int) time.Duration {
 	return r.latencies[min(len(r.latencies)-1, len(r.latencies)*p/100)]
 }
 
+// cpuSplit says where the CPU went: per execution, in the replicas, in
+// PostgreSQL and in this process (clients and balancer), and how much of
+// the machine all of it used.
 func (r *loadRun) cpuSplit() string {
-	return fmt.Sprintf("%.1f / %.1f / %.1f of %.0f available",
-		r.cpu.replicas.Seconds(), r.cpu.postgres.Seconds(), r.cpu.self.Seconds(), float64(runtime.NumCPU())*r.window.Seconds())
+	n := float64(max(1, len(r.latencies)))
+	total := r.cpu.replicas + r.cpu.postgres + r.cpu.self
+	return fmt.Sprintf("%.2f / %.2f / %.2f ms per execution; %.0f%% of %d CPUs",
+		ms(r.cpu.replicas)/n, ms(r.cpu.postgres)/n, ms(r.cpu.self)/n,
+		100*total.Seconds()/(float64(runtime.NumCPU())*r.window.Seconds()), runtime.NumCPU())
 }
 
 func (r *loadRun) report() string {
-	return fmt.Sprintf("%d executions in %v: %.0f/s, p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d errors; %s; CPU seconds replicas/postgres/clients+balancer: %s",
+	return fmt.Sprintf("%d executions in %v: %.0f/s, p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d errors; %s; CPU replicas/postgres/clients+balancer: %s",
 		len(r.latencies), r.window, r.throughput(), ms(r.percentile(50)), ms(r.percentile(99)), ms(r.percentile(100)),
 		r.errors, strings.Join(r.memory, ", "), r.cpuSplit())
 }
