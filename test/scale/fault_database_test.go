@@ -61,7 +61,13 @@ func TestFaultDatabaseRestartUnderLoad(t *testing.T) {
 	}
 	// New clients with a key never used before: they need the database.
 	probe := func() error {
-		c := newMCPClient(d.lb.url, <-fresh)
+		var key string
+		select {
+		case key = <-fresh:
+		default:
+			t.Fatal("out of fresh keys")
+		}
+		c := newMCPClient(d.lb.url, key)
 		defer c.close()
 		start := time.Now()
 		a, err := c.execute(ctx, serverCode)
@@ -97,7 +103,7 @@ func TestFaultDatabaseRestartUnderLoad(t *testing.T) {
 		if time.Since(back) > 15*time.Second {
 			t.Fatalf("no recovery %v after the database came back", time.Since(back))
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	recovered := time.Since(back)
 	afterRecovery := outcomes.snapshot()
