@@ -30,7 +30,9 @@ func startWithFixture(t *testing.T) *gatewaytest.Gateway {
 			"fx":       {ServerConfig: upstream.ServerConfig{Command: bin}, Hosted: true, Description: "fixture"},
 			"catalogd": {ServerConfig: upstream.ServerConfig{Command: "npx", Args: []string{"some-server"}}, Description: "installed by packages"},
 		}},
-		Limits: sandbox.Limits{RPCTimeout: 300 * time.Millisecond},
+		// A small heap keeps the memory-bomb case quick under -race, where the
+		// engine runs tens of times slower.
+		Limits: sandbox.Limits{RPCTimeout: 300 * time.Millisecond, MemoryBytes: 8 << 20},
 	})
 }
 
