@@ -99,7 +99,7 @@ func (s *Service) Admin(ctx context.Context, c Caller, req AdminRequest) (AdminA
 	default:
 		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "admin: action must be rename, describe or visibility, not %q", req.Action)
 	}
-	if err := s.store.UpdateCapability(ctx, cp); err != nil {
+	if err := s.registry.Update(ctx, cp); err != nil {
 		return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
 	}
 	ref, err := capabilityRef(cp)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/routing"
@@ -26,6 +27,9 @@ type Options struct {
 	// the rules): a capability never takes one, so a tenant's capability can
 	// never stand in for a real tool.
 	Reserved []string
+	// CacheTTL is how long capability lookups are reused: 0 means
+	// DefaultCacheTTL, a negative value no cache.
+	CacheTTL time.Duration
 }
 
 // Registry answers lookups and catalog listings for one gateway. Built-ins
@@ -39,11 +43,16 @@ type Registry struct {
 	servers  map[string]Metadata
 	reserved map[string]bool
 	saves    singleflight.Group
+	lookups  lookupCache
 }
 
 // New builds a registry.
 func New(o Options) (*Registry, error) {
 	r := &Registry{store: o.Store, static: map[string]Entry{}, byTool: map[string]Entry{}, servers: map[string]Metadata{}, reserved: map[string]bool{}}
+	r.lookups.ttl = o.CacheTTL
+	if r.lookups.ttl == 0 {
+		r.lookups.ttl = DefaultCacheTTL
+	}
 	for _, ns := range o.Reserved {
 		r.reserved[ns] = true
 	}
@@ -134,16 +143,38 @@ func (r *Registry) current(ctx context.Context, viewer store.Scope, n fqdn.Name)
 	// may see it is decided here, so another tenant's private capability is
 	// just as absent as an unknown one.
 	owner := store.Scope{Org: n.Org, Project: n.Project}
-	c, err := r.store.CapabilityByName(ctx, owner, n.Namespace, n.Action)
+	e, found, err := r.lookup(ctx, owner, n.Namespace, n.Action)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return Entry{}, notFound(n)
 	case err != nil:
 		return Entry{}, fmt.Errorf("registry %s: %w", n.Base(), err)
-	case c.Scope != owner || !Visible(viewer, c):
+	case !found || e.Capability.Scope != owner || !Visible(viewer, *e.Capability):
 		return Entry{}, notFound(n)
 	}
-	return CapabilityEntry(c)
+	return e, nil
+}
+
+// lookup is the store's CapabilityByName in scope's view, as an entry,
+// through the cache.
+func (r *Registry) lookup(ctx context.Context, scope store.Scope, ns, action string) (Entry, bool, error) {
+	k := lookupKey{scope: scope, ns: ns, action: action}
+	now := time.Now()
+	if e, found, ok := r.lookups.get(k, now); ok {
+		return e, found, nil
+	}
+	c, err := r.store.CapabilityByName(ctx, scope, ns, action)
+	if errors.Is(err, store.ErrNotFound) {
+		r.lookups.put(k, Entry{}, false, now)
+		return Entry{}, false, nil
+	}
+	if err != nil {
+		return Entry{}, false, err
+	}
+	e, err := CapabilityEntry(c)
+	if err != nil {
+		return Entry{}, false, err
+	}
+	r.lookups.put(k, e, true, now)
+	return e, true, nil
 }
 
 func notFound(n fqdn.Name) error {
@@ -159,18 +190,11 @@ func (r *Registry) Resolve(ctx context.Context, viewer store.Scope, toolID strin
 	if r.store == nil || r.reserved[ns] || action == "" {
 		return Entry{}, false, nil
 	}
-	c, err := r.store.CapabilityByName(ctx, viewer, ns, action)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return Entry{}, false, nil
-	case err != nil:
+	e, ok, err = r.lookup(ctx, viewer, ns, action)
+	if err != nil {
 		return Entry{}, false, fmt.Errorf("resolving %s: %w", toolID, err)
 	}
-	e, err = CapabilityEntry(c)
-	if err != nil {
-		return Entry{}, false, err
-	}
-	return e, true, nil
+	return e, ok, nil
 }
 
 // Builtin returns the entry of a built-in tool by id.

@@ -24,5 +24,19 @@ func (r *Registry) Save(ctx context.Context, c store.Capability) (store.Capabili
 	if err != nil {
 		return store.Capability{}, err
 	}
-	return v.(store.Capability), nil
+	saved := v.(store.Capability)
+	if saved.UsageCount == 1 { // new: it may be the current version of a name
+		r.lookups.clear()
+	}
+	return saved, nil
+}
+
+// Update changes a capability's name, description, visibility or argument
+// schema (store.UpdateCapability) and forgets cached lookups.
+func (r *Registry) Update(ctx context.Context, c store.Capability) error {
+	if r.store == nil {
+		return errors.New("registry: no store to update capabilities in")
+	}
+	defer r.lookups.clear()
+	return r.store.UpdateCapability(ctx, c)
 }
