@@ -133,8 +133,22 @@ func TestFaultDatabaseRestartUnderLoad(t *testing.T) {
 			t.Errorf("%s /healthz after recovery: %d", r.name, code)
 		}
 	}
-	t.Logf("outage %v; recovered %v after the restart; %s; %d successful executions have no stored trace",
-		back.Sub(outage).Round(time.Millisecond), recovered.Round(time.Millisecond), final, unstored(t, d, final.traceIDs))
+	// A run that succeeds while the database is down (its key cached) cannot
+	// store its trace; the gateway answers anyway and counts the trace as
+	// dropped. No loss may go uncounted.
+	missing, dropped := unstored(t, d, final.traceIDs), 0.0
+	for _, r := range d.replicas {
+		n, err := r.metric(t.Context(), "pml_traces_dropped_total")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dropped += n
+	}
+	if float64(missing) > dropped {
+		t.Errorf("%d traces of successful executions are not stored, but the replicas count %v dropped", missing, dropped)
+	}
+	t.Logf("outage %v; recovered %v after the restart; %s; %d successful executions have no stored trace, %v traces counted as dropped",
+		back.Sub(outage).Round(time.Millisecond), recovered.Round(time.Millisecond), final, missing, dropped)
 }
 
 // outcomeCounts classifies the requests of the database fault test.
@@ -193,9 +207,7 @@ func healthz(t *testing.T, r *replica) int {
 	return resp.StatusCode
 }
 
-// unstored counts the ids that have no stored trace. A run that succeeds
-// while the database is down (its key cached) cannot store its trace: the
-// gateway logs that and answers anyway.
+// unstored counts the ids that have no stored trace.
 func unstored(t *testing.T, d *deployment, ids []string) int {
 	t.Helper()
 	stored, _ := d.traces(t)
