@@ -48,6 +48,18 @@ func TestCapabilityLearnAndDedupe(t *testing.T) {
 	if theirs := learn(t, other, sumCode, "Sum two numbers"); theirs.ID == first.ID || !strings.HasPrefix(theirs.FQDN, "globex.web.") {
 		t.Fatalf("other tenant: %+v", theirs)
 	}
+	// Discover lists each tenant's own capabilities only.
+	for _, sc := range []store.Scope{{Org: "globex", Project: "web"}, {Org: "acme", Project: "api"}} {
+		d, err := g.Service.Discover(context.Background(), gateway.Caller{Scope: sc}, wire.DiscoverRequest{Pattern: "cap"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, hit := range d.Tools {
+			if strings.HasPrefix(hit.FQDN, "acme.web.") {
+				t.Errorf("%v discovers %s", sc, hit.FQDN)
+			}
+		}
+	}
 }
 
 // Capabilities are callable from code (nested, args bound) and by call,
