@@ -37,9 +37,11 @@ type Remote struct {
 	mu      sync.Mutex
 	session *mcp.ClientSession
 
-	// After a network error the gateway counts as down for ConnectTimeout:
-	// requests in that window fail at once instead of each waiting out its
-	// own connect timeout, so an unreachable gateway costs one timeout.
+	// After a timeout reaching the gateway it counts as down for
+	// ConnectTimeout: requests in that window fail at once instead of each
+	// waiting out its own connect timeout, so a gateway that drops packets
+	// costs one timeout. A refused connection fails fast by itself and marks
+	// nothing, so a restarted gateway is used again at once.
 	downMu    sync.Mutex
 	downUntil time.Time
 	downErr   error
@@ -55,9 +57,13 @@ func (g *Remote) unreachable() error {
 	return nil
 }
 
-// down records a network error and returns it.
+// down turns err into a NETWORK_ERROR, remembering timeouts.
 func (g *Remote) down(err error) error {
 	ne := networkError(g.url, err)
+	var nerr net.Error
+	if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &nerr) && nerr.Timeout()) {
+		return ne
+	}
 	g.downMu.Lock()
 	defer g.downMu.Unlock()
 	g.downUntil, g.downErr = time.Now().Add(ConnectTimeout), ne
