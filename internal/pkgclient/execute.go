@@ -143,6 +143,7 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 		ToolsUsed:       nonNil(an.Tools),
 		DurationMS:      wire.Float(float64(time.Since(start).Microseconds()) / 1000),
 		Logs:            res.Logs,
+		Capability:      p.learnLocal(ctx, r.code, r.intent, an),
 	}
 }
 

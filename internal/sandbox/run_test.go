@@ -581,10 +581,14 @@ func TestKeptToolErrorsAreBounded(t *testing.T) {
 	if len(k.byID) != maxKeptToolErrors || k.get(0) != nil || k.get(3*maxKeptToolErrors-1) == nil || k.get(2*maxKeptToolErrors) == nil {
 		t.Errorf("kept %d errors", len(k.byID))
 	}
-	// A failure after many caught ones still carries its Go error.
-	_, err := runBody(t, `
+	// A failure after many caught ones still carries its Go error. Under
+	// -race the engine is tens of times slower, so the run gets more time.
+	lim := testLimits()
+	lim.Timeout = 2 * time.Minute
+	tt := &testTools{}
+	_, err := Run(context.Background(), fn(`
 		for (let i = 0; i < 1500; i++) { try { await mcp.test.plain({msg: 'x'}) } catch (e) {} }
-		await mcp.test.plain({msg: 'last'})`)
+		await mcp.test.plain({msg: 'last'})`), nil, tt.call, lim)
 	if pe := wantCode(t, err, pmlerr.ToolError); pe.Message != "last" || pe.Err == nil {
 		t.Errorf("got %q, Err %v", pe.Message, pe.Err)
 	}
