@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -42,9 +41,9 @@ func startBarrier(tb testing.TB, n int) (*barrier, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// No ReadHeaderTimeout, as in serveCounted.
 	hs := &http.Server{
-		Handler:           mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil),
-		ReadHeaderTimeout: 5 * time.Second,
+		Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil),
 		ConnState: func(_ net.Conn, st http.ConnState) {
 			if st == http.StateNew {
 				b.conns.Add(1)
