@@ -290,8 +290,12 @@ func parentsFirst(entries []queued) []queued {
 	return out
 }
 
-// writeFileAtomic writes dir/name so that readers see all of it or nothing,
-// and it survives a power cut once this returns.
+// writeFileAtomic writes dir/name so that readers see all of it or nothing
+// (temp file, then rename). It does not fsync: a trace is queued on every
+// execution, and two fsyncs cost milliseconds there. A crash of the process
+// loses nothing (the kernel has the file); only a power cut can lose the last
+// traces written, which is the trade we make for an execute path without
+// disk waits.
 func writeFileAtomic(dir, name string, data []byte) error {
 	f, err := os.CreateTemp(dir, "*.tmp")
 	if err != nil {
@@ -299,9 +303,6 @@ func writeFileAtomic(dir, name string, data []byte) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -310,19 +311,6 @@ func writeFileAtomic(dir, name string, data []byte) error {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return err
 	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	return err
 }
