@@ -67,8 +67,21 @@ func (p *Package) callCapability(ctx context.Context, tool string, args json.Raw
 	return out, true, err
 }
 
-// learnTimeout bounds reporting a local run: the answer waits for it.
+// learnTimeout bounds reporting a local run.
 const learnTimeout = ConnectTimeout
+
+// learnLater reports a successful local run in the background, so the
+// answer does not wait for a second gateway round trip; Close waits for the
+// reports still under way (each bounded by learnTimeout).
+func (p *Package) learnLater(code, intent string, an *analysis.Analysis) {
+	p.learning.Add(1)
+	go func() {
+		defer p.learning.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), learnTimeout)
+		defer cancel()
+		p.learnLocal(ctx, code, intent, an)
+	}()
+}
 
 // learnLocal reports a successful local run to the gateway, which saves it
 // as a capability (the same as its own runs). The run's answer does not

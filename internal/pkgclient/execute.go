@@ -134,7 +134,7 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 		a.TraceID = traceID
 		return a
 	}
-	return wire.Answer{
+	ans := wire.Answer{
 		Status:          wire.StatusSuccess,
 		Result:          res.Value,
 		ExecutedLocally: wire.Bool(true),
@@ -143,8 +143,9 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 		ToolsUsed:       nonNil(an.Tools),
 		DurationMS:      wire.Float(float64(time.Since(start).Microseconds()) / 1000),
 		Logs:            res.Logs,
-		Capability:      p.learnLocal(ctx, r.code, r.intent, an),
 	}
+	p.learnLater(r.code, r.intent, an)
+	return ans
 }
 
 // router is the sandbox's mcp bridge in the package: client tools to local

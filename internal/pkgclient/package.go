@@ -70,18 +70,19 @@ type Package struct {
 	approved  map[string]bool // tools approved for this session
 	reported  string          // tool ids last reported to the gateway
 	catalog   map[string]catalogLookup
+	learning  sync.WaitGroup // background capability reports
 }
+
+// stopGrace is how long a local server gets to exit after its stdin closes,
+// and again after SIGTERM. Servers exit at once on EOF; one stuck in a call
+// would otherwise hold up the package's exit when the AI client quits.
+const stopGrace = 500 * time.Millisecond
 
 // New builds a Package. It starts nothing: local servers start on first use.
 func New(o Options) (*Package, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	// stopGrace is how long a local server gets to exit after its stdin closes,
-	// and again after SIGTERM. Servers exit at once on EOF; one stuck in a call
-	// would otherwise hold up the package's exit when the AI client quits.
-	const stopGrace = 500 * time.Millisecond
-
 	if o.RulesTTL == 0 {
 		o.RulesTTL = time.Minute
 	}
@@ -122,6 +123,7 @@ func (p *Package) Workspace() string { return p.ws }
 // Close delivers the queued traces (one bounded attempt), then stops every
 // local server and the gateway connection.
 func (p *Package) Close() error {
+	p.learning.Wait()
 	return errors.Join(p.traces.close(), p.pool.Close(), p.gw.Close())
 }
 
