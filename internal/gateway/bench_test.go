@@ -35,9 +35,10 @@ import (
 
 // BenchmarkExecuteServerOnly is the whole execute of server-only code with
 // three std calls, over loopback HTTP with the Go SDK client: auth, the SDK's
-// stateless session, analysis, routing, the sandbox, the trace write. The
-// analysis cache makes a repeated snippet cheaper than a new one, so both
-// are measured.
+// stateless session, analysis, routing, the sandbox, and the trace and
+// capability writes. A repeated snippet hits the analysis cache and updates
+// its capability; a new one is analysed and saved as a new capability, so
+// both are measured.
 func BenchmarkExecuteServerOnly(b *testing.B) {
 	g := gatewaytest.Start(b, gateway.Options{})
 	s := g.Connect(b, g.Key, false)
