@@ -11,8 +11,19 @@ import (
 // configured headers (typically Authorization) to every request, and bounds
 // the session-ending DELETE by grace: the SDK waits up to 5 s for it, and a
 // server stuck on a call may never answer it, which would hold Pool.Close.
-func httpClient(headers map[string]string, grace time.Duration) *http.Client {
-	return &http.Client{Transport: &sessionTransport{base: http.DefaultTransport, headers: headers, deleteTimeout: grace}}
+func httpClient(base http.RoundTripper, headers map[string]string, grace time.Duration) *http.Client {
+	return &http.Client{Transport: &sessionTransport{base: base, headers: headers, deleteTimeout: grace}}
+}
+
+// newTransport is a pool's connection pool to its HTTP servers. Many calls
+// run at once against one server, so it keeps many idle connections per host
+// (http.DefaultTransport keeps 2, which under load means a new TCP connection
+// per call and ports piling up in TIME_WAIT).
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 1024
+	return t
 }
 
 type sessionTransport struct {

@@ -6,6 +6,7 @@ package upstream
 
 import (
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -29,8 +30,9 @@ const (
 
 // Pool owns a set of servers by name.
 type Pool struct {
-	opts   Options
-	client *mcp.Client
+	opts      Options
+	client    *mcp.Client
+	transport *http.Transport // shared by the pool's HTTP servers
 
 	// running counts start attempts and session watchers, so Close can wait
 	// until every child is reaped.
@@ -59,7 +61,7 @@ func NewPool(opts Options) *Pool {
 		// We serve no roots, sampling or elicitation to upstream servers.
 		Capabilities: &mcp.ClientCapabilities{},
 	})
-	return &Pool{opts: opts, client: client, servers: map[string]*Server{}}
+	return &Pool{opts: opts, client: client, transport: newTransport(), servers: map[string]*Server{}}
 }
 
 // Add registers cfg under cfg.Name, replacing (and stopping) a previous
@@ -112,5 +114,6 @@ func (p *Pool) Close() error {
 		s.shutdown()
 	}
 	p.running.Wait()
+	p.transport.CloseIdleConnections()
 	return nil
 }

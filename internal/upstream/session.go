@@ -72,7 +72,7 @@ func (s *Server) connect(ctx context.Context) (*session, error) {
 		}
 		ss.conn, err = (&mcp.IOTransport{Reader: ss.proc.stdout, Writer: ss.proc.stdin}).Connect(ctx)
 	} else {
-		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.cfg.Headers, s.pool.opts.StopGrace)}
+		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.pool.transport, s.cfg.Headers, s.pool.opts.StopGrace)}
 		ss.conn, err = t.Connect(ctx)
 	}
 	if err == nil {
