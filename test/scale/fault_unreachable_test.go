@@ -17,9 +17,12 @@ import (
 // The package's gateway is unreachable: code that needs the gateway fails
 // with NETWORK_ERROR within the connect timeout, and code whose tools are
 // all local still runs. Two ways to be unreachable: nothing listens on the
-// port (refused at once), or the host drops connection attempts (the
-// attempt waits for the connect timeout; the bound adds a second for
-// scheduling on a loaded machine).
+// port (refused at once), or the host drops connection attempts. With a
+// black hole the first request waits one connect timeout (the bound adds a
+// second for scheduling on a loaded machine); the package then counts the
+// gateway as down for a connect timeout, so its next attempts (forwarding
+// the code after fetching the routing rules, the local-only run) fail over
+// at once instead of each waiting again.
 func TestFaultGatewayUnreachable(t *testing.T) {
 	t.Parallel()
 	t.Run("closed port", func(t *testing.T) { unreachable(t, closedPort(t), pkgclient.ConnectTimeout) })
