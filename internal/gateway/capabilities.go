@@ -11,6 +11,7 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -34,7 +35,7 @@ func (s *Service) bridge(c Caller) tools.CallFunc {
 		if err != nil {
 			return nil, pmlerr.New(pmlerr.ToolError, "capability %s: stored code no longer analyses: %v", tool, err)
 		}
-		return registry.RunNested(ctx, tool, an, args, call, s.limits)
+		return registry.RunNested(ctx, tool, e.FQDN(), an, args, call, s.limits, func(t tracing.Trace) { s.keepTrace(ctx, c, t) })
 	}
 	return call
 }

@@ -31,7 +31,13 @@ func (s *Service) newRecorder(an *analysis.Analysis, plan Plan) *tracing.Recorde
 func (s *Service) finishTrace(ctx context.Context, c Caller, rec *tracing.Recorder, meta tracing.Trace, an *analysis.Analysis, runErr error) string {
 	dag, _ := json.Marshal(dagOf(an))
 	meta.DAG = dag
-	t := tracing.NewSanitizer(nil).Trace(rec.Finish(meta, runErr))
+	return s.keepTrace(ctx, c, rec.Finish(meta, runErr))
+}
+
+// keepTrace sanitizes, exports and stores one trace (a run's, or the child
+// trace of a capability it called); it returns the trace id.
+func (s *Service) keepTrace(ctx context.Context, c Caller, t tracing.Trace) string {
+	t = tracing.NewSanitizer(nil).Trace(t)
 	remote := remoteTrace(ctx)
 	if remote != nil {
 		s.log.Debug("server-side trace under caller's trace", "trace_id", t.TraceID, "remote_trace_id", remote.TraceID, "remote_span_id", remote.ParentID)

@@ -17,6 +17,7 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -63,7 +64,11 @@ func (p *Package) callCapability(ctx context.Context, tool string, args json.Raw
 	if err != nil {
 		return nil, true, pmlerr.New(pmlerr.ToolError, "capability %s: its code does not analyse: %v", tool, err)
 	}
-	out, err = registry.RunNested(ctx, tool, an, args, p.gate(cfg.Permissions, p.router(rules, local)), p.limits)
+	out, err = registry.RunNested(ctx, tool, item.FQDN, an, args, p.gate(cfg.Permissions, p.router(rules, local)), p.limits,
+		func(t tracing.Trace) {
+			t.ExecutedLocally = true
+			p.submitTrace(tracing.NewSanitizer(p.env.DotEnvValues()).Trace(t))
+		})
 	return out, true, err
 }
 

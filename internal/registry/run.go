@@ -9,6 +9,7 @@ import (
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
 )
 
 // MaxDepth bounds capabilities calling capabilities, so a capability that
@@ -29,13 +30,22 @@ func Depth(ctx context.Context) int {
 // Its failure is the caller's TOOL_ERROR, which the calling code may catch;
 // the capability's own error code is kept in the "capability_error_code"
 // detail. A halt (an approval to ask for) passes through unchanged.
-func RunNested(ctx context.Context, toolID string, an *analysis.Analysis, args json.RawMessage, call tools.CallFunc, lim sandbox.Limits) (json.RawMessage, error) {
+//
+// The nested run gets a child trace of its own, linked to the calling run's
+// trace by parent_trace_id and to the caller's task; record receives it
+// (unsanitized: the caller sanitizes and keeps it).
+func RunNested(ctx context.Context, toolID, fqdn string, an *analysis.Analysis, args json.RawMessage, call tools.CallFunc, lim sandbox.Limits, record func(tracing.Trace)) (json.RawMessage, error) {
 	depth := Depth(ctx) + 1
 	if depth > MaxDepth {
 		return nil, pmlerr.New(pmlerr.ToolError,
 			"capability %s: more than %d capabilities nested (does it call itself?)", toolID, MaxDepth).With("capability", toolID)
 	}
-	res, err := sandbox.Run(context.WithValue(ctx, depthKey{}, depth), an.JS, args, call, lim)
+	rec := tracing.NewRecorder(tracing.NewTraceID(), tracing.RecorderOptions{})
+	tracing.NoteChildTrace(ctx, rec.TraceID())
+	res, err := sandbox.Run(context.WithValue(ctx, depthKey{}, depth), an.JS, args, rec.Wrap(call), lim)
+	dag, _ := json.Marshal(an.DAG)
+	record(rec.Finish(tracing.Trace{ParentTraceID: tracing.TraceIDFrom(ctx), CapabilityFQDN: fqdn,
+		ToolsUsed: an.Tools, DAG: dag, Logs: res.Logs}, err))
 	if err == nil {
 		return res.Value, nil
 	}

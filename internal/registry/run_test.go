@@ -11,6 +11,7 @@ import (
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
 )
 
 // capBridge serves one tool ("math:add") and capabilities from code, each
@@ -31,7 +32,7 @@ func capBridge(t *testing.T, caps map[string]string) tools.CallFunc {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return RunNested(ctx, tool, an, args, call, sandbox.Limits{})
+		return RunNested(ctx, tool, "", an, args, call, sandbox.Limits{}, discardTrace)
 	}
 	return call
 }
@@ -96,7 +97,7 @@ func TestRunNestedPassesHalts(t *testing.T) {
 			return nil, halt
 		}
 		an, _ := analysis.Analyze("return await mcp.shell.exec({})")
-		return RunNested(ctx, tool, an, args, bridge, sandbox.Limits{})
+		return RunNested(ctx, tool, "", an, args, bridge, sandbox.Limits{}, discardTrace)
 	}
 	_, err := run(t, bridge, "try { return await mcp.cap.sh({}) } catch (e) { return 'caught' }")
 	if !errors.Is(err, halt) {
@@ -109,12 +110,47 @@ func TestRunNestedOwnLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = RunNested(context.Background(), "cap:hog", an, nil, nil, sandbox.Limits{MemoryBytes: 4 << 20})
+	_, err = RunNested(context.Background(), "cap:hog", "", an, nil, nil, sandbox.Limits{MemoryBytes: 4 << 20}, discardTrace)
 	var inner *pmlerr.Error
 	if !errors.As(err, &inner) || inner.Details["capability_error_code"] != string(pmlerr.MemoryLimit) {
 		t.Fatalf("memory hog: %v", err)
 	}
-	if _, err := RunNested(context.Background(), "cap:x", an, json.RawMessage(`[1]`), nil, sandbox.Limits{}); err == nil {
+	if _, err := RunNested(context.Background(), "cap:x", "", an, json.RawMessage(`[1]`), nil, sandbox.Limits{}, discardTrace); err == nil {
 		t.Fatal("array args: want error")
+	}
+}
+
+func discardTrace(tracing.Trace) {}
+
+// A nested capability run gets a child trace linked to its caller's trace and task.
+func TestRunNestedRecordsAChildTrace(t *testing.T) {
+	an, err := analysis.Analyze(`return await mcp.math.add({a: args.n, b: 1})`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var children []tracing.Trace
+	var bridge tools.CallFunc
+	bridge = func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		if tool == "math:add" {
+			return json.RawMessage("3"), nil
+		}
+		return RunNested(ctx, tool, "acme.web.cap.inc.abcd", an, args, bridge, sandbox.Limits{},
+			func(tr tracing.Trace) { children = append(children, tr) })
+	}
+	parent := tracing.NewRecorder(tracing.NewTraceID(), tracing.RecorderOptions{})
+	out, err := run(t, parent.Wrap(bridge), `return await mcp.cap.inc({n: 2})`)
+	if err != nil || string(out) != "3" {
+		t.Fatalf("%s %v", out, err)
+	}
+	top := parent.Finish(tracing.Trace{}, nil)
+	if len(children) != 1 {
+		t.Fatalf("%d child traces", len(children))
+	}
+	child := children[0]
+	if child.ParentTraceID != parent.TraceID() || child.CapabilityFQDN != "acme.web.cap.inc.abcd" || len(child.Tasks) != 1 || !child.Success {
+		t.Fatalf("child %+v", child)
+	}
+	if len(top.Tasks) != 1 || top.Tasks[0].ChildTraceID != child.TraceID {
+		t.Fatalf("parent task not linked: %+v", top.Tasks)
 	}
 }
