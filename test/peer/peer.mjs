@@ -106,7 +106,8 @@ async function hybrid() {
   const client = await connect(ws, { PML_CLOUD_URL: url, PML_API_KEY: key });
   try {
     const names = (await client.listTools()).tools.map((t) => t.name).sort();
-    assert.deepEqual(names, ["discover", "execute"]);
+    // admin forwards capability management to the gateway (issue 5).
+    assert.deepEqual(names, ["admin", "discover", "execute"]);
 
     // Scenario 1: server tools only -> the gateway runs it.
     assert.deepEqual(success(await execute(client, `return await mcp.json.parse({data: '{"n": 1}'})`), false), { n: 1 });
