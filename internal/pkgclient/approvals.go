@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/pml-go/pml/internal/approval"
@@ -286,8 +285,9 @@ func (p *Package) acceptIntegrity(it approval.Item) error {
 	return lf.Record(name, lockfile.Entry{Integrity: integrity, Type: typ, Routing: routing})
 }
 
-// lockfile opens .pml/mcp.lock, dropping entries the permissions no longer
-// allow or ask about (AC13).
+// lockfile opens .pml/mcp.lock, dropping the entries of tools the
+// permissions now deny (AC13). A tool in no list is "ask", so its entry stays:
+// dropping it would make the next fetch look new and hide a changed entry.
 func (p *Package) lockfile() (*lockfile.Lockfile, error) {
 	perms := p.permissions()
 	return lockfile.Open(p.ws, func(base string) bool {
@@ -297,10 +297,9 @@ func (p *Package) lockfile() (*lockfile.Lockfile, error) {
 		}
 		id := n.Namespace + ":" + n.Action
 		if n.Org == "pml" && n.Project == "mcp" {
-			id = n.Namespace // a server entry: keep it while any of its tools may run
+			id = n.Namespace + ":*" // a server entry stands for all its tools
 		}
-		return perms.Decide(id) != approval.Deny && (slices.ContainsFunc(perms.Allow, func(pt string) bool { return tools.MatchPattern(pt, id) || strings.HasPrefix(pt, id+":") }) ||
-			slices.ContainsFunc(perms.Ask, func(pt string) bool { return tools.MatchPattern(pt, id) || strings.HasPrefix(pt, id+":") }))
+		return perms.Decide(id) != approval.Deny
 	})
 }
 

@@ -242,6 +242,25 @@ func TestDependencyInstall(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	wantStatus(t, e.exec(`return await mcp.auto.echo({text: "still"})`), wire.StatusSuccess)
+
+	// AC13: once the permissions deny a server, its lockfile entry goes on load;
+	// the others stay.
+	if err := os.WriteFile(filepath.Join(e.ws, ConfigFile), []byte(`{"permissions": {"allow": ["manual"], "deny": ["auto"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.pkg.refreshConfig(); err != nil {
+		t.Fatal(err)
+	}
+	lf, err := e.pkg.lockfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := lf.Get("pml.mcp.auto.server"); ok {
+		t.Fatal("denied server kept in the lockfile")
+	}
+	if _, ok := lf.Get("pml.mcp.manual.server"); !ok {
+		t.Fatal("allowed server dropped from the lockfile")
+	}
 }
 
 func TestIntegrityApproveAndReject(t *testing.T) {
