@@ -260,8 +260,10 @@ func TestSyncerRunNotifyAndFlushOnShutdown(t *testing.T) {
 	first := pushN(t, q, 2)
 	s.Notify()
 	deadline := time.Now().Add(5 * time.Second)
+	// Wait for the ack, not just the upload: a batch the gateway took but the
+	// syncer had not acked when Run stopped is sent again (at least once).
 	for {
-		if accepted, _ := c.snapshot(); len(accepted) == 2 {
+		if accepted, _ := c.snapshot(); len(accepted) == 2 && q.Len() == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
