@@ -77,14 +77,27 @@ const learnTimeout = ConnectTimeout
 
 // learnLater reports a successful local run in the background, so the
 // answer does not wait for a second gateway round trip; Close waits for the
-// reports still under way (each bounded by learnTimeout).
+// reports still under way (each bounded by learnTimeout). The gateway
+// deduplicates by code hash, so each distinct code is reported once per
+// session: repeating it would only cost a request and a write per run.
 func (p *Package) learnLater(code, intent string, an *analysis.Analysis) {
+	p.mu.Lock()
+	if p.learned[an.CodeHash] {
+		p.mu.Unlock()
+		return
+	}
+	p.learned[an.CodeHash] = true
+	p.mu.Unlock()
 	p.learning.Add(1)
 	go func() {
 		defer p.learning.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), learnTimeout)
 		defer cancel()
-		p.learnLocal(ctx, code, intent, an)
+		if p.learnLocal(ctx, code, intent, an) == nil {
+			p.mu.Lock()
+			delete(p.learned, an.CodeHash) // not saved: try again next run
+			p.mu.Unlock()
+		}
 	}()
 }
 

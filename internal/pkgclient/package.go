@@ -70,7 +70,8 @@ type Package struct {
 	approved  map[string]bool // tools approved for this session
 	reported  string          // tool ids last reported to the gateway
 	catalog   map[string]catalogLookup
-	learning  sync.WaitGroup // background capability reports
+	learning  sync.WaitGroup  // background capability reports
+	learned   map[string]bool // code hashes reported this session
 }
 
 // stopGrace is how long a local server gets to exit after its stdin closes,
@@ -109,6 +110,7 @@ func New(o Options) (*Package, error) {
 		applied:   map[string]upstream.ServerConfig{},
 		approved:  map[string]bool{},
 		catalog:   map[string]catalogLookup{},
+		learned:   map[string]bool{},
 	}
 	if p.traces, err = startTraceSync(ws, o.Gateway, o.TraceSync, o.Logger); err != nil {
 		return nil, err
