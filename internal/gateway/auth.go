@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -45,42 +44,13 @@ func HashKey(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// keyCache remembers verified keys briefly so a busy client does not cost a
-// database round trip per request. Entries expire, so a key deleted on one
-// replica stops working everywhere within keyCacheTTL.
-type keyCache struct {
-	mu      sync.Mutex
-	entries map[string]cachedKey
-}
-
-type cachedKey struct {
-	scope   store.Scope
-	expires time.Time
-}
-
+// Verified keys are cached briefly so a busy client does not cost a database
+// round trip per request; a key deleted on one replica stops working
+// everywhere within keyCacheTTL.
 const (
 	keyCacheTTL  = 30 * time.Second
 	keyCacheSize = 10_000
 )
-
-func (c *keyCache) get(hash string, now time.Time) (store.Scope, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[hash]
-	if !ok || now.After(e.expires) {
-		return store.Scope{}, false
-	}
-	return e.scope, true
-}
-
-func (c *keyCache) put(hash string, scope store.Scope, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil || len(c.entries) >= keyCacheSize {
-		c.entries = map[string]cachedKey{} // crude but bounded: a full cache starts over
-	}
-	c.entries[hash] = cachedKey{scope: scope, expires: now.Add(keyCacheTTL)}
-}
 
 // errStoreDown distinguishes "the database is away" (503) from a bad key (401).
 var errStoreDown = errors.New("key store unavailable")

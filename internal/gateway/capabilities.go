@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/pmlerr"
@@ -92,14 +93,34 @@ func (s *Service) isCapability(ctx context.Context, c Caller, id string) bool {
 
 // learn saves a successful run as a capability. Failing to save is logged,
 // never the run's failure.
+//
+// A capability is deduplicated by code hash, so the same code run again
+// within learnCacheTTL reuses the reference instead of writing to the store
+// on every run (its usage count then grows once per TTL, not once per run).
 func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, an *analysis.Analysis, plan Plan) *wire.CapabilityRef {
+	k := learnKey{scope: c.Scope, codeHash: an.CodeHash, intent: req.Intent}
+	now := time.Now()
+	if ref, ok := s.learned.get(k, now); ok {
+		return ref
+	}
 	ref, err := s.saveCapability(ctx, c, req.Code, req.Intent, an, plan.Side)
 	if err != nil {
 		s.log.Warn("saving capability", "err", err)
 		return nil
 	}
+	s.learned.put(k, ref, now)
 	return ref
 }
+
+type learnKey struct {
+	scope            store.Scope
+	codeHash, intent string
+}
+
+const (
+	learnCacheTTL  = 10 * time.Second
+	learnCacheSize = 10_000
+)
 
 // LearnLocal saves code the package ran successfully on the user's machine.
 // The gateway analyses and routes it itself rather than trusting the

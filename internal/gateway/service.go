@@ -19,6 +19,7 @@ import (
 	"github.com/pml-go/pml/internal/telemetry"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/upstream"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // Config is what a Service is built from. cmd/pml assembles it.
@@ -57,7 +58,8 @@ type Service struct {
 	log       *slog.Logger
 	metrics   *Metrics
 	validate  *tools.Validator
-	keys      keyCache
+	keys      *ttlCache[string, store.Scope]           // key hash -> tenant
+	learned   *ttlCache[learnKey, *wire.CapabilityRef] // recent runs' capabilities
 	telemetry *telemetry.Exporter
 	byok      map[string]byokServer
 	registry  *registry.Registry
@@ -76,6 +78,8 @@ func New(cfg Config) *Service {
 		metrics:   cfg.Metrics,
 		telemetry: cfg.Telemetry,
 		validate:  tools.NewValidator(),
+		keys:      newTTLCache[string, store.Scope](keyCacheTTL, keyCacheSize),
+		learned:   newTTLCache[learnKey, *wire.CapabilityRef](learnCacheTTL, learnCacheSize),
 	}
 	if s.rules.Default == "" && len(s.rules.Client) == 0 && len(s.rules.Server) == 0 {
 		s.rules = routing.Default()
