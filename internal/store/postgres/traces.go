@@ -3,7 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -49,7 +49,7 @@ func (s *Store) TraceByID(ctx context.Context, sc store.Scope, id string) (store
 // newest first, with the total before pagination. Since is inclusive, Until
 // exclusive.
 func (s *Store) ListTraces(ctx context.Context, f store.TraceFilter) ([]store.Trace, int, error) {
-	where, args := traceWhere(f)
+	where, args := storeutil.TraceWhere(f, traceDialect)
 	var total int
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM traces WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, wrap(ctx, "count traces", err)
@@ -69,35 +69,10 @@ func (s *Store) ListTraces(ctx context.Context, f store.TraceFilter) ([]store.Tr
 	return out, total, nil
 }
 
-// traceWhere builds the WHERE clause of f; placeholders are numbered in
-// the order of the returned arguments.
-func traceWhere(f store.TraceFilter) (string, []any) {
-	args := []any{f.Scope.Org, f.Scope.Project}
-	conds := []string{"org = $1", "project = $2"}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, fmt.Sprintf(cond, len(args)))
-	}
-	if f.WorkflowID != "" {
-		add("workflow_id = $%d", f.WorkflowID)
-	}
-	if f.CapabilityFQDN != "" {
-		add("capability_fqdn = $%d", f.CapabilityFQDN)
-	}
-	if f.Tool != "" {
-		// @> with a one-element array is what the GIN index on tools serves.
-		add("tools @> jsonb_build_array($%d::text)", f.Tool)
-	}
-	if f.Success != nil {
-		add("success = $%d", *f.Success)
-	}
-	if !f.Since.IsZero() {
-		add("started_at >= $%d", storeutil.Time(f.Since))
-	}
-	if !f.Until.IsZero() {
-		add("started_at < $%d", storeutil.Time(f.Until))
-	}
-	return strings.Join(conds, " AND "), args
+// @> with a one-element array is what the GIN index on tools serves.
+var traceDialect = storeutil.Dialect{
+	ToolCond: "tools @> jsonb_build_array($%d::text)",
+	TimeArg:  func(t time.Time) any { return t },
 }
 
 // ChildTraces lists the traces of scope whose parent is parentID, oldest first.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
+	"time"
 
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/store/internal/storeutil"
@@ -59,7 +59,7 @@ func (s *Store) TraceByID(ctx context.Context, scope store.Scope, id string) (st
 // newest first, with the total before pagination. Since is inclusive, Until
 // exclusive.
 func (s *Store) ListTraces(ctx context.Context, f store.TraceFilter) ([]store.Trace, int, error) {
-	where, args := traceWhere(f)
+	where, args := storeutil.TraceWhere(f, traceDialect)
 	var total int
 	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM traces WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, 0, wrap("count traces", err)
@@ -82,34 +82,9 @@ func (s *Store) ListTraces(ctx context.Context, f store.TraceFilter) ([]store.Tr
 	return out, total, nil
 }
 
-// traceWhere builds the WHERE clause of f; placeholders are numbered in
-// the order of the returned arguments.
-func traceWhere(f store.TraceFilter) (string, []any) {
-	args := []any{f.Scope.Org, f.Scope.Project}
-	conds := []string{"org = $1", "project = $2"}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, fmt.Sprintf(cond, len(args)))
-	}
-	if f.WorkflowID != "" {
-		add("workflow_id = $%d", f.WorkflowID)
-	}
-	if f.CapabilityFQDN != "" {
-		add("capability_fqdn = $%d", f.CapabilityFQDN)
-	}
-	if f.Tool != "" {
-		add("EXISTS (SELECT 1 FROM json_each(traces.tools) WHERE json_each.value = $%d)", f.Tool)
-	}
-	if f.Success != nil {
-		add("success = $%d", *f.Success)
-	}
-	if !f.Since.IsZero() {
-		add("started_at >= $%d", formatTime(storeutil.Time(f.Since)))
-	}
-	if !f.Until.IsZero() {
-		add("started_at < $%d", formatTime(storeutil.Time(f.Until)))
-	}
-	return strings.Join(conds, " AND "), args
+var traceDialect = storeutil.Dialect{
+	ToolCond: "EXISTS (SELECT 1 FROM json_each(traces.tools) WHERE json_each.value = $%d)",
+	TimeArg:  func(t time.Time) any { return formatTime(t) },
 }
 
 // ChildTraces lists the traces of scope whose parent is parentID, oldest first.
