@@ -10,13 +10,10 @@ import (
 	"github.com/pml-go/pml/internal/store/internal/storeutil"
 )
 
-const capabilityColumns = `id, org, project, namespace, action, description, code, code_hash,
-	tools_used, routing, args_schema, visibility, usage_count, created_at, updated_at`
-
-// visibleTo is the visibility rule for viewer ($1 org, $2 project): own
-// scope sees everything it owns, the same org sees "org" and "public",
-// everyone sees "public".
-const visibleTo = `((org = $1 AND (project = $2 OR visibility IN ('org', 'public'))) OR visibility = 'public')`
+const (
+	capabilityColumns = storeutil.CapabilityColumns
+	visibleTo         = storeutil.VisibleTo
+)
 
 // SaveCapability inserts c or, when its scope already has the same code,
 // counts one more use of the existing capability and returns it. The upsert
