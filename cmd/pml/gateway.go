@@ -74,13 +74,18 @@ func newKeyCmd() *cobra.Command {
 	return key
 }
 
-// serveHTTP serves h on addr until ctx ends, then drains for a few seconds.
+// serveHTTP serves h on addr until ctx ends. Then requests get 2 s to
+// finish; after that their contexts are cancelled, which also ends
+// long-lived event streams that would otherwise hold the shutdown open.
 func serveHTTP(ctx context.Context, log *slog.Logger, addr string, h http.Handler) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	base, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return base }}
 	log.Info("listening", "addr", "http://"+ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -89,10 +94,20 @@ func serveHTTP(ctx context.Context, log *slog.Logger, addr string, h http.Handle
 		return err
 	case <-ctx.Done():
 	}
+	drained := make(chan struct{})
+	defer close(drained)
+	go func() {
+		select {
+		case <-time.After(2 * time.Second):
+			cancelRequests()
+		case <-drained:
+		}
+	}()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
+		log.Warn("closing connections still open after the drain", "err", err)
+		_ = srv.Close()
 	}
 	return nil
 }
