@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pml-go/pml/internal/atomicfile"
 )
 
 // DepRecord is one MCP server installed on this machine with the user's approval.
@@ -124,27 +126,7 @@ func (d *Deps) write(installed map[string]DepRecord) error {
 	if err != nil {
 		return fmt.Errorf("encode deps: %w", err)
 	}
-	dir := filepath.Dir(d.path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write deps: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".deps-*.json")
-	if err != nil {
-		return fmt.Errorf("write deps: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write deps: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write deps: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write deps: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), d.path); err != nil {
+	if err := atomicfile.Write(d.path, append(data, '\n'), atomicfile.Durable); err != nil {
 		return fmt.Errorf("write deps: %w", err)
 	}
 	return nil

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pml-go/pml/internal/atomicfile"
 )
 
 // Queue is the package's persisted outbox of sanitized traces, one JSON file
@@ -73,7 +75,7 @@ func (q *Queue) load() error {
 	}
 	for _, de := range des {
 		name := de.Name()
-		if strings.HasSuffix(name, ".tmp") {
+		if strings.Contains(name, ".tmp") { // a write cut short by a crash
 			if info, err := de.Info(); err == nil && time.Since(info.ModTime()) > staleTemp {
 				_ = os.Remove(filepath.Join(q.dir, name))
 			}
@@ -126,7 +128,10 @@ func (q *Queue) Push(t Trace) error {
 	defer q.mu.Unlock()
 	seq := q.nextSeq
 	name := fmt.Sprintf("%020d-%s.json", seq, q.instance)
-	if err := writeFileAtomic(q.dir, name, body); err != nil {
+	// Atomic without fsync: a trace is queued on every execution, and two
+	// fsyncs cost milliseconds there. A crash of the process loses nothing;
+	// only a power cut can lose the last traces written.
+	if err := atomicfile.Write(filepath.Join(q.dir, name), body, atomicfile.Fast); err != nil {
 		return fmt.Errorf("queue trace %s: %w", t.TraceID, err)
 	}
 	q.nextSeq++
@@ -288,29 +293,4 @@ func parentsFirst(entries []queued) []queued {
 		emit(i)
 	}
 	return out
-}
-
-// writeFileAtomic writes dir/name so that readers see all of it or nothing
-// (temp file, then rename). It does not fsync: a trace is queued on every
-// execution, and two fsyncs cost milliseconds there. A crash of the process
-// loses nothing (the kernel has the file); only a power cut can lose the last
-// traces written, which is the trade we make for an execute path without
-// disk waits.
-func writeFileAtomic(dir, name string, data []byte) error {
-	f, err := os.CreateTemp(dir, "*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
 }

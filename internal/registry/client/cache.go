@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+
+	"github.com/pml-go/pml/internal/atomicfile"
 )
 
 // cacheEntry is one file of the disk cache: the last 200 answer for a
@@ -44,16 +46,5 @@ func (c *Client) writeCache(base string, e cacheEntry) {
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(c.cacheDir, 0o755); err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(c.cacheDir, base+".tmp-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(c.cacheDir, base+".json")) != nil {
-		_ = os.Remove(tmp.Name())
-	}
+	_ = atomicfile.Write(filepath.Join(c.cacheDir, base+".json"), data, atomicfile.Fast) // a cache: losing a write costs a refetch
 }

@@ -9,11 +9,6 @@ import (
 	"github.com/pml-go/pml/internal/store/internal/storeutil"
 )
 
-const (
-	capabilityColumns = storeutil.CapabilityColumns
-	visibleTo         = storeutil.VisibleTo
-)
-
 // SaveCapability inserts c or, when its scope already has the same code,
 // counts one more use of the existing capability and returns it.
 func (s *Store) SaveCapability(ctx context.Context, c store.Capability) (store.Capability, error) {
@@ -30,7 +25,7 @@ func (s *Store) SaveCapability(ctx context.Context, c store.Capability) (store.C
 			tools_used, routing, args_schema, visibility, usage_count, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
 		ON CONFLICT (org, project, code_hash) DO UPDATE SET usage_count = usage_count + 1
-		RETURNING `+capabilityColumns,
+		RETURNING `+storeutil.CapabilityColumns,
 		c.ID, c.Scope.Org, c.Scope.Project, c.Namespace, c.Action, c.Description, c.Code, c.CodeHash,
 		tools, c.Routing, nullJSON(c.ArgsSchema), string(c.Visibility), c.UsageCount,
 		formatTime(c.CreatedAt), formatTime(c.UpdatedAt))
@@ -40,7 +35,7 @@ func (s *Store) SaveCapability(ctx context.Context, c store.Capability) (store.C
 
 // CapabilityByID finds a capability by its ID, whatever its scope.
 func (s *Store) CapabilityByID(ctx context.Context, id string) (store.Capability, error) {
-	row := s.r.QueryRowContext(ctx, `SELECT `+capabilityColumns+` FROM capabilities WHERE id = $1`, id)
+	row := s.r.QueryRowContext(ctx, `SELECT `+storeutil.CapabilityColumns+` FROM capabilities WHERE id = $1`, id)
 	c, err := scanCapability(row)
 	return c, wrap("capability by id", err)
 }
@@ -48,8 +43,8 @@ func (s *Store) CapabilityByID(ctx context.Context, id string) (store.Capability
 // CapabilityByName finds namespace:action among what viewer may see: its own
 // scope first, then its org, then public; the latest version within each.
 func (s *Store) CapabilityByName(ctx context.Context, viewer store.Scope, namespace, action string) (store.Capability, error) {
-	row := s.r.QueryRowContext(ctx, `SELECT `+capabilityColumns+` FROM capabilities
-		WHERE namespace = $3 AND action = $4 AND `+visibleTo+`
+	row := s.r.QueryRowContext(ctx, `SELECT `+storeutil.CapabilityColumns+` FROM capabilities
+		WHERE namespace = $3 AND action = $4 AND `+storeutil.VisibleTo+`
 		ORDER BY CASE WHEN org = $1 AND project = $2 THEN 0 WHEN org = $1 THEN 1 ELSE 2 END,
 			updated_at DESC, seq DESC
 		LIMIT 1`,
@@ -63,15 +58,15 @@ func (s *Store) CapabilityByName(ctx context.Context, viewer store.Scope, namesp
 func (s *Store) ListCapabilities(ctx context.Context, f store.CapabilityFilter) ([]store.Capability, int, error) {
 	limit, offset := storeutil.Page(f.Limit, f.Offset)
 	var total int
-	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM capabilities WHERE `+visibleTo,
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM capabilities WHERE `+storeutil.VisibleTo,
 		f.Viewer.Org, f.Viewer.Project).Scan(&total); err != nil {
 		return nil, 0, wrap("count capabilities", err)
 	}
 	if limit == 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+capabilityColumns+` FROM capabilities
-		WHERE `+visibleTo+`
+	rows, err := s.r.QueryContext(ctx, `SELECT `+storeutil.CapabilityColumns+` FROM capabilities
+		WHERE `+storeutil.VisibleTo+`
 		ORDER BY namespace, action, updated_at DESC, seq DESC
 		LIMIT $3 OFFSET $4`,
 		f.Viewer.Org, f.Viewer.Project, limit, offset)
