@@ -1,11 +1,10 @@
 package analysis
 
 import (
-	"container/list"
 	"crypto/sha256"
 	"maps"
-	"sync"
 
+	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/pmlerr"
 )
 
@@ -17,26 +16,19 @@ const maxCacheBytes = 64 << 20
 // Analyzer analyses code through a bounded LRU cache keyed by the SHA-256 of
 // the code. It is safe for concurrent use.
 type Analyzer struct {
-	max      int
-	maxBytes int
-	mu       sync.Mutex
-	order    *list.List // of *entry, most recently used first
-	entries  map[[32]byte]*list.Element
-	bytes    int
+	cache *lru.Cache[[32]byte, *entry]
 }
 
 // entry is one cached outcome: an analysis or the error code got.
 type entry struct {
-	key  [32]byte
-	a    *Analysis
-	err  *pmlerr.Error
-	size int
+	a   *Analysis
+	err *pmlerr.Error
 }
 
 // New returns an Analyzer that keeps up to cacheEntries results (and at
 // most 64 MiB of them); zero or less disables the cache.
 func New(cacheEntries int) *Analyzer {
-	return &Analyzer{max: cacheEntries, maxBytes: maxCacheBytes, order: list.New(), entries: map[[32]byte]*list.Element{}}
+	return &Analyzer{cache: lru.New[[32]byte, *entry](cacheEntries, maxCacheBytes)}
 }
 
 // Analyze is the package Analyze, cached: the same code yields the same
@@ -47,11 +39,11 @@ func (z *Analyzer) Analyze(code string) (*Analysis, error) {
 		return nil, err
 	}
 	key := sha256.Sum256([]byte(code))
-	if e, ok := z.get(key); ok {
+	if e, ok := z.cache.Get(key); ok {
 		return e.result()
 	}
 	a, err := analyze(code, key)
-	e := &entry{key: key, a: a, size: 256}
+	e, size := &entry{a: a}, 256
 	if err != nil {
 		pe, ok := pmlerr.As(err)
 		if !ok || pe.Code == pmlerr.Internal {
@@ -59,9 +51,9 @@ func (z *Analyzer) Analyze(code string) (*Analysis, error) {
 		}
 		e.err = pe
 	} else {
-		e.size += a.size()
+		size += a.size()
 	}
-	return z.put(e).result()
+	return z.cache.Add(key, e, size).result()
 }
 
 func (e *entry) result() (*Analysis, error) {
@@ -73,45 +65,8 @@ func (e *entry) result() (*Analysis, error) {
 	return e.a, nil
 }
 
-func (z *Analyzer) get(key [32]byte) (*entry, bool) {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	el, ok := z.entries[key]
-	if !ok {
-		return nil, false
-	}
-	z.order.MoveToFront(el)
-	return el.Value.(*entry), true
-}
-
-// put stores e unless another caller stored the same code first, and
-// returns the stored entry so that concurrent callers share one result.
-func (z *Analyzer) put(e *entry) *entry {
-	if z.max <= 0 {
-		return e
-	}
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	if el, ok := z.entries[e.key]; ok {
-		z.order.MoveToFront(el)
-		return el.Value.(*entry)
-	}
-	z.entries[e.key] = z.order.PushFront(e)
-	z.bytes += e.size
-	for z.order.Len() > z.max || (z.bytes > z.maxBytes && z.order.Len() > 1) {
-		oldest := z.order.Remove(z.order.Back()).(*entry)
-		delete(z.entries, oldest.key)
-		z.bytes -= oldest.size
-	}
-	return e
-}
-
 // Len is the number of cached results.
-func (z *Analyzer) Len() int {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	return z.order.Len()
-}
+func (z *Analyzer) Len() int { return z.cache.Len() }
 
 // size estimates the memory an analysis holds.
 func (a *Analysis) size() int {

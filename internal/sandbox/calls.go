@@ -28,12 +28,18 @@ type callJob struct {
 	args json.RawMessage
 }
 
-// startInvoke hands call number seq to an idle worker goroutine of the run,
-// or starts one. Workers live as long as the run: reusing them spares each
-// call a goroutine start and the growth of its stack. There are as many as
-// calls in flight, plus any still inside a CallFunc that ignored its timeout.
-func (r *run) startInvoke(seq int, tool string, args json.RawMessage) {
-	job := callJob{seq: seq, tool: tool, args: args}
+// A call the code made waits in run.queued until the code yields to the
+// event loop. Then, when it is the only call in flight, the VM goroutine
+// makes it itself (callInline): the code can do nothing but wait for it, and
+// handing it to another goroutine would cost two thread wake-ups, more than
+// the rest of the round trip. Otherwise each call goes to a worker goroutine
+// (startInvoke) and the results come back over run.results.
+
+// startInvoke hands job to an idle worker goroutine of the run, or starts
+// one. Workers live as long as the run: reusing them spares each call a
+// goroutine start and the growth of its stack. There are as many as calls in
+// flight, plus any still inside a CallFunc that ignored its timeout.
+func (r *run) startInvoke(job callJob) {
 	select {
 	case r.jobs <- job: // an idle worker took it
 	default:
@@ -76,6 +82,48 @@ func (r *run) invokeJob(job callJob) {
 		err = r.callError(ctx, job.tool, err)
 	}
 	deliver(value, err)
+}
+
+// callInline makes the call on the VM goroutine. A CallFunc that outlives
+// its context (one ignoring it) must not hold the code up past the RPC
+// timeout, so at that point a new goroutine takes the VM over: it delivers
+// the timeout and drives the run on, and callInline reports false once the
+// CallFunc returns, telling its goroutine to leave the VM alone and end.
+func (r *run) callInline(job callJob) (callResult, bool) {
+	ctx, cancel := context.WithTimeout(tools.WithCallSeq(r.ctx, job.seq), r.lim.RPCTimeout)
+	defer cancel()
+	var state atomic.Int32 // 0 running, 1 returned, 2 abandoned
+	stop := context.AfterFunc(ctx, func() {
+		if state.CompareAndSwap(0, 2) {
+			go r.takeOver(callResult{id: job.seq, err: r.callError(ctx, job.tool, ctx.Err()), argBytes: int64(len(job.args))})
+		}
+	})
+	value, err := r.invoke(ctx, job.tool, job.args)
+	if !state.CompareAndSwap(0, 1) {
+		return callResult{}, false
+	}
+	stop()
+	if err != nil {
+		err = r.callError(ctx, job.tool, err)
+	}
+	return callResult{id: job.seq, value: value, err: err, argBytes: int64(len(job.args))}, true
+}
+
+// errMovedOn tells the goroutine whose inline call was abandoned that
+// another goroutine drives the run now.
+var errMovedOn = errors.New("sandbox: the run moved to another goroutine")
+
+// takeOver drives the run on after its VM goroutine was left inside a
+// CallFunc: it delivers res, the abandoned call's timeout, and goes on as
+// that goroutine would have.
+func (r *run) takeOver(res callResult) {
+	growStack()
+	r.drive(func() (json.RawMessage, error) {
+		if err := r.deliver(res); err != nil {
+			return nil, err
+		}
+		return r.loop()
+	})
 }
 
 // invoke calls the CallFunc, turning a panic into a TOOL_ERROR and checking

@@ -54,7 +54,7 @@ func (r *run) startCall(tool, args string) int {
 	r.seq++
 	r.inflight++
 	r.inflightBytes += n
-	r.startInvoke(seq, tool, json.RawMessage(args))
+	r.queued = append(r.queued, callJob{seq: seq, tool: tool, args: json.RawMessage(args)})
 	return seq
 }
 

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"log/slog"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
+	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/tools"
 	"modernc.org/quickjs"
@@ -49,6 +51,7 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 		finished: make(chan struct{}),
 		results:  make(chan callResult, maxConcurrentCalls),
 		jobs:     make(chan callJob),
+		done:     make(chan runOutput, 1),
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, r.timeout()
@@ -57,42 +60,83 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 	if err != nil {
 		return Result{}, &pmlerr.Error{Code: pmlerr.Internal, Message: "cannot create a JS VM", Err: err}
 	}
-	var cancel context.CancelFunc
-	r.ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
+	r.ctx, r.cancel = context.WithTimeout(ctx, lim.Timeout)
 	r.m, m.run = m, r
 
 	// The VM runs on its own goroutine so that Run can answer at the
 	// deadline even when the engine is inside one long built-in call, which
 	// it cannot interrupt (see timeoutGrace). The goroutine also takes the
 	// engine's deep recursion off the caller's stack.
-	done := make(chan runOutput, 1)
-	go func() {
-		growStack()
-		stopWatch := r.watch()
-		value, err := r.execute(js, argsText)
-		res := Result{Logs: r.logs, LogsTruncated: r.logsTruncated, MemoryBytes: m.engine.memoryBytes()}
-		// Answer first: the cleanup below ends r.ctx, which Run would
-		// otherwise take for the deadline.
-		done <- runOutput{res: res, value: value, err: err}
-		stopWatch()
-		close(r.finished) // call goroutines stop delivering
-		cancel()          // and their contexts end
-		machines.put(m)
-	}()
+	go r.start(js, argsText)
 	select {
-	case out := <-done:
-		return out.result()
+	case out := <-r.done:
+		return r.cleanup(out)
 	case <-r.ctx.Done():
 	}
 	grace := time.NewTimer(timeoutGrace)
 	defer grace.Stop()
 	select {
-	case out := <-done:
-		return out.result()
+	case out := <-r.done:
+		return r.cleanup(out)
 	case <-grace.C:
-		slog.Warn("sandbox: code did not stop at its deadline; its VM ends when the built-in it runs returns", "grace", timeoutGrace)
-		return Result{}, r.timeout()
 	}
+	if !r.claimed.CompareAndSwap(false, true) { // the VM answered just now
+		return r.cleanup(<-r.done)
+	}
+	slog.Warn("sandbox: code did not stop at its deadline; its VM ends when the built-in it runs returns", "grace", timeoutGrace)
+	return Result{}, r.timeout()
+}
+
+// start is the body of the VM goroutine.
+func (r *run) start(js, argsText string) {
+	growStack()
+	r.stopWatch = r.watch()
+	r.drive(func() (json.RawMessage, error) { return r.execute(js, argsText) })
+}
+
+// drive runs f, which drives the VM until the code has an outcome, and ends
+// the run with it, unless another goroutine took the run over meanwhile.
+func (r *run) drive(f func() (json.RawMessage, error)) {
+	value, err := r.guard(f)
+	if err == errMovedOn {
+		return
+	}
+	r.end(value, err)
+}
+
+// end hands the run's output to Run, which cleans up after the VM; or, when
+// Run stopped waiting, cleans up itself. The goroutine ending the run is the
+// last to touch the VM.
+func (r *run) end(value json.RawMessage, err error) {
+	r.stopWatch()
+	out := runOutput{res: Result{Logs: r.logs, LogsTruncated: r.logsTruncated, MemoryBytes: r.m.engine.memoryBytes()}, value: value, err: err}
+	if r.claimed.CompareAndSwap(false, true) {
+		// Run takes it. This goroutine ends right after, so that Run
+		// resumes on this thread rather than waiting for another to wake.
+		r.done <- out
+		return
+	}
+	r.cleanup(out)
+}
+
+// cleanup releases what the run holds once the VM stopped for good, and
+// returns its output.
+func (r *run) cleanup(out runOutput) (Result, error) {
+	close(r.finished) // call goroutines stop delivering
+	r.cancel()        // and their contexts end
+	machines.put(r.m)
+	return out.result()
+}
+
+// guard runs f, turning a panic into an INTERNAL_ERROR.
+func (r *run) guard(f func() (json.RawMessage, error)) (value json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("sandbox: panic while running code", "panic", p, "stack", string(debug.Stack()))
+			value, err = nil, pmlerr.New(pmlerr.Internal, "sandbox failure: %v", p)
+		}
+	}()
+	return f()
 }
 
 // timeoutGrace is how long after the deadline Run waits for the VM to stop.
@@ -138,20 +182,26 @@ func (o runOutput) result() (Result, error) {
 // starting goroutines without end.
 const maxConcurrentCalls = 64
 
-// run is the state of one Run. Only the VM goroutine touches it, except the
-// channels and the fields set before that goroutine starts.
+// run is the state of one Run.
 type run struct {
-	parent   context.Context // the caller's
-	ctx      context.Context // parent with the Timeout; calls derive from it
+	parent   context.Context    // the caller's
+	ctx      context.Context    // parent with the Timeout; calls derive from it
+	cancel   context.CancelFunc // of ctx
 	started  time.Time
 	call     tools.CallFunc
 	lim      Limits
 	m        *machine
-	finished chan struct{}   // closed when Run returns
+	finished chan struct{}   // closed when the run is over
 	results  chan callResult // call goroutines -> VM goroutine
 	jobs     chan callJob    // VM goroutine -> idle call workers (unbuffered)
+	done     chan runOutput  // the goroutine ending the run -> Run
+	claimed  atomic.Bool     // set by the first of: the VM ending the run, Run giving up at the deadline
 
-	seq           int // issue position of the next call
+	// The rest belongs to the goroutine driving the VM: the one Run
+	// started, or the one that took over from it (see callInline).
+	stopWatch     func()
+	queued        []callJob // calls the code made, not started yet
+	seq           int       // issue position of the next call
 	inflight      int
 	inflightBytes int64 // argument bytes of the calls in flight
 	toolErrs      toolErrors
@@ -204,61 +254,92 @@ func (r *run) watch() (stop func()) {
 }
 
 // execute compiles and starts the code, then runs the event loop.
-func (r *run) execute(js, argsText string) (value json.RawMessage, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			slog.Error("sandbox: panic while running code", "panic", p, "stack", string(debug.Stack()))
-			value, err = nil, pmlerr.New(pmlerr.Internal, "sandbox failure: %v", p)
-		}
-	}()
+func (r *run) execute(js, argsText string) (json.RawMessage, error) {
 	vm := r.m.vm
 	vm.SetMemoryLimit(uintptr(r.lim.MemoryBytes))
 	var fn quickjs.Value
-	err = r.enterMapped(func() (err error) {
-		fn, err = vm.EvalValue(js, quickjs.EvalGlobal)
+	err := r.enterMapped(func() (err error) {
+		fn, err = r.load(js)
 		return err
 	}, r.compileError)
 	if err != nil {
 		return nil, err
 	}
-	if fn.VM() != nil {
-		defer fn.Free()
-	}
 	err = r.enter(func() error {
 		_, err := r.m.control.Call(quickjs.UndefinedValue, 0, fn, argsText)
 		return err
 	})
+	if fn.VM() != nil {
+		fn.Free() // the bridge holds the function now
+	}
 	if err != nil {
 		return nil, err
 	}
-	if err := r.loop(); err != nil {
-		return nil, err
-	}
-	return r.outcome.value, r.outcome.err
+	return r.loop()
 }
 
-// loop runs jobs and delivers call results until the code has an outcome.
-func (r *run) loop() error {
+// load evaluates js to its function, through the process's cache of
+// compiled code: AI clients and capabilities send the same code again and
+// again, and loading bytecode takes a fraction of compiling.
+func (r *run) load(js string) (quickjs.Value, error) {
+	code, ok := compiled.Get(js)
+	if !ok {
+		var err error
+		if code, err = r.m.vm.Compile(js, quickjs.EvalGlobal); err != nil {
+			return quickjs.Value{}, err
+		}
+		code = compiled.Add(js, code, len(js)+len(code))
+	}
+	return r.m.vm.EvalBytecodeValue(code)
+}
+
+// compiled caches the bytecode of the code Run was given, by its source.
+// Like the pool of machines it is process-wide on purpose: it holds only
+// immutable compiler output, the same for every caller.
+var compiled = lru.New[string, []byte](1024, 32<<20)
+
+// loop runs jobs, starts calls and delivers their results until the code
+// has an outcome.
+func (r *run) loop() (json.RawMessage, error) {
 	for {
 		if err := r.drain(); err != nil {
-			return err
+			return nil, err
 		}
 		if r.outcome != nil {
-			return nil
+			return r.outcome.value, r.outcome.err
 		}
 		if r.inflight == 0 {
-			return r.stuck()
+			return nil, r.stuck()
 		}
+		if len(r.queued) == 1 && r.inflight == 1 {
+			// The code waits for this one call and nothing else: make it
+			// here rather than hand it to another goroutine and wait.
+			job := r.queued[0]
+			r.queued = r.queued[:0]
+			res, ok := r.callInline(job)
+			if !ok {
+				return nil, errMovedOn
+			}
+			if err := r.deliver(res); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, job := range r.queued {
+			r.startInvoke(job)
+		}
+		clear(r.queued)
+		r.queued = r.queued[:0]
 		select {
 		case res := <-r.results:
 			if err := r.deliver(res); err != nil {
-				return err
+				return nil, err
 			}
 			if err := r.deliverReady(); err != nil {
-				return err
+				return nil, err
 			}
 		case <-r.ctx.Done():
-			return r.timeout()
+			return nil, r.timeout()
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -255,6 +256,34 @@ func TestRPCTimeout(t *testing.T) {
 	}
 }
 
+func TestRunGoesOnAfterAHungCall(t *testing.T) {
+	// The hung call is the only one in flight, so the VM's own goroutine
+	// makes it; at the RPC timeout another goroutine takes the run over.
+	tt := &testTools{}
+	lim := testLimits()
+	lim.RPCTimeout = 100 * time.Millisecond
+	start := time.Now()
+	res, err := Run(context.Background(), fn(`
+		let code;
+		try { await mcp.test.hang({}) } catch (e) { code = e.code }
+		const [a, b] = await Promise.all([mcp.math.add({a: 1, b: 2}), mcp.math.add({a: 3, b: 4})]);
+		return [code, await mcp.math.add({a, b})]`), nil, tt.call, lim)
+	if err != nil || string(res.Value) != `["RPC_TIMEOUT",10]` {
+		t.Fatalf("got %s, %v", res.Value, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v", d)
+	}
+	// A second hang in the run that took over is abandoned the same way.
+	res, err = Run(context.Background(), fn(`
+		const codes = [];
+		for (let i = 0; i < 2; i++) { try { await mcp.test.hang({}) } catch (e) { codes.push(e.code) } }
+		return codes`), nil, tt.call, lim)
+	if err != nil || string(res.Value) != `["RPC_TIMEOUT","RPC_TIMEOUT"]` {
+		t.Fatalf("got %s, %v", res.Value, err)
+	}
+}
+
 func TestHaltStopsTheRun(t *testing.T) {
 	tt := &testTools{}
 	res, err := Run(context.Background(), fn(`
@@ -404,10 +433,25 @@ func TestErrorLocation(t *testing.T) {
 
 func TestSyntaxError(t *testing.T) {
 	tt := &testTools{}
-	_, err := Run(context.Background(), "(async function (args) {\n  return 1 +;\n})", nil, tt.call, testLimits())
-	pe := wantCode(t, err, pmlerr.SyntaxError)
-	if pe.Details["line"] != 2 || pe.Details["column"] == nil {
-		t.Errorf("got %q %v", pe.Message, pe.Details)
+	for range 2 { // the second time is not served from the compiled-code cache
+		_, err := Run(context.Background(), "(async function (args) {\n  return 1 +;\n})", nil, tt.call, testLimits())
+		pe := wantCode(t, err, pmlerr.SyntaxError)
+		if pe.Details["line"] != 2 || pe.Details["column"] == nil {
+			t.Errorf("got %q %v", pe.Message, pe.Details)
+		}
+	}
+}
+
+func TestCompiledCodeIsReusedAcrossRuns(t *testing.T) {
+	js := fn("globalThis.n = (globalThis.n ?? 0) + 1; return [n, args.x]")
+	for i := range 3 {
+		res, err := Run(context.Background(), js, json.RawMessage(fmt.Sprintf(`{"x":%d}`, i)), nil, testLimits())
+		if err != nil || string(res.Value) != fmt.Sprintf("[1,%d]", i) {
+			t.Fatalf("run %d: got %s, %v; want a fresh realm with its own args", i, res.Value, err)
+		}
+	}
+	if _, ok := compiled.Get(js); !ok {
+		t.Error("the code's bytecode is not cached")
 	}
 }
 
