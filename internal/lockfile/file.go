@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
+	"github.com/pml-go/pml/internal/atomicfile"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 )
 
@@ -92,40 +92,12 @@ func checkEntry(n fqdn.Name, e Entry) error {
 	return nil
 }
 
-// write replaces the file at path with snap: a temporary file in the same
-// directory, fsynced, then renamed over the old one, so a reader or a crash
-// sees either the old content or the new, never a mix.
-func write(path string, snap snapshot) (err error) {
+// write replaces the file at path with snap, durably and atomically: a
+// reader or a crash sees either the old content or the new, never a mix.
+func write(path string, snap snapshot) error {
 	data, err := json.MarshalIndent(document{Version: formatVersion, Entries: snap.entries}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
-	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
+	return atomicfile.Write(path, append(data, '\n'), atomicfile.Durable)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/pml-go/pml/internal/filelock"
 )
 
 // update applies mutate to the file's current content and saves the result
@@ -16,7 +18,7 @@ func (l *Lockfile) update(mutate func(snapshot) bool) error {
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o755); err != nil {
 		return fmt.Errorf("lockfile %s: %w", l.path, err)
 	}
-	unlock, err := lockExclusive(l.path + ".lk")
+	unlock, err := filelock.Lock(l.path + ".lk")
 	if err != nil {
 		return fmt.Errorf("lockfile %s: lock: %w", l.path, err)
 	}

@@ -16,6 +16,8 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+
+	"github.com/pml-go/pml/internal/filelock"
 )
 
 // BuildServer returns the path of the fixture MCP server binary, building it
@@ -50,7 +52,7 @@ func buildServer() (string, error) {
 	}
 
 	// The lock serialises builders across goroutines and test processes.
-	unlock, err := lockFile(bin + ".lock")
+	unlock, err := filelock.Lock(bin + ".lock")
 	if err != nil {
 		return "", err
 	}
