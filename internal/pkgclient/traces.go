@@ -151,10 +151,11 @@ func startTraceSync(ws string, gw Gateway, opts tracing.SyncOptions, log *slog.L
 // errGiveUp ends the shutdown flush at its first failure.
 var errGiveUp = errors.New("gateway unavailable at shutdown: traces kept for the next start")
 
-// close stops the background delivery and makes one bounded attempt to
-// deliver what is queued. It does not retry: an unreachable gateway must not
+// close stops the background delivery, makes one bounded attempt to
+// deliver what is queued, and closes the queue. It does not retry: an unreachable gateway must not
 // delay an exit, and the queue keeps the rest on disk.
 func (ts *traceSync) close() error {
+	defer ts.queue.Close()
 	if ts.syncer == nil {
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -35,18 +36,32 @@ func trace(id, parent string) Trace {
 	return Trace{TraceID: id, ParentTraceID: parent, WorkflowID: "wf-" + id, Tasks: []Task{}, Decisions: []Decision{}}
 }
 
+// crash ends q as a killed process would: the log stays as it is and the
+// lock is released.
+func crash(q *Queue) {
+	q.f.Close()
+	q.unlock()
+}
+
 func TestQueueSurvivesCrash(t *testing.T) {
 	dir := t.TempDir()
 	q := mustOpen(t, dir, 100)
 	full := trace("a", "")
 	full.StartedAt = time.Date(2026, 5, 1, 2, 3, 4, 5, time.UTC)
 	full.Tasks = []Task{{TaskID: "t1", ToolID: "fs:read", Args: json.RawMessage(`{"path":"/x"}`), Success: true}}
-	mustPush(t, q, full, trace("b", ""), trace("c", ""))
-	// No Close: the process "crashes" here, and the ack of b was never sent.
-	q = nil
+	mustPush(t, q, full, trace("b", ""), trace("c", ""), trace("x", ""))
+	if err := q.Ack([]string{"x"}); err != nil {
+		t.Fatal(err)
+	}
+	// The process dies in the middle of appending a trace.
+	if _, err := q.f.Write([]byte(`+ 1 {"trace_id":"torn","ta`)); err != nil {
+		t.Fatal(err)
+	}
+	crash(q)
 
-	// Leftovers of a crash mid-write: a stale temp file, a fresh one (another
-	// process writing right now), and a garbled file.
+	// Leftovers: a stale temp file, a fresh one (another process writing
+	// right now), and a garbled trace file of the first, file-per-trace
+	// design next to a good one.
 	stale := filepath.Join(dir, "123.tmp")
 	fresh := filepath.Join(dir, "456.tmp")
 	for _, p := range []string{stale, fresh} {
@@ -62,16 +77,23 @@ func TestQueueSurvivesCrash(t *testing.T) {
 	if err := os.WriteFile(garbled, []byte(`{"trace_id":`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	legacy := filepath.Join(dir, "00000000000000000051-ffffffff.json")
+	if err := os.WriteFile(legacy, []byte(`{"trace_id": "legacy", "workflow_id": "wf-legacy", "tasks": [], "decisions": []}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(legacy, time.Now(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
 
 	q2 := mustOpen(t, dir, 100)
-	if q2.Len() != 3 || q2.Dropped() != 1 {
+	if q2.Len() != 4 || q2.Dropped() != 2 { // the torn line and the garbled file
 		t.Fatalf("after reopen: len %d dropped %d", q2.Len(), q2.Dropped())
 	}
 	got, err := q2.Peek(10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(ids(got), []string{"a", "b", "c"}) {
+	if !reflect.DeepEqual(ids(got), []string{"a", "b", "c", "legacy"}) {
 		t.Fatalf("order = %v", ids(got))
 	}
 	if !reflect.DeepEqual(got[0], full) {
@@ -86,16 +108,72 @@ func TestQueueSurvivesCrash(t *testing.T) {
 	if _, err := os.Stat(garbled + ".corrupt"); err != nil {
 		t.Errorf("garbled file not quarantined: %v", err)
 	}
+	if logs, _ := filepath.Glob(filepath.Join(dir, "*.log")); len(logs) != 1 {
+		t.Errorf("logs after adoption: %v; want only the new process's", logs)
+	}
+	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
+		t.Errorf("adopted trace file kept")
+	}
 
 	// New pushes sort after what was loaded.
 	mustPush(t, q2, trace("d", ""))
 	if err := q2.Ack([]string{"a", "c", "unknown"}); err != nil {
 		t.Fatal(err)
 	}
+	crash(q2)
 	q3 := mustOpen(t, dir, 100)
 	got, _ = q3.Peek(10)
-	if !reflect.DeepEqual(ids(got), []string{"b", "d"}) {
+	if !reflect.DeepEqual(ids(got), []string{"b", "legacy", "d"}) {
 		t.Errorf("after ack and reopen: %v", ids(got))
+	}
+}
+
+func TestQueueCloseKeepsOnlyWhatIsQueued(t *testing.T) {
+	dir := t.TempDir()
+	q := mustOpen(t, dir, 100)
+	mustPush(t, q, trace("a", ""))
+	if err := q.Ack([]string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := os.ReadDir(dir); len(files) != 0 {
+		t.Errorf("an empty queue left %d files", len(files))
+	}
+	if err := q.Push(trace("late", "")); err == nil {
+		t.Error("Push after Close succeeded")
+	}
+	q = mustOpen(t, dir, 100)
+	mustPush(t, q, trace("b", ""))
+	q.Close()
+	q = mustOpen(t, dir, 100)
+	if got, _ := q.Peek(10); !reflect.DeepEqual(ids(got), []string{"b"}) {
+		t.Errorf("after a clean close and reopen: %v", ids(got))
+	}
+}
+
+func TestQueueLogIsCompacted(t *testing.T) {
+	dir := t.TempDir()
+	q := mustOpen(t, dir, 100_000)
+	big := trace("keep", "")
+	big.Code = strings.Repeat("x", 4<<10)
+	mustPush(t, q, big)
+	for i := range 600 { // about 2.5 MiB of traces delivered one by one
+		tr := big
+		tr.TraceID = "t" + itoa(i)
+		mustPush(t, q, tr)
+		if err := q.Ack([]string{tr.TraceID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if q.size > 2*compactMin {
+		t.Errorf("log holds %d bytes for one queued trace", q.size)
+	}
+	crash(q)
+	q = mustOpen(t, dir, 100)
+	if got, err := q.Peek(10); err != nil || !reflect.DeepEqual(ids(got), []string{"keep"}) {
+		t.Errorf("after compaction and reopen: %v, %v", ids(got), err)
 	}
 }
 
@@ -109,11 +187,8 @@ func TestQueueBoundDropsOldest(t *testing.T) {
 	if q.Len() != 3 || q.Dropped() != 2 || !reflect.DeepEqual(ids(got), []string{"3", "4", "5"}) {
 		t.Fatalf("len %d dropped %d ids %v", q.Len(), q.Dropped(), ids(got))
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	if len(files) != 3 {
-		t.Errorf("%d files on disk, want 3", len(files))
-	}
 	// Reopening with a smaller bound trims too.
+	crash(q)
 	q2 := mustOpen(t, dir, 2)
 	got, _ = q2.Peek(10)
 	if q2.Dropped() != 1 || !reflect.DeepEqual(ids(got), []string{"4", "5"}) {
@@ -174,21 +249,26 @@ func TestQueueSharedDirectory(t *testing.T) {
 	if q1.Len() != 10 || q2.Len() != 10 {
 		t.Fatalf("lens %d %d", q1.Len(), q2.Len())
 	}
-	// A process that starts later finds all of them; one acked by another
-	// process meanwhile is skipped, not reported corrupt.
+	// A process that starts while both run leaves their traces to them.
 	q3 := mustOpen(t, dir, 100)
+	if q3.Len() != 0 {
+		t.Errorf("third process took %d traces of live processes", q3.Len())
+	}
+	// Once the first ends, the next process to start sends the rest of its.
 	if err := q1.Ack([]string{"id0"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := q3.Peek(100)
+	crash(q1)
+	q4 := mustOpen(t, dir, 100)
+	got, err := q4.Peek(100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 19 || q3.Dropped() != 0 || q3.Len() != 19 {
-		t.Errorf("third process: %d traces, dropped %d, len %d", len(got), q3.Dropped(), q3.Len())
+	if len(got) != 9 || q4.Dropped() != 0 || q2.Len() != 10 || q3.Len() != 0 {
+		t.Errorf("fourth process: %d traces, dropped %d; second %d, third %d", len(got), q4.Dropped(), q2.Len(), q3.Len())
 	}
 	for _, tr := range got {
-		if tr.TraceID == "id0" || !strings.HasPrefix(tr.TraceID, "id") {
+		if n, _ := strconv.Atoi(strings.TrimPrefix(tr.TraceID, "id")); tr.TraceID == "id0" || n%2 != 0 {
 			t.Errorf("unexpected %q", tr.TraceID)
 		}
 	}
