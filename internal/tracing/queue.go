@@ -23,10 +23,9 @@ import (
 )
 
 // Queue is the package's persisted outbox of sanitized traces. Each process
-// appends to a log of its own, "<instance>.log", one line per event:
-//
-//   - <unix nanoseconds> <trace JSON>   a trace queued at that time
-//   - <trace id>                        a trace delivered, refused or dropped
+// appends to a log of its own, "<instance>.log", one line per event: a
+// trace queued at some time as "+ <unix nanoseconds> <trace JSON>", and a
+// trace delivered, refused or dropped as "- <trace id>".
 //
 // Appending a line costs microseconds where creating a file per trace (the
 // first design) cost up to a millisecond, on every execution. A crash can
