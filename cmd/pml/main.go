@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/pml-go/pml/internal/gcpolicy"
 )
 
 func main() {
+	gcpolicy.Apply()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCmd().ExecuteContext(ctx); err != nil {

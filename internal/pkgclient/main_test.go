@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/pml-go/pml/internal/gcpolicy"
 )
 
 // binDir holds the pml binary the end-to-end tests spawn. TestMain owns it
@@ -41,6 +43,7 @@ func pmlBinary(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	gcpolicy.Apply() // as cmd/pml does: these tests stand in for the package and its gateway
 	dir, err := os.MkdirTemp("", "pml-pkgclient-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "temp dir:", err)
