@@ -192,8 +192,8 @@ func (q *Queue) adoptLog(inst string) (traces []queuedTrace, cleanup func(), err
 	}
 	cleanup = func() {
 		_ = os.Remove(base + ".log")
+		unlock() // first: Windows cannot delete an open file
 		_ = os.Remove(base + ".lock")
-		unlock()
 	}
 	f, err := os.Open(base + ".log")
 	if errors.Is(err, fs.ErrNotExist) {
@@ -449,12 +449,19 @@ func (q *Queue) compact() error {
 		os.Remove(tmp)
 		return q.keep(old, err)
 	}
+	q.f.Close() // first: Windows cannot rename over an open file
 	if err := os.Rename(tmp, q.path(".log")); err != nil {
 		f.Close()
 		os.Remove(tmp)
+		reopened, rerr := os.OpenFile(q.path(".log"), os.O_RDWR|os.O_APPEND, 0o600)
+		if rerr != nil {
+			q.f = nil // the queue cannot write any more; what is on disk stays for the next process
+			q.entries = old
+			return fmt.Errorf("compact trace log: %w; reopen: %w", err, rerr)
+		}
+		q.f = reopened
 		return q.keep(old, err)
 	}
-	q.f.Close()
 	q.f, q.size = f, int64(buf.Len())
 	return nil
 }
@@ -485,11 +492,11 @@ func (q *Queue) Close() error {
 		q.f = nil
 	}
 	if q.unlock != nil {
+		q.unlock()
+		q.unlock = nil
 		if len(q.entries) == 0 {
 			_ = os.Remove(q.path(".lock"))
 		}
-		q.unlock()
-		q.unlock = nil
 	}
 	return err
 }
