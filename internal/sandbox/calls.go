@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/tools"
@@ -86,27 +87,44 @@ func (r *run) invokeJob(job callJob) {
 
 // callInline makes the call on the VM goroutine. A CallFunc that outlives
 // its context (one ignoring it) must not hold the code up past the RPC
-// timeout, so at that point a new goroutine takes the VM over: it delivers
-// the timeout and drives the run on, and callInline reports false once the
-// CallFunc returns, telling its goroutine to leave the VM alone and end.
+// timeout, nor the VM past the run's end, so at either point a new goroutine
+// takes the VM over (abandon): it delivers the timeout and drives the run on,
+// and callInline reports false once the CallFunc returns, telling its
+// goroutine to leave the VM alone and end.
 func (r *run) callInline(job callJob) (callResult, bool) {
-	ctx, cancel := context.WithTimeout(tools.WithCallSeq(r.ctx, job.seq), r.lim.RPCTimeout)
-	defer cancel()
-	var state atomic.Int32 // 0 running, 1 returned, 2 abandoned
-	stop := context.AfterFunc(ctx, func() {
-		if state.CompareAndSwap(0, 2) {
-			go r.takeOver(callResult{id: job.seq, err: r.callError(ctx, job.tool, ctx.Err()), argBytes: int64(len(job.args))})
-		}
-	})
+	c := &inlineCall{job: job}
+	r.inline.Store(c)
+	if r.ctx.Err() != nil { // watch may have looked before c was stored
+		r.inline.Store(nil)
+		return callResult{id: job.seq, err: r.timeout(), argBytes: int64(len(job.args))}, true
+	}
+	ctx := newCallContext(tools.WithCallSeq(r.ctx, job.seq), r.lim.RPCTimeout)
+	defer ctx.end()
+	watchdog := time.AfterFunc(r.lim.RPCTimeout, func() { r.abandon(c, r.rpcTimeout(job.tool, context.DeadlineExceeded)) })
 	value, err := r.invoke(ctx, job.tool, job.args)
-	if !state.CompareAndSwap(0, 1) {
+	r.inline.Store(nil)
+	if !c.state.CompareAndSwap(0, 1) {
 		return callResult{}, false
 	}
-	stop()
+	watchdog.Stop()
 	if err != nil {
 		err = r.callError(ctx, job.tool, err)
 	}
 	return callResult{id: job.seq, value: value, err: err, argBytes: int64(len(job.args))}, true
+}
+
+// inlineCall is a call in progress on the VM goroutine.
+type inlineCall struct {
+	job   callJob
+	state atomic.Int32 // 0 running, 1 returned, 2 abandoned
+}
+
+// abandon lets a new goroutine drive the run on, with err as the result of
+// c, unless c returned already.
+func (r *run) abandon(c *inlineCall, err error) {
+	if c.state.CompareAndSwap(0, 2) {
+		go r.takeOver(callResult{id: c.job.seq, err: err, argBytes: int64(len(c.job.args))})
+	}
 }
 
 // errMovedOn tells the goroutine whose inline call was abandoned that
@@ -158,9 +176,13 @@ func (r *run) callError(ctx context.Context, tool string, err error) error {
 		return pe
 	}
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil && r.ctx.Err() == nil {
-		return &pmlerr.Error{Code: pmlerr.RPCTimeout, Message: "tool " + tool + " timed out after " + r.lim.RPCTimeout.String(), Err: err}
+		return r.rpcTimeout(tool, err)
 	}
 	return pmlerr.Wrap(pmlerr.ToolError, err)
+}
+
+func (r *run) rpcTimeout(tool string, err error) error {
+	return &pmlerr.Error{Code: pmlerr.RPCTimeout, Message: "tool " + tool + " timed out after " + r.lim.RPCTimeout.String(), Err: err}
 }
 
 // deliver hands one call result to the code: it settles the call's promise,

@@ -191,11 +191,12 @@ type run struct {
 	call     tools.CallFunc
 	lim      Limits
 	m        *machine
-	finished chan struct{}   // closed when the run is over
-	results  chan callResult // call goroutines -> VM goroutine
-	jobs     chan callJob    // VM goroutine -> idle call workers (unbuffered)
-	done     chan runOutput  // the goroutine ending the run -> Run
-	claimed  atomic.Bool     // set by the first of: the VM ending the run, Run giving up at the deadline
+	finished chan struct{}              // closed when the run is over
+	results  chan callResult            // call goroutines -> VM goroutine
+	jobs     chan callJob               // VM goroutine -> idle call workers (unbuffered)
+	done     chan runOutput             // the goroutine ending the run -> Run
+	claimed  atomic.Bool                // set by the first of: the VM ending the run, Run giving up at the deadline
+	inline   atomic.Pointer[inlineCall] // the call the VM goroutine is making, if any
 
 	// The rest belongs to the goroutine driving the VM: the one Run
 	// started, or the one that took over from it (see callInline).
@@ -228,7 +229,8 @@ func argsObject(args json.RawMessage) (string, error) {
 	return string(t), nil
 }
 
-// watch interrupts the VM once the run's context ends. The engine clears a
+// watch interrupts the VM once the run's context ends, and takes the run
+// over from a CallFunc holding the VM goroutine. The engine clears a
 // pending interrupt each time Go calls into JS, so the interrupt is repeated
 // until Run returns; the eval timeout set in enter covers the deadline on
 // its own.
@@ -236,6 +238,9 @@ func (r *run) watch() (stop func()) {
 	done := make(chan struct{})
 	vm := r.m.vm
 	stopAfter := context.AfterFunc(r.ctx, func() {
+		if c := r.inline.Load(); c != nil {
+			r.abandon(c, r.timeout())
+		}
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
 		for {
