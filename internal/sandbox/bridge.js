@@ -9,11 +9,14 @@
 // Go drops those frames when it reports where an error happened.
 (function () {
   "use strict";
-  const host = globalThis.__pml_host;
+  const host = globalThis.__pml_host, hostCall = globalThis.__pml_call;
   delete globalThis.__pml_host;
+  delete globalThis.__pml_call;
 
   // Host operations; keep in sync with host.go.
-  const OP_CALL = 1, OP_LOG = 2, OP_RESULT = 3, OP_FAIL = 4;
+  const OP_LOG = 2, OP_RESULT = 3, OP_FAIL = 4;
+  // Answers of hostCall besides a call id; keep in sync with fastcall.go.
+  const CALL_BUSY = -1, CALL_NEEDS_JS = -2;
 
   const G = globalThis;
   const stringify = JSON.stringify, parse = JSON.parse;
@@ -113,17 +116,25 @@
     capturedReject = reject;
   }
 
+  // pml$call starts a call. Go writes the JSON of plain arguments itself;
+  // for anything else it answers CALL_NEEDS_JS, and the arguments are
+  // serialized here, where an error can name what JSON cannot hold.
   function pml$call(tool, label, a) {
     const promise = new PromiseCtor(capture);
-    const call = { resolve: capturedResolve, reject: capturedReject, tool, text: "" };
-    try {
-      if (a === undefined || a === null) call.text = "{}";
-      else if (typeof a !== "object" || isArray(a)) throw new TypeErrorCtor(label + ": arguments must be an object");
-      else {
-        call.text = pml$serialize(a, label + ": arguments are not JSON-serializable: ");
-        // A toJSON can turn the object into something else.
-        if (charCodeAt(call.text, 0) !== 123) throw new TypeErrorCtor(label + ": arguments must serialize to a JSON object");
+    const call = { resolve: capturedResolve, reject: capturedReject, tool, text: undefined };
+    if (a !== undefined && a !== null && (typeof a !== "object" || isArray(a))) {
+      call.reject(new TypeErrorCtor(label + ": arguments must be an object"));
+      return promise;
+    }
+    if (queueHead === queueTail) {
+      const id = hostCall(tool, a);
+      if (id >= 0) {
+        pending[id] = call;
+        return promise;
       }
+    }
+    try {
+      call.text = pml$argsText(a, label);
     } catch (e) {
       call.reject(e);
       return promise;
@@ -132,10 +143,18 @@
     return promise;
   }
 
-  // dispatch hands call to Go, which refuses (-1) while too many calls are in
-  // flight; the call then waits in the queue, in issue order.
+  function pml$argsText(a, label) {
+    if (a === undefined || a === null) return "{}";
+    const text = pml$serialize(a, label + ": arguments are not JSON-serializable: ");
+    // A toJSON can turn the object into something else.
+    if (charCodeAt(text, 0) !== 123) throw new TypeErrorCtor(label + ": arguments must serialize to a JSON object");
+    return text;
+  }
+
+  // dispatch hands a serialized call to Go, which refuses while too many
+  // calls are in flight; the call then waits in the queue, in issue order.
   function pml$dispatch(call) {
-    const id = host(OP_CALL, call.tool, call.text);
+    const id = hostCall(call.tool, call.text);
     if (id < 0) return false;
     call.text = undefined;
     pending[id] = call;

@@ -11,8 +11,8 @@ import (
 	"modernc.org/quickjs"
 )
 
-// This file reaches under modernc.org/quickjs into its engine, for two
-// things the wrapper does not offer:
+// This file reaches under modernc.org/quickjs into its engine, for what the
+// wrapper does not offer or offers at too high a price:
 //
 //   - the engine's memory accounting, for Result.MemoryBytes;
 //   - a reliable out-of-memory signal. When an allocation fails near the
@@ -21,17 +21,24 @@ import (
 //     `throw null`; and by the time the error reaches Go the memory is freed
 //     again. So the runtime's allocator is wrapped: a failed allocation sets a
 //     sticky flag in the runtime's malloc state (its opaque word, which the
-//     default allocator never uses).
+//     default allocator never uses);
+//   - the hot path of an mcp.* call (fastcall.go): the wrapper converts every
+//     argument and result through reflect, and a round trip crosses between
+//     Go and JS three times.
 //
-// The runtime pointer is read with reflect from the unexported field
-// VM.runtime.cRuntime (reflect reads unexported integer fields without
-// unsafe). The allocator hooks use the calling convention of the transpiled
-// engine, where a C function pointer is the address of a Go func value.
-// TestEngineInternals checks all of this against the pinned versions.
+// The engine's pointers are read with reflect from the unexported fields
+// VM.cContext, VM.runtime.cRuntime and VM.runtime.tls. The hooks use the
+// calling convention of the transpiled engine, where a C function pointer is
+// the address of a Go func value. TestEngineInternals checks all of this
+// against the pinned versions.
 
-// engine is the part of one VM's runtime this package reads and hooks.
+// engine is the part of one VM's runtime this package reads and hooks. Like
+// the VM, it is used by one goroutine at a time.
 type engine struct {
 	state *lib.TJSMallocState
+	tls   *libc.TLS // the VM's: the engine's emulated C stack
+	ctx   uintptr   // *lib.TJSContext
+	rt    uintptr   // *lib.TJSRuntime
 }
 
 // allocFuncs are the engine's default allocation functions, as func-value
@@ -53,15 +60,33 @@ var defaultAllocFuncs = sync.OnceValues(func() (allocFuncs, error) {
 
 // runtimeOf returns the engine runtime of vm.
 func runtimeOf(vm *quickjs.VM) (*lib.TJSRuntime, error) {
-	r := reflect.ValueOf(vm).Elem().FieldByName("runtime")
-	if r.Kind() != reflect.Pointer || r.IsNil() {
-		return nil, fmt.Errorf("quickjs.VM has no runtime field this package knows")
+	e, err := engineOf(vm)
+	if err != nil {
+		return nil, err
 	}
-	c := r.Elem().FieldByName("cRuntime")
+	return (*lib.TJSRuntime)(cPointer(e.rt)), nil
+}
+
+// engineOf reads vm's engine pointers.
+func engineOf(vm *quickjs.VM) (engine, error) {
+	v := reflect.ValueOf(vm).Elem()
+	c := v.FieldByName("cContext")
 	if c.Kind() != reflect.Uintptr || c.Uint() == 0 {
-		return nil, fmt.Errorf("quickjs runtime has no cRuntime field this package knows")
+		return engine{}, fmt.Errorf("quickjs.VM has no cContext field this package knows")
 	}
-	return (*lib.TJSRuntime)(cPointer(uintptr(c.Uint()))), nil
+	r := v.FieldByName("runtime")
+	if r.Kind() != reflect.Pointer || r.IsNil() {
+		return engine{}, fmt.Errorf("quickjs.VM has no runtime field this package knows")
+	}
+	rt := r.Elem().FieldByName("cRuntime")
+	if rt.Kind() != reflect.Uintptr || rt.Uint() == 0 {
+		return engine{}, fmt.Errorf("quickjs runtime has no cRuntime field this package knows")
+	}
+	tls := r.Elem().FieldByName("tls")
+	if tls.Kind() != reflect.Pointer || tls.Type().Elem() != reflect.TypeFor[libc.TLS]() || tls.IsNil() {
+		return engine{}, fmt.Errorf("quickjs runtime has no tls field this package knows")
+	}
+	return engine{tls: (*libc.TLS)(tls.UnsafePointer()), ctx: uintptr(c.Uint()), rt: uintptr(rt.Uint())}, nil
 }
 
 // hookEngine installs the out-of-memory tracking allocator in vm's runtime.
@@ -71,17 +96,19 @@ func hookEngine(vm *quickjs.VM) (engine, error) {
 	if err != nil {
 		return engine{}, err
 	}
-	rt, err := runtimeOf(vm)
+	e, err := engineOf(vm)
 	if err != nil {
 		return engine{}, err
 	}
+	rt := (*lib.TJSRuntime)(cPointer(e.rt))
 	mf := &rt.Fmalloc_ctx.Fmf
 	if mf.Fjs_malloc != def.malloc || mf.Fjs_realloc != def.realloc {
 		return engine{}, fmt.Errorf("quickjs runtime does not use the default allocator")
 	}
 	mf.Fjs_malloc = funcAddr(trackingMalloc)
 	mf.Fjs_realloc = funcAddr(trackingRealloc)
-	return engine{state: &rt.Fmalloc_ctx.Fmalloc_state}, nil
+	e.state = &rt.Fmalloc_ctx.Fmalloc_state
+	return e, nil
 }
 
 // memoryBytes returns the bytes the engine has allocated.

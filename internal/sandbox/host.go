@@ -9,8 +9,8 @@ import (
 )
 
 // Operations of the bridge's host function; keep in sync with bridge.js.
+// Calls take their own path (fastcall.go).
 const (
-	opCall   = 1 // (tool, argsJSON) -> call id, or -1: too many in flight, retry later
 	opLog    = 2 // (line) -> 1 once further lines would be dropped
 	opResult = 3 // (returnJSON)
 	opFail   = 4 // (kind, detailJSON)
@@ -28,8 +28,6 @@ func (r *run) host(op int, a, b string) (ret int) {
 		}
 	}()
 	switch op {
-	case opCall:
-		return r.startCall(a, b)
 	case opLog:
 		return r.log(a)
 	case opResult:
@@ -40,21 +38,24 @@ func (r *run) host(op int, a, b string) (ret int) {
 	return 0
 }
 
+// canCall reports whether the code may start another call now, by the count
+// of calls in flight.
+func (r *run) canCall() bool {
+	return r.outcome == nil && r.inflight < maxConcurrentCalls
+}
+
 // startCall starts one mcp.* call unless too many are in flight, by count
 // or by argument bytes (which live in Go, outside the engine's limit).
-func (r *run) startCall(tool, args string) int {
-	if r.outcome != nil {
-		return -1
-	}
+func (r *run) startCall(tool string, args []byte) int {
 	n := int64(len(args))
-	if r.inflight >= maxConcurrentCalls || (r.inflight > 0 && r.inflightBytes+n > r.lim.MemoryBytes) {
-		return -1
+	if !r.canCall() || (r.inflight > 0 && r.inflightBytes+n > r.lim.MemoryBytes) {
+		return callBusy
 	}
 	seq := r.seq
 	r.seq++
 	r.inflight++
 	r.inflightBytes += n
-	r.queued = append(r.queued, callJob{seq: seq, tool: tool, args: json.RawMessage(args)})
+	r.queued = append(r.queued, callJob{seq: seq, tool: tool, args: args})
 	return seq
 }
 

@@ -72,6 +72,9 @@ func newMachine() (*machine, error) {
 		return nil, fmt.Errorf("hook engine: %w", err)
 	}
 	vm.SetMaxStackSize(maxStackSlots)
+	if err := m.installCall(); err != nil {
+		return nil, fmt.Errorf("install the call function: %w", err)
+	}
 	if err := vm.RegisterFunc("__pml_host", m.host, false); err != nil {
 		return nil, fmt.Errorf("register host function: %w", err)
 	}
