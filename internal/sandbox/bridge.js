@@ -3,7 +3,9 @@
 // user code tampering with Object, Array, Promise, JSON, Function, WeakMap or
 // their prototypes cannot change what the bridge does. It evaluates to one
 // control function that Go calls: control(0, fn, argsText) starts the user
-// function, control(1, id, ok, payload, code) settles call number id.
+// function, control(1, reject, id, message, code, tool) fails a call,
+// control(2) dispatches queued calls. Results of calls go from Go straight
+// to the promises' resolve functions.
 //
 // Every function on a path that can throw into user code is named "pml$…":
 // Go drops those frames when it reports where an error happened.
@@ -103,12 +105,11 @@
   reserved.then = true;
   for (const k of getOwnPropertyNames(Object.prototype)) reserved[k] = true;
 
-  const pending = create(null); // call id -> {resolve, reject, tool}
   const queue = create(null);   // calls waiting for a free slot, FIFO
   let queueHead = 0, queueTail = 0;
   const toolErrors = new WeakMapCtor(); // Error -> what Go reported
 
-  // One executor for every call's promise: a closure per call costs more
+  // One executor for the promises made here: a closure per call costs more
   // than the rest of the promise.
   let capturedResolve, capturedReject;
   function capture(resolve, reject) {
@@ -116,30 +117,33 @@
     capturedReject = reject;
   }
 
-  // pml$call starts a call. Go writes the JSON of plain arguments itself;
-  // for anything else it answers CALL_NEEDS_JS, and the arguments are
-  // serialized here, where an error can name what JSON cannot hold.
+  // pml$call starts a call. Go writes the JSON of plain arguments itself and
+  // answers the call's promise; for anything else it answers CALL_NEEDS_JS,
+  // and the arguments are serialized here, where an error can name what JSON
+  // cannot hold.
   function pml$call(tool, label, a) {
-    const promise = new PromiseCtor(capture);
-    const call = { resolve: capturedResolve, reject: capturedReject, tool, text: undefined };
     if (a !== undefined && a !== null && (typeof a !== "object" || isArray(a))) {
-      call.reject(new TypeErrorCtor(label + ": arguments must be an object"));
-      return promise;
+      return pml$rejected(new TypeErrorCtor(label + ": arguments must be an object"));
     }
     if (queueHead === queueTail) {
-      const id = hostCall(tool, a);
-      if (id >= 0) {
-        pending[id] = call;
-        return promise;
-      }
+      const p = hostCall(tool, a);
+      if (typeof p !== "number") return p;
     }
+    let text;
     try {
-      call.text = pml$argsText(a, label);
+      text = pml$argsText(a, label);
     } catch (e) {
-      call.reject(e);
-      return promise;
+      return pml$rejected(e);
     }
+    const promise = new PromiseCtor(capture);
+    const call = { resolve: capturedResolve, tool, text };
     if (queueHead !== queueTail || !pml$dispatch(call)) queue[queueTail++] = call;
+    return promise;
+  }
+
+  function pml$rejected(e) {
+    const promise = new PromiseCtor(capture);
+    capturedReject(e);
     return promise;
   }
 
@@ -154,34 +158,28 @@
   // dispatch hands a serialized call to Go, which refuses while too many
   // calls are in flight; the call then waits in the queue, in issue order.
   function pml$dispatch(call) {
-    const id = hostCall(call.tool, call.text);
-    if (id < 0) return false;
-    call.text = undefined;
-    pending[id] = call;
+    const p = hostCall(call.tool, call.text);
+    if (typeof p === "number") return false;
+    call.resolve(p);
     return true;
   }
 
-  function pml$settle(id, ok, payload, code) {
-    const call = pending[id];
-    if (call === undefined) return;
-    delete pending[id];
+  function pml$dispatchQueued() {
     while (queueHead !== queueTail && pml$dispatch(queue[queueHead])) delete queue[queueHead++];
-    if (ok) {
-      let v;
-      try { v = parse(payload); } catch (e) { call.reject(e); return; }
-      call.resolve(v);
-      return;
-    }
-    const e = new ErrorCtor(payload);
+  }
+
+  // pml$reject fails call id with the Error a tool failure becomes.
+  function pml$reject(reject, id, message, code, tool) {
+    const e = new ErrorCtor(message);
     defineProperty(e, "code", { __proto__: null, value: code, writable: true, enumerable: true, configurable: true });
-    defineProperty(e, "tool", { __proto__: null, value: call.tool, writable: true, enumerable: true, configurable: true });
+    defineProperty(e, "tool", { __proto__: null, value: tool, writable: true, enumerable: true, configurable: true });
     const t = create(null);
     t.id = id;
     t.code = code;
-    t.message = payload;
-    t.tool = call.tool;
+    t.message = message;
+    t.tool = tool;
     weakMapSet(toolErrors, e, t);
-    call.reject(e);
+    reject(e);
   }
 
   const refuse = () => false;
@@ -334,8 +332,10 @@
     pml$run(fn, a);
   }
 
-  return function pml$control(op, a, b, c, d) {
+  // Operations; keep in sync with fastcall.go.
+  return function pml$control(op, a, b, c, d, e) {
     if (op === 0) pml$start(a, b);
-    else pml$settle(a, b, c, d);
+    else if (op === 1) pml$reject(a, b, c, d, e);
+    else pml$dispatchQueued();
   };
 })()

@@ -11,12 +11,12 @@ import (
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/tools"
-	"modernc.org/quickjs"
 )
 
 // callResult travels from a call goroutine to the VM goroutine.
 type callResult struct {
 	id       int
+	tool     string
 	value    json.RawMessage
 	err      error // *pmlerr.Error, or the CallFunc's error when it halts the run
 	argBytes int64
@@ -72,7 +72,7 @@ func (r *run) invokeJob(job callJob) {
 			return
 		}
 		select {
-		case r.results <- callResult{id: job.seq, value: value, err: err, argBytes: int64(len(job.args))}:
+		case r.results <- callResult{id: job.seq, tool: job.tool, value: value, err: err, argBytes: int64(len(job.args))}:
 		case <-r.finished:
 		}
 	}
@@ -96,7 +96,7 @@ func (r *run) callInline(job callJob) (callResult, bool) {
 	r.inline.Store(c)
 	if r.ctx.Err() != nil { // watch may have looked before c was stored
 		r.inline.Store(nil)
-		return callResult{id: job.seq, err: r.timeout(), argBytes: int64(len(job.args))}, true
+		return callResult{id: job.seq, tool: job.tool, err: r.timeout(), argBytes: int64(len(job.args))}, true
 	}
 	ctx := newCallContext(tools.WithCallSeq(r.ctx, job.seq), r.lim.RPCTimeout)
 	defer ctx.end()
@@ -110,7 +110,7 @@ func (r *run) callInline(job callJob) (callResult, bool) {
 	if err != nil {
 		err = r.callError(ctx, job.tool, err)
 	}
-	return callResult{id: job.seq, value: value, err: err, argBytes: int64(len(job.args))}, true
+	return callResult{id: job.seq, tool: job.tool, value: value, err: err, argBytes: int64(len(job.args))}, true
 }
 
 // inlineCall is a call in progress on the VM goroutine.
@@ -123,7 +123,7 @@ type inlineCall struct {
 // c, unless c returned already.
 func (r *run) abandon(c *inlineCall, err error) {
 	if c.state.CompareAndSwap(0, 2) {
-		go r.takeOver(callResult{id: c.job.seq, err: err, argBytes: int64(len(c.job.args))})
+		go r.takeOver(callResult{id: c.job.seq, tool: c.job.tool, err: err, argBytes: int64(len(c.job.args))})
 	}
 }
 
@@ -190,29 +190,36 @@ func (r *run) rpcTimeout(tool string, err error) error {
 func (r *run) deliver(res callResult) error {
 	r.inflight--
 	r.inflightBytes -= res.argBytes
-	if res.err != nil {
-		var halt *HaltError
-		if errors.As(res.err, &halt) {
-			return res.err
-		}
-		pe, ok := pmlerr.As(res.err)
-		if !ok {
-			pe = pmlerr.Wrap(pmlerr.ToolError, res.err)
-		}
-		msg := pe.Message
-		if msg == "" {
-			msg = pe.Error()
-		}
-		r.toolErrs.keep(res.id, res.err)
-		return r.enter(func() error {
-			_, err := r.m.control.Call(quickjs.UndefinedValue, 1, res.id, false, msg, string(pe.Code))
-			return err
-		})
+	waiting := r.m.waiting[res.id]
+	delete(r.m.waiting, res.id)
+	defer waiting.free(&r.m.engine)
+	if res.err == nil {
+		return r.settle(waiting, res.value)
 	}
-	return r.enter(func() error {
-		_, err := r.m.control.Call(quickjs.UndefinedValue, 1, res.id, true, string(res.value), "")
-		return err
-	})
+	var halt *HaltError
+	if errors.As(res.err, &halt) {
+		return res.err
+	}
+	pe, ok := pmlerr.As(res.err)
+	if !ok {
+		pe = pmlerr.Wrap(pmlerr.ToolError, res.err)
+	}
+	msg := pe.Message
+	if msg == "" {
+		msg = pe.Error()
+	}
+	r.toolErrs.keep(res.id, res.err)
+	return r.callBridge(controlReject, waiting.reject, res.id, msg, string(pe.Code), res.tool)
+}
+
+// dispatchQueued lets the bridge hand over the calls it queued while too
+// many were in flight, once there is room.
+func (r *run) dispatchQueued() error {
+	if !r.bridgeQueued || !r.canCall() {
+		return nil
+	}
+	r.bridgeQueued = false
+	return r.callBridge(controlDispatch, jsUndefined, 0, "", "", "")
 }
 
 // maxKeptToolErrors bounds the Go errors a run keeps for the error of an

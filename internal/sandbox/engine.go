@@ -89,6 +89,15 @@ func engineOf(vm *quickjs.VM) (engine, error) {
 	return engine{tls: (*libc.TLS)(tls.UnsafePointer()), ctx: uintptr(c.Uint()), rt: uintptr(rt.Uint())}, nil
 }
 
+// engineValue is the engine's value under v, which v keeps owning.
+func engineValue(v *quickjs.Value) (lib.TJSValue, error) {
+	f := reflect.ValueOf(v).Elem().FieldByName("v")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[lib.TJSValue]() {
+		return lib.TJSValue{}, fmt.Errorf("quickjs.Value has no v field this package knows")
+	}
+	return *(*lib.TJSValue)(unsafe.Pointer(f.UnsafeAddr())), nil
+}
+
 // hookEngine installs the out-of-memory tracking allocator in vm's runtime.
 // It must run before vm executes any code.
 func hookEngine(vm *quickjs.VM) (engine, error) {

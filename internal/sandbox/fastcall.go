@@ -14,14 +14,20 @@ import (
 	"github.com/pml-go/pml/internal/pmlerr"
 )
 
-// The hot path of an mcp.* call. The bridge hands the arguments object itself
-// to callFromJS, a C function of the engine, which writes their JSON in Go
-// when they are plain data: objects with Object.prototype or null as
-// prototype and arrays, without accessors, toJSON or holes, holding strings,
-// numbers, booleans and null. That costs a fraction of JSON.stringify with the
-// bridge's replacer, which must run for every value to name what JSON cannot
-// hold. For anything else callFromJS answers callNeedsJS, and the bridge
-// serializes the arguments itself and calls again with the text.
+// The hot path of an mcp.* call, which crosses between JS and Go without the
+// wrapper (which converts every value through reflect):
+//
+//   - The bridge hands the arguments object itself to callFromJS, a C
+//     function of the engine, which writes their JSON in Go when they are
+//     plain data: objects with Object.prototype or null as prototype and
+//     arrays, without accessors, toJSON or holes, holding strings, numbers,
+//     booleans and null. That costs a fraction of JSON.stringify with the
+//     bridge's replacer, which must run for every value to name what JSON
+//     cannot hold. For anything else callFromJS answers callNeedsJS, and the
+//     bridge serializes the arguments itself and calls again with the text.
+//   - callFromJS makes the call's promise and keeps its resolving functions;
+//     a result is parsed and handed to resolve from Go (settle). Only a
+//     failure goes through the bridge, which makes the Error.
 
 // Answers of callFromJS besides a call id; keep in sync with bridge.js.
 const (
@@ -34,34 +40,35 @@ const (
 const maxPlainDepth = 64
 
 // callFromJS is the bridge's __pml_call(tool, args): args is the arguments
-// object, undefined or null for none, or their JSON text. It answers the call
-// id, callBusy or callNeedsJS.
+// object, undefined or null for none, or their JSON text. It answers the
+// call's promise, callBusy or callNeedsJS.
 func callFromJS(tls *libc.TLS, ctx uintptr, this lib.TJSValue, argc int32, argv uintptr, magic int32) lib.TJSValue {
 	m := (*machine)(cPointer(lib.XJS_GetContextOpaque(tls, ctx)))
-	return jsInt(m.callFromJS(argc, argv))
+	return m.callFromJS(argc, argv)
 }
 
-func (m *machine) callFromJS(argc int32, argv uintptr) (id int) {
+func (m *machine) callFromJS(argc int32, argv uintptr) (ret lib.TJSValue) {
 	r := m.run
 	if r == nil || argc != 2 {
-		return callBusy
+		return jsInt(callBusy)
 	}
 	// A panic must not unwind through the engine's frames.
 	defer func() {
 		if p := recover(); p != nil {
 			slog.Error("sandbox: panic in the call path", "panic", p)
 			r.finish(nil, pmlerr.New(pmlerr.Internal, "sandbox failure: %v", p))
-			id = callBusy
+			ret = jsInt(callBusy)
 		}
 	}()
 	if !r.canCall() {
-		return callBusy
+		r.bridgeQueued = true
+		return jsInt(callBusy)
 	}
 	e := &m.engine
 	tool, ok := e.goString(jsArg(argv, 0))
 	if !ok {
 		r.finish(nil, r.engineFailure("read the tool name"))
-		return callBusy
+		return jsInt(callBusy)
 	}
 	var text []byte
 	switch args := jsArg(argv, 1); int32(args.Ftag) {
@@ -71,15 +78,149 @@ func (m *machine) callFromJS(argc int32, argv uintptr) (id int) {
 		s, ok := e.goString(args)
 		if !ok {
 			r.finish(nil, r.engineFailure("read call arguments"))
-			return callBusy
+			return jsInt(callBusy)
 		}
 		text = []byte(s)
 	default:
 		if text, ok = e.plainJSON(args, r.lim.MemoryBytes); !ok {
-			return callNeedsJS
+			return jsInt(callNeedsJS)
 		}
 	}
-	return r.startCall(tool, text)
+	promise, res, ok := e.newPromise()
+	if !ok {
+		r.finish(nil, r.engineFailure("create a promise"))
+		return jsInt(callBusy)
+	}
+	id := r.startCall(tool, text)
+	if id < 0 {
+		r.bridgeQueued = true
+		res.free(e)
+		e.free(promise)
+		return jsInt(callBusy)
+	}
+	m.waiting[id] = res
+	return promise
+}
+
+// resolvers are the resolving functions of a call's promise, which Go holds
+// until the call settles.
+type resolvers struct{ resolve, reject lib.TJSValue }
+
+func (res resolvers) free(e *engine) {
+	e.free(res.resolve)
+	e.free(res.reject)
+}
+
+// newPromise makes a promise and its resolving functions.
+func (e *engine) newPromise() (lib.TJSValue, resolvers, bool) {
+	const size = 2 * int(unsafe.Sizeof(lib.TJSValue{}))
+	funcs := e.tls.Alloc(size)
+	defer e.tls.Free(size)
+	p := lib.XJS_NewPromiseCapability(e.tls, e.ctx, funcs)
+	if int32(p.Ftag) == lib.EJS_TAG_EXCEPTION {
+		e.clearException()
+		return p, resolvers{}, false
+	}
+	return p, resolvers{resolve: jsArg(funcs, 0), reject: jsArg(funcs, 1)}, true
+}
+
+// settle hands a call's result to its promise: the parsed value, or what
+// parsing threw (a result nested too deep).
+func (r *run) settle(res resolvers, value []byte) error {
+	e := &r.m.engine
+	// The engine's JSON parser reads up to a terminating NUL.
+	buf := libc.Xmalloc(e.tls, lib.Tsize_t(len(value)+1))
+	if buf == 0 {
+		return pmlerr.New(pmlerr.Internal, "sandbox failure: out of host memory")
+	}
+	defer libc.Xfree(e.tls, buf)
+	b := unsafe.Slice((*byte)(cPointer(buf)), len(value)+1)
+	copy(b, value)
+	b[len(value)] = 0
+	v := lib.XJS_ParseJSON(e.tls, e.ctx, buf, lib.Tsize_t(len(value)), resultName)
+	f := res.resolve
+	if int32(v.Ftag) == lib.EJS_TAG_EXCEPTION {
+		v, f = lib.XJS_GetException(e.tls, e.ctx), res.reject
+	}
+	defer e.free(v)
+	return r.callJS(f, v)
+}
+
+// resultName is the file name of a parse error in a tool result.
+var resultName = func() uintptr {
+	p, err := libc.CString("<tool result>")
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+// callJS calls the JS function f from Go, outside the wrapper.
+func (r *run) callJS(f lib.TJSValue, args ...lib.TJSValue) error {
+	if r.outcome != nil {
+		return nil
+	}
+	if r.ctx.Err() != nil {
+		return r.timeout()
+	}
+	e := &r.m.engine
+	size := len(args) * int(unsafe.Sizeof(lib.TJSValue{}))
+	argv := e.tls.Alloc(size)
+	defer e.tls.Free(size)
+	for i, a := range args {
+		*(*lib.TJSValue)(cPointer(argv + uintptr(i)*unsafe.Sizeof(lib.TJSValue{}))) = a
+	}
+	v := lib.XJS_Call(e.tls, e.ctx, f, jsUndefined, int32(len(args)), argv)
+	if int32(v.Ftag) == lib.EJS_TAG_EXCEPTION {
+		return r.exception()
+	}
+	e.free(v)
+	return nil
+}
+
+// exception takes the exception a call into the engine ended with and
+// returns the run's error for it. Once the code has an outcome, the
+// exception is the interrupt that stopped it, and not an error.
+func (r *run) exception() error {
+	e := &r.m.engine
+	v := lib.XJS_GetException(e.tls, e.ctx)
+	defer e.free(v)
+	if r.outcome != nil {
+		return nil
+	}
+	var t thrown
+	switch int32(v.Ftag) {
+	case lib.EJS_TAG_NULL:
+		t.Null, t.Message = true, "null"
+	case lib.EJS_TAG_OBJECT:
+		t.Name, t.Message, t.Stack = e.stringProp(v, "name"), e.stringProp(v, "message"), e.stringProp(v, "stack")
+	default:
+		t.Message, _ = e.goString(v)
+	}
+	if t.Name == "" && e.outOfMemory() {
+		return r.memoryError()
+	}
+	return r.thrownError(t)
+}
+
+// stringProp reads a string property of an error object; "" when it is
+// missing or not a string.
+func (e *engine) stringProp(obj lib.TJSValue, name string) string {
+	cname, err := libc.CString(name)
+	if err != nil {
+		return ""
+	}
+	defer libc.Xfree(e.tls, cname)
+	v := lib.XJS_GetPropertyStr(e.tls, e.ctx, obj, cname)
+	defer e.free(v)
+	switch int32(v.Ftag) {
+	case lib.EJS_TAG_STRING, lib.EJS_TAG_STRING_ROPE:
+		s, _ := e.goString(v)
+		return s
+	case lib.EJS_TAG_EXCEPTION:
+		e.clearException()
+	}
+	return ""
 }
 
 // engineFailure is the run's error when the engine could not hand over a
@@ -116,6 +257,8 @@ func (m *machine) installCall() error {
 }
 
 // ---- engine values ----------------------------------------------------------
+
+var jsUndefined = lib.TJSValue{Ftag: lib.EJS_TAG_UNDEFINED}
 
 func jsInt(n int) lib.TJSValue {
 	return lib.TJSValue{Ftag: lib.EJS_TAG_INT, Fu: lib.TJSValueUnion{Fuint641: uint64(uint32(int32(n)))}}
@@ -461,4 +604,43 @@ func appendJSONString(b, s []byte) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// Operations of the bridge's control function; keep in sync with bridge.js.
+const (
+	controlStart    = 0 // (fn, argsText): run the user function (through the wrapper)
+	controlReject   = 1 // (reject, id, message, code, tool): fail a call
+	controlDispatch = 2 // (): hand over the calls queued while too many were in flight
+)
+
+// callBridge calls the bridge's control function from Go.
+func (r *run) callBridge(op int, fn lib.TJSValue, id int, msg, code, tool string) error {
+	e := &r.m.engine
+	var strs [3]lib.TJSValue
+	for i, s := range [3]string{msg, code, tool} {
+		strs[i] = e.newString(s)
+		if int32(strs[i].Ftag) == lib.EJS_TAG_EXCEPTION {
+			for _, v := range strs[:i] {
+				e.free(v)
+			}
+			return r.exception()
+		}
+	}
+	defer func() {
+		for _, v := range strs {
+			e.free(v)
+		}
+	}()
+	return r.callJS(r.m.controlFn, jsInt(op), fn, jsInt(id), strs[0], strs[1], strs[2])
+}
+
+// newString makes a JS string of s, or an exception value.
+func (e *engine) newString(s string) lib.TJSValue {
+	buf := libc.Xmalloc(e.tls, lib.Tsize_t(len(s)+1))
+	if buf == 0 {
+		return lib.XJS_ThrowOutOfMemory(e.tls, e.ctx)
+	}
+	defer libc.Xfree(e.tls, buf)
+	copy(unsafe.Slice((*byte)(cPointer(buf)), len(s)), s)
+	return lib.XJS_NewStringLen(e.tls, e.ctx, buf, lib.Tsize_t(len(s)))
 }

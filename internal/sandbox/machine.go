@@ -45,10 +45,12 @@ const maxStackSlots = 2000
 // machine is one VM with the bridge installed and no user code run yet. It
 // is used for exactly one Run and then closed.
 type machine struct {
-	vm      *quickjs.VM
-	engine  engine
-	control quickjs.Value // the bridge's control function
-	run     *run          // the Run using this machine; nil while pooled
+	vm        *quickjs.VM
+	engine    engine
+	control   quickjs.Value     // the bridge's control function
+	controlFn lib.TJSValue      // the same, as the engine's value
+	waiting   map[int]resolvers // calls in flight by id (see fastcall.go)
+	run       *run              // the Run using this machine; nil while pooled
 }
 
 // newMachine creates a VM and installs the bridge.
@@ -61,7 +63,7 @@ func newMachine() (*machine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create VM: %w", err)
 	}
-	m := &machine{vm: vm}
+	m := &machine{vm: vm, waiting: map[int]resolvers{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -81,6 +83,9 @@ func newMachine() (*machine, error) {
 	if m.control, err = vm.EvalBytecodeValue(code); err != nil {
 		return nil, fmt.Errorf("install bridge: %w", err)
 	}
+	if m.controlFn, err = engineValue(&m.control); err != nil {
+		return nil, err
+	}
 	ok = true
 	return m, nil
 }
@@ -96,6 +101,10 @@ func (m *machine) host(op int, a, b string) int {
 }
 
 func (m *machine) close() {
+	for _, res := range m.waiting {
+		res.free(&m.engine)
+	}
+	clear(m.waiting)
 	if m.control.VM() != nil {
 		m.control.Free()
 	}

@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/tools"
+	lib "modernc.org/libquickjs"
 	"modernc.org/quickjs"
 )
 
@@ -210,6 +211,7 @@ type run struct {
 	logBytes      int
 	logsTruncated bool
 	outcome       *outcome // set once the code returned or failed
+	bridgeQueued  bool     // the bridge holds calls Go refused while too many were in flight
 }
 
 type outcome struct {
@@ -271,7 +273,7 @@ func (r *run) execute(js, argsText string) (json.RawMessage, error) {
 		return nil, err
 	}
 	err = r.enter(func() error {
-		_, err := r.m.control.Call(quickjs.UndefinedValue, 0, fn, argsText)
+		_, err := r.m.control.Call(quickjs.UndefinedValue, controlStart, fn, argsText)
 		return err
 	})
 	if fn.VM() != nil {
@@ -328,6 +330,9 @@ func (r *run) loop() (json.RawMessage, error) {
 			if err := r.deliver(res); err != nil {
 				return nil, err
 			}
+			if err := r.dispatchQueued(); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		for _, job := range r.queued {
@@ -341,6 +346,9 @@ func (r *run) loop() (json.RawMessage, error) {
 				return nil, err
 			}
 			if err := r.deliverReady(); err != nil {
+				return nil, err
+			}
+			if err := r.dispatchQueued(); err != nil {
 				return nil, err
 			}
 		case <-r.ctx.Done():
@@ -365,22 +373,23 @@ func (r *run) deliverReady() error {
 	return nil
 }
 
-// drain runs the pending jobs (promise reactions).
+// drain runs the pending jobs (promise reactions). The eval timeout the
+// wrapper set when the code started still holds: it is the run's deadline.
 func (r *run) drain() error {
+	e := &r.m.engine
+	const size = int(unsafe.Sizeof(uintptr(0)))
+	pctx := e.tls.Alloc(size) // where the engine puts the context of a failed job
+	defer e.tls.Free(size)
 	for r.outcome == nil {
-		bounded := false
-		err := r.enter(func() error {
-			_, err := r.m.vm.ExecutePendingJobs()
-			var qe *quickjs.Error
-			if err != nil && !errors.As(err, &qe) {
-				// The engine stops a drain after 2^20 jobs so that it
-				// cannot hang its host; the timeout is ours to enforce.
-				bounded, err = true, nil
-			}
-			return err
-		})
-		if err != nil || !bounded {
-			return err
+		if r.ctx.Err() != nil {
+			return r.timeout()
+		}
+		switch lib.XJS_ExecutePendingJob(e.tls, e.rt, pctx) {
+		case 0:
+			return nil
+		case 1:
+		default:
+			return r.exception()
 		}
 	}
 	return nil
