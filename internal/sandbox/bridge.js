@@ -185,33 +185,32 @@
   const refuse = () => false;
   const sealedTarget = () => freeze(create(null));
 
-  function namespace(ns) {
-    const actions = create(null);
-    return new ProxyCtor(sealedTarget(), freeze({
+  // lazyObject is an object that user code cannot change, whose property k
+  // (a string, not a reserved name) is make(k), made on first use. It is a
+  // proxy without a get trap over an object the properties are defined on,
+  // so that after the first use reading one runs no JS at all; the object's
+  // prototype is the proxy whose get trap makes them.
+  function lazyObject(make) {
+    const maker = new ProxyCtor(sealedTarget(), freeze({
       __proto__: null,
-      get(t, action) {
-        if (typeof action !== "string" || reserved[action] === true) return undefined;
-        let f = actions[action];
-        if (f === undefined) {
-          const tool = ns + ":" + action, label = "mcp." + ns + "." + action;
-          f = actions[action] = function pml$action(a) { return pml$call(tool, label, a); };
-        }
-        return f;
+      get(t, k) {
+        if (typeof k !== "string" || reserved[k] === true) return undefined;
+        const v = make(k);
+        defineProperty(target, k, { __proto__: null, value: v, writable: false, enumerable: true, configurable: false });
+        return v;
       },
-      set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,
+    }));
+    const target = create(maker);
+    return new ProxyCtor(target, freeze({
+      __proto__: null,
+      getPrototypeOf: () => null,
+      set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse, preventExtensions: refuse,
     }));
   }
 
-  const namespaces = create(null);
-  const mcpProxy = new ProxyCtor(sealedTarget(), freeze({
-    __proto__: null,
-    get(t, ns) {
-      if (typeof ns !== "string" || reserved[ns] === true) return undefined;
-      let p = namespaces[ns];
-      if (p === undefined) p = namespaces[ns] = namespace(ns);
-      return p;
-    },
-    set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse,
+  const mcpProxy = lazyObject((ns) => lazyObject((action) => {
+    const tool = ns + ":" + action, label = "mcp." + ns + "." + action;
+    return function pml$action(a) { return pml$call(tool, label, a); };
   }));
   // An accessor, not a data property: the engine lets defineProperty
   // replace the value of any non-configurable data property of the global
