@@ -11,14 +11,11 @@
 // Go drops those frames when it reports where an error happened.
 (function () {
   "use strict";
-  const host = globalThis.__pml_host, hostCall = globalThis.__pml_call;
+  const host = globalThis.__pml_host;
   delete globalThis.__pml_host;
-  delete globalThis.__pml_call;
 
   // Host operations; keep in sync with host.go.
-  const OP_LOG = 2, OP_RESULT = 3, OP_FAIL = 4;
-  // Answers of hostCall besides a call id; keep in sync with fastcall.go.
-  const CALL_BUSY = -1, CALL_NEEDS_JS = -2;
+  const OP_CALL = 1, OP_LOG = 2, OP_RESULT = 3, OP_FAIL = 4;
 
   const G = globalThis;
   const stringify = JSON.stringify, parse = JSON.parse;
@@ -118,7 +115,7 @@
   }
 
   // pml$call starts a call. Go writes the JSON of plain arguments itself and
-  // answers the call's promise; for anything else it answers CALL_NEEDS_JS,
+  // answers the call's promise; for anything else it answers a number,
   // and the arguments are serialized here, where an error can name what JSON
   // cannot hold.
   function pml$call(tool, label, a) {
@@ -126,7 +123,7 @@
       return pml$rejected(new TypeErrorCtor(label + ": arguments must be an object"));
     }
     if (queueHead === queueTail) {
-      const p = hostCall(tool, a);
+      const p = host(OP_CALL, tool, a);
       if (typeof p !== "number") return p;
     }
     let text;
@@ -158,7 +155,7 @@
   // dispatch hands a serialized call to Go, which refuses while too many
   // calls are in flight; the call then waits in the queue, in issue order.
   function pml$dispatch(call) {
-    const p = hostCall(call.tool, call.text);
+    const p = host(OP_CALL, call.tool, call.text);
     if (typeof p === "number") return false;
     call.resolve(p);
     return true;
@@ -331,7 +328,7 @@
     pml$run(fn, a);
   }
 
-  // Operations; keep in sync with fastcall.go.
+  // Operations; keep in sync with jscalls.go.
   return function pml$control(op, a, b, c, d, e) {
     if (op === 0) pml$start(a, b);
     else if (op === 1) pml$reject(a, b, c, d, e);

@@ -102,7 +102,5 @@
 //
 // Each run's VM works on its own goroutine. Fresh VMs come from a small pool
 // (4) refilled in the background after runs, and used ones are closed in the
-// background; a VM that ran user code is never reused. Each VM registers one
-// Go function, and the engine allows 32767 at once process-wide, which
-// bounds concurrent runs (pooled VMs included) to about that many.
+// background; a VM that ran user code is never reused.
 package sandbox

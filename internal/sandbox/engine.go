@@ -22,9 +22,9 @@ import (
 //     again. So the runtime's allocator is wrapped: a failed allocation sets a
 //     sticky flag in the runtime's malloc state (its opaque word, which the
 //     default allocator never uses);
-//   - the hot path of an mcp.* call (fastcall.go): the wrapper converts every
-//     argument and result through reflect, and a round trip crosses between
-//     Go and JS three times.
+//   - the way between the bridge and Go (host.go, jscalls.go, jsvalue.go):
+//     the wrapper converts every argument and result through reflect, which
+//     cost more than half of an mcp.* round trip.
 //
 // The engine's pointers are read with reflect from the unexported fields
 // VM.cContext, VM.runtime.cRuntime and VM.runtime.tls. The hooks use the

@@ -2,40 +2,109 @@ package sandbox
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"unicode/utf8"
+	"unsafe"
+
+	"modernc.org/libc"
+	lib "modernc.org/libquickjs"
 
 	"github.com/pml-go/pml/internal/pmlerr"
 )
 
-// Operations of the bridge's host function; keep in sync with bridge.js.
-// Calls take their own path (fastcall.go).
+// The bridge reaches Go through one C function of the engine, __pml_host,
+// which it takes off the global object before user code runs. It is defined
+// under the wrapper's RegisterFunc, which converts every argument and result
+// through reflect and takes a slot in a process-wide table: the call path
+// (jscalls.go) is most of an mcp.* round trip.
+
+// Operations of the host function; keep in sync with bridge.js.
 const (
+	opCall   = 1 // (tool, args) -> the call's promise, callBusy or callNeedsJS
 	opLog    = 2 // (line) -> 1 once further lines would be dropped
 	opResult = 3 // (returnJSON)
 	opFail   = 4 // (kind, detailJSON)
 )
 
-// host serves the bridge, on the VM goroutine. A panic here would stop the
-// JS with an uncatchable error and go on in Run, so it becomes the run's
-// outcome instead.
-func (r *run) host(op int, a, b string) (ret int) {
+// hostFromJS is __pml_host(op, a, b). The engine finds the machine through
+// its context's opaque word.
+func hostFromJS(tls *libc.TLS, ctx uintptr, this lib.TJSValue, argc int32, argv uintptr, magic int32) lib.TJSValue {
+	m := (*machine)(cPointer(lib.XJS_GetContextOpaque(tls, ctx)))
+	if m.run == nil || argc != 3 {
+		return jsInt(-1)
+	}
+	return m.run.host(jsArg(argv, 0), jsArg(argv, 1), jsArg(argv, 2))
+}
+
+// host serves the bridge, on the VM goroutine. A panic must not unwind
+// through the engine's frames, so it becomes the run's outcome.
+func (r *run) host(op, a, b lib.TJSValue) (ret lib.TJSValue) {
 	defer func() {
 		if p := recover(); p != nil {
-			slog.Error("sandbox: panic in host function", "op", op, "panic", p)
+			slog.Error("sandbox: panic in host function", "panic", p)
 			r.finish(nil, pmlerr.New(pmlerr.Internal, "sandbox failure: %v", p))
-			ret = -1
+			ret = jsInt(-1)
 		}
 	}()
-	switch op {
-	case opLog:
-		return r.log(a)
-	case opResult:
-		r.finish(r.result(a))
-	case opFail:
-		r.finish(nil, r.failure(a, b))
+	e := &r.m.engine
+	if int32(op.Ftag) != lib.EJS_TAG_INT {
+		panic("host: the operation is not an int")
 	}
-	return 0
+	if int32(op.Fu.Fuint641) == opCall {
+		return r.callFromJS(a, b)
+	}
+	sa, ok := e.goString(a)
+	if !ok {
+		r.finish(nil, r.engineFailure("read a string of the bridge"))
+		return jsInt(-1)
+	}
+	switch int32(op.Fu.Fuint641) {
+	case opLog:
+		return jsInt(r.log(sa))
+	case opResult:
+		r.finish(r.result(sa))
+	case opFail:
+		sb, ok := e.goString(b)
+		if !ok {
+			r.finish(nil, r.engineFailure("read a string of the bridge"))
+			break
+		}
+		r.finish(nil, r.failure(sa, sb))
+	}
+	return jsInt(0)
+}
+
+// installHost defines the global __pml_host, and makes the context lead to
+// m: the machine outlives its VM, and Go does not move heap objects.
+func (m *machine) installHost() error {
+	e := &m.engine
+	lib.XJS_SetContextOpaque(e.tls, e.ctx, uintptr(unsafe.Pointer(m)))
+	name, err := libc.CString("__pml_host")
+	if err != nil {
+		return err
+	}
+	defer libc.Xfree(e.tls, name)
+	fn := lib.XJS_NewCFunction2(e.tls, e.ctx, funcAddr(hostFromJS), name, 3, lib.EJS_CFUNC_generic_magic, 0)
+	if int32(fn.Ftag) == lib.EJS_TAG_EXCEPTION {
+		e.clearException()
+		return fmt.Errorf("create __pml_host")
+	}
+	// JS_SetPropertyStr takes fn over, also when it fails.
+	if lib.XJS_SetPropertyStr(e.tls, e.ctx, (*lib.TJSContext)(cPointer(e.ctx)).Fglobal_obj, name, fn) < 0 {
+		e.clearException()
+		return fmt.Errorf("define __pml_host")
+	}
+	return nil
+}
+
+// engineFailure is the run's error when the engine could not hand over a
+// value: it ran out of memory, or something this package does not expect.
+func (r *run) engineFailure(what string) error {
+	if r.m.engine.outOfMemory() {
+		return r.memoryError()
+	}
+	return pmlerr.New(pmlerr.Internal, "sandbox failure: cannot %s", what)
 }
 
 // canCall reports whether the code may start another call now, by the count

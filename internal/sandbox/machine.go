@@ -49,7 +49,7 @@ type machine struct {
 	engine    engine
 	control   quickjs.Value     // the bridge's control function
 	controlFn lib.TJSValue      // the same, as the engine's value
-	waiting   map[int]resolvers // calls in flight by id (see fastcall.go)
+	waiting   map[int]resolvers // calls in flight by id (see jscalls.go)
 	run       *run              // the Run using this machine; nil while pooled
 }
 
@@ -74,11 +74,8 @@ func newMachine() (*machine, error) {
 		return nil, fmt.Errorf("hook engine: %w", err)
 	}
 	vm.SetMaxStackSize(maxStackSlots)
-	if err := m.installCall(); err != nil {
-		return nil, fmt.Errorf("install the call function: %w", err)
-	}
-	if err := vm.RegisterFunc("__pml_host", m.host, false); err != nil {
-		return nil, fmt.Errorf("register host function: %w", err)
+	if err := m.installHost(); err != nil {
+		return nil, fmt.Errorf("install host function: %w", err)
 	}
 	if m.control, err = vm.EvalBytecodeValue(code); err != nil {
 		return nil, fmt.Errorf("install bridge: %w", err)
@@ -88,16 +85,6 @@ func newMachine() (*machine, error) {
 	}
 	ok = true
 	return m, nil
-}
-
-// host is the one Go function the bridge calls (see host.go). A VM has a
-// single one because every registered function takes a slot in a
-// process-wide table of 32767.
-func (m *machine) host(op int, a, b string) int {
-	if m.run == nil {
-		return -1
-	}
-	return m.run.host(op, a, b)
 }
 
 func (m *machine) close() {

@@ -1,0 +1,153 @@
+package sandbox
+
+import (
+	"unsafe"
+
+	"modernc.org/libc"
+	lib "modernc.org/libquickjs"
+)
+
+// Engine values, handled under the wrapper (see engine.go). Every function
+// here runs on the goroutine driving the VM and runs no JS code, unless it
+// says so.
+
+var jsUndefined = lib.TJSValue{Ftag: lib.EJS_TAG_UNDEFINED}
+
+func jsInt(n int) lib.TJSValue {
+	return lib.TJSValue{Ftag: lib.EJS_TAG_INT, Fu: lib.TJSValueUnion{Fuint641: uint64(uint32(int32(n)))}}
+}
+
+// jsArg is argument i of a C function's argv.
+func jsArg(argv uintptr, i int) lib.TJSValue {
+	return *(*lib.TJSValue)(cPointer(argv + uintptr(i)*unsafe.Sizeof(lib.TJSValue{})))
+}
+
+// objectPointer is the JSObject of a value tagged EJS_TAG_OBJECT.
+func objectPointer(v lib.TJSValue) uintptr { return uintptr(v.Fu.Fuint641) }
+
+func (e *engine) free(v lib.TJSValue) { lib.XFreeValue(e.tls, e.ctx, v) }
+
+// clearException drops the exception a failed engine call left pending, so
+// that the code does not see it.
+func (e *engine) clearException() { e.free(lib.XJS_GetException(e.tls, e.ctx)) }
+
+// classProto is the context's prototype for objects of a class.
+func (e *engine) classProto(class uintptr) uintptr {
+	protos := (*lib.TJSContext)(cPointer(e.ctx)).Fclass_proto
+	return objectPointer(*(*lib.TJSValue)(cPointer(protos + class*unsafe.Sizeof(lib.TJSValue{}))))
+}
+
+// goString copies the JS string v out as UTF-8. A lone surrogate comes out
+// as invalid UTF-8. It fails only when the engine runs out of memory.
+func (e *engine) goString(v lib.TJSValue) (string, bool) {
+	var s string
+	ok := e.withCString(v, func(b []byte) { s = string(b) })
+	return s, ok
+}
+
+// withCString calls f with the UTF-8 bytes of the JS string v, valid during
+// the call.
+func (e *engine) withCString(v lib.TJSValue, f func([]byte)) bool {
+	return e.withUTF8(func(plen uintptr) uintptr { return lib.XJS_ToCStringLen2(e.tls, e.ctx, plen, v, 0) }, f)
+}
+
+// withAtomString is withCString for a property name.
+func (e *engine) withAtomString(atom lib.TJSAtom, f func([]byte)) bool {
+	return e.withUTF8(func(plen uintptr) uintptr { return lib.XJS_AtomToCStringLen(e.tls, e.ctx, plen, atom) }, f)
+}
+
+// withUTF8 calls f with the bytes of the C string toC makes, which it
+// reports the length of at plen.
+func (e *engine) withUTF8(toC func(plen uintptr) uintptr, f func([]byte)) bool {
+	const size = int(unsafe.Sizeof(lib.Tsize_t(0)))
+	plen := e.tls.Alloc(size)
+	defer e.tls.Free(size)
+	p := toC(plen)
+	if p == 0 {
+		e.clearException()
+		return false
+	}
+	f(unsafe.Slice((*byte)(cPointer(p)), *(*lib.Tsize_t)(cPointer(plen))))
+	lib.XJS_FreeCString(e.tls, e.ctx, p)
+	return true
+}
+
+// hasOwn reports whether the ordinary object obj has its own property atom,
+// without running any code. An engine failure counts as having it.
+func (e *engine) hasOwn(obj uintptr, atom lib.TJSAtom) bool {
+	r := lib.XJS_GetOwnProperty(e.tls, e.ctx, 0, objectValue(obj), atom)
+	if r < 0 {
+		e.clearException()
+	}
+	return r != 0
+}
+
+// objectValue is the value of the JSObject at p, not counted as a reference.
+func objectValue(p uintptr) lib.TJSValue {
+	return lib.TJSValue{Ftag: lib.EJS_TAG_OBJECT, Fu: lib.TJSValueUnion{Fuint641: uint64(p)}}
+}
+
+// ownData returns the value of the own data property atom of the ordinary
+// object or array obj, without running any code; ok is false for a missing
+// property or an accessor. The caller frees the value.
+func (e *engine) ownData(obj uintptr, atom lib.TJSAtom) (v lib.TJSValue, ok bool) {
+	const size = int(unsafe.Sizeof(lib.TJSPropertyDescriptor{}))
+	p := e.tls.Alloc(size)
+	defer e.tls.Free(size)
+	switch lib.XJS_GetOwnProperty(e.tls, e.ctx, p, objectValue(obj), atom) {
+	case 1:
+	case 0:
+		return v, false
+	default:
+		e.clearException()
+		return v, false
+	}
+	d := (*lib.TJSPropertyDescriptor)(cPointer(p))
+	if d.Fflags&lib.MJS_PROP_GETSET != 0 {
+		e.free(d.Fgetter)
+		e.free(d.Fsetter)
+		e.free(d.Fvalue)
+		return v, false
+	}
+	return d.Fvalue, true
+}
+
+// indexAtom is the atom of an array index below 2^31: the index tagged, as
+// the engine's __JS_AtomFromUInt32 makes it.
+func indexAtom(i uint32) lib.TJSAtom { return lib.TJSAtom(i | 1<<31) }
+
+const (
+	atomLength = lib.EJS_ATOM_length
+	atomToJSON = lib.EJS_ATOM_toJSON
+)
+
+// stringProp reads a string property of an error object; "" when it is
+// missing or not a string. A getter would run.
+func (e *engine) stringProp(obj lib.TJSValue, name string) string {
+	cname, err := libc.CString(name)
+	if err != nil {
+		return ""
+	}
+	defer libc.Xfree(e.tls, cname)
+	v := lib.XJS_GetPropertyStr(e.tls, e.ctx, obj, cname)
+	defer e.free(v)
+	switch int32(v.Ftag) {
+	case lib.EJS_TAG_STRING, lib.EJS_TAG_STRING_ROPE:
+		s, _ := e.goString(v)
+		return s
+	case lib.EJS_TAG_EXCEPTION:
+		e.clearException()
+	}
+	return ""
+}
+
+// newString makes a JS string of s, or an exception value.
+func (e *engine) newString(s string) lib.TJSValue {
+	buf := libc.Xmalloc(e.tls, lib.Tsize_t(len(s)+1))
+	if buf == 0 {
+		return lib.XJS_ThrowOutOfMemory(e.tls, e.ctx)
+	}
+	defer libc.Xfree(e.tls, buf)
+	copy(unsafe.Slice((*byte)(cPointer(buf)), len(s)), s)
+	return lib.XJS_NewStringLen(e.tls, e.ctx, buf, lib.Tsize_t(len(s)))
+}
