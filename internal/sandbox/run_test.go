@@ -136,6 +136,33 @@ func TestPromiseAllRunsConcurrently(t *testing.T) {
 	}
 }
 
+// TestCallsBeyondTheLimitWait issues more calls at once than may be in
+// flight, with plain and non-plain arguments: the rest wait in the bridge,
+// in issue order, and each gets its own result.
+func TestCallsBeyondTheLimitWait(t *testing.T) {
+	tt := &testTools{}
+	res, err := Run(context.Background(), fn(`
+		const ps = [];
+		for (let i = 0; i < 3 * 64; i++) {
+			const a = i % 3 === 0 ? {get i() { return i }} : {i};
+			ps.push(mcp.test.echo(a));
+		}
+		const out = await Promise.all(ps);
+		return out.every((r, i) => r.i === i);`), nil, tt.call, testLimits())
+	if err != nil || string(res.Value) != "true" {
+		t.Fatalf("got %s, %v", res.Value, err)
+	}
+	calls := tt.recorded()
+	if len(calls) != 3*maxConcurrentCalls {
+		t.Fatalf("got %d calls", len(calls))
+	}
+	for _, c := range calls {
+		if want := `{"i":` + itoa(c.seq) + `}`; c.args != want {
+			t.Errorf("call %d has args %s, want %s", c.seq, c.args, want)
+		}
+	}
+}
+
 func TestCallSeqIsIssueOrder(t *testing.T) {
 	tt := &testTools{}
 	// Later calls finish first; the sequence still follows the issue order.
