@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -89,7 +90,7 @@ func TestPlainJSON(t *testing.T) {
 	}
 }
 
-func mustGlobal(t *testing.T, m *machine, expr string) lib.TJSValue {
+func mustGlobal(t testing.TB, m *machine, expr string) lib.TJSValue {
 	t.Helper()
 	if _, err := m.vm.Eval("void (globalThis.__w = "+expr+")", quickjs.EvalGlobal); err != nil {
 		t.Fatal(err)
@@ -135,4 +136,44 @@ func TestAppendJSNumber(t *testing.T) {
 			t.Errorf("%v: got %s, want %s", f, got, want)
 		}
 	}
+}
+
+// FuzzPlainJSON compares the JSON written in Go with JSON.stringify for
+// strings and numbers, where the two could drift apart.
+func FuzzPlainJSON(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote \" backslash \\", "\x00\x1f\x7f", "é😀\u2028", "\xff"} {
+		f.Add(s, 1.5)
+	}
+	for _, n := range []float64{0, -1, 1e21, 1e-7, 123456.789, 5e-324, math.MaxFloat64, 1 << 53} {
+		f.Add("n", n)
+	}
+	m, err := newMachine()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(m.close)
+	f.Fuzz(func(t *testing.T, s string, n float64) {
+		str, _ := json.Marshal(s) // a JS string literal too
+		num := strconv.FormatFloat(n, 'g', -1, 64)
+		switch {
+		case math.IsNaN(n):
+			num = "NaN"
+		case math.IsInf(n, 1):
+			num = "Infinity"
+		case math.IsInf(n, -1):
+			num = "-Infinity"
+		}
+		v := mustGlobal(t, m, "({s: "+string(str)+", n: "+num+", a: ["+num+", "+string(str)+"]})")
+		got, ok := m.engine.plainJSON(v, 1<<20)
+		if !ok {
+			t.Fatalf("%s, %s: not written in Go", str, num)
+		}
+		want, err := m.vm.Eval("JSON.stringify(__w)", quickjs.EvalGlobal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want.(string) {
+			t.Fatalf("got  %s\nwant %s", got, want)
+		}
+	})
 }
