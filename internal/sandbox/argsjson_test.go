@@ -32,6 +32,7 @@ func TestPlainJSON(t *testing.T) {
 		`(() => { const o = {a: 1, b: 2, c: 3}; delete o.b; return o })()`,
 		`(() => { const shared = {x: 1}; return {p: shared, q: shared} })()`,
 		`({nested: ` + strings.Repeat("[", 60) + strings.Repeat("]", 60) + `})`,
+		`({rope: "x".repeat(3000) + "é".repeat(3000) + "\n"})`, // concatenated long strings are ropes
 	}
 	toJS := []string{
 		`({get g() { return 1 }})`, `({toJSON() { return {} }})`, `({d: new Date(0)})`, `({m: new Map()})`,
