@@ -139,8 +139,8 @@ var hostileCorpus = []hostile{
 	{name: "throw null", body: "throw null", code: pmlerr.CodeError, message: "null"},
 	{name: "throw undefined", body: "throw undefined", code: pmlerr.CodeError, message: "undefined"},
 
-	// Arguments: what is not plain data leaves Go's writer untouched and
-	// meets JSON.stringify's semantics in the bridge
+	// Arguments: what is not plain data is left to JSON.stringify in the
+	// bridge, with its semantics
 	{name: "argument getter throws", body: "await mcp.math.add({get a() { throw new Error('getter ran') }, b: 2})", code: pmlerr.CodeError, message: "getter ran"},
 	{name: "proxy arguments with a throwing trap", body: "await mcp.math.add(new Proxy({a: 1}, {ownKeys() { throw new Error('trap ran') }}))", code: pmlerr.CodeError, message: "trap ran"},
 	{name: "hole read through a tampered Array.prototype", body: `
@@ -149,7 +149,6 @@ var hostileCorpus = []hostile{
 			set(v) { Object.defineProperty(this, 0, {value: v, writable: true, enumerable: true, configurable: true}) },
 		});
 		await mcp.test.echo({h: [, 2]})`, code: pmlerr.CodeError, message: "prototype index"},
-	{name: "sparse array of 2^31 holes", body: "const a = []; a.length = 2 ** 31 - 2; await mcp.test.echo({a})", code: pmlerr.MemoryLimit, limits: smallHeap},
 
 	// Handlers
 	{name: "handler panics", body: "await mcp.test.panic({})", code: pmlerr.ToolError, message: "panicked"},
