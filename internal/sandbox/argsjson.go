@@ -9,14 +9,16 @@ import (
 	lib "modernc.org/libquickjs"
 )
 
-// Call arguments written as JSON in Go, without running JS (see jscalls.go).
+// Call arguments and results written as JSON in Go, without running JS (see
+// jscalls.go).
 
 // maxPlainDepth bounds the nesting written in Go; deeper arguments take the
 // bridge's path, which the engine's stack limit bounds.
 const maxPlainDepth = 64
 
-// plainJSON writes the JSON text of v, an object, when it is plain data of at
-// most max bytes. It runs no JS code: no getter, toJSON or proxy trap.
+// plainJSON writes the JSON text of v when it is plain data of at most max
+// bytes. It runs no JS code: no getter, toJSON or proxy trap. (A string,
+// number or boolean has no toJSON for JSON.stringify to call.)
 func (e *engine) plainJSON(v lib.TJSValue, max int64) ([]byte, bool) {
 	w := jsonWriter{e: e, max: int(max), objectProto: e.classProto(lib.EJS_CLASS_OBJECT), arrayProto: e.classProto(lib.EJS_CLASS_ARRAY)}
 	// A toJSON on a shared prototype applies to every object.
@@ -116,10 +118,7 @@ func (w *jsonWriter) object(p uintptr) bool {
 
 func (w *jsonWriter) fields(p uintptr) bool {
 	e := w.e
-	const sizes = int(unsafe.Sizeof(uintptr(0)) + unsafe.Sizeof(uint32(0)))
-	out := e.tls.Alloc(sizes)
-	defer e.tls.Free(sizes)
-	ptab, plen := out, out+unsafe.Sizeof(uintptr(0))
+	ptab, plen := e.scratch, e.scratch+unsafe.Sizeof(uintptr(0))
 	if lib.XJS_GetOwnPropertyNames(e.tls, e.ctx, ptab, plen, objectValue(p), lib.MJS_GPN_STRING_MASK|lib.MJS_GPN_ENUM_ONLY) < 0 {
 		e.clearException()
 		return false

@@ -128,6 +128,32 @@ func TestCallArgumentsBothPaths(t *testing.T) {
 	}
 }
 
+// TestResultBothPaths returns the same data once as plain data (written in
+// Go) and once behind a getter (the bridge's path): the results are the
+// same. Bare values are returned as they are too.
+func TestResultBothPaths(t *testing.T) {
+	for _, value := range []string{
+		`{s: "a\nb", n: [1, 2.5, -0, 1e-7, 1e21], o: {x: null, t: true}, u: undefined}`,
+		`[1, "two", [3], {}]`, `"text"`, `1.5`, `true`, `null`, `undefined`,
+	} {
+		plain, err := Run(context.Background(), fn("return {r: "+value+"}"), nil, nil, testLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaJS, err := Run(context.Background(), fn("const v = "+value+"; return {get r() { return v }}"), nil, nil, testLimits())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(plain.Value) != string(viaJS.Value) {
+			t.Errorf("%s: plain %s, via JS %s", value, plain.Value, viaJS.Value)
+		}
+		bare, err := Run(context.Background(), fn("return "+value), nil, nil, testLimits())
+		if want := strings.TrimSuffix(strings.TrimPrefix(string(plain.Value), `{"r":`), "}"); err != nil || string(bare.Value) != want && value != "undefined" {
+			t.Errorf("%s: bare %s, %v; want %s", value, bare.Value, err, want)
+		}
+	}
+}
+
 func TestAppendJSNumber(t *testing.T) {
 	for f, want := range map[float64]string{
 		1: "1", -2.5: "-2.5", 1e21: "1e+21", 1.5e-7: "1.5e-7", 1e-6: "0.000001", 123e300: "1.23e+302",

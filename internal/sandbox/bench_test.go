@@ -68,3 +68,22 @@ func BenchmarkSandboxRPC(b *testing.B) {
 		b.Fatalf("got %s, want %s", res.Value, want)
 	}
 }
+
+// BenchmarkSandboxReturn measures a run returning 2,000 small records (110
+// KB of JSON) against one building them and returning their count: the
+// difference is writing the result.
+func BenchmarkSandboxReturn(b *testing.B) {
+	const build = "const out = []; for (let i = 0; i < 2000; i++) out.push({i, name: 'item ' + i, ok: true, tags: ['a', 'b']});"
+	for _, c := range []struct{ name, js string }{
+		{"records", fn(build + " return out")},
+		{"count", fn(build + " return out.length")},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Run(context.Background(), c.js, nil, addHandler, Limits{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

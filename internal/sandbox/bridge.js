@@ -15,7 +15,7 @@
   delete globalThis.__pml_host;
 
   // Host operations; keep in sync with host.go.
-  const OP_CALL = 1, OP_LOG = 2, OP_RESULT = 3, OP_FAIL = 4;
+  const OP_CALL = 1, OP_LOG = 2, OP_RESULT = 3, OP_FAIL = 4, OP_RETURN = 5;
 
   const G = globalThis;
   const stringify = JSON.stringify, parse = JSON.parse;
@@ -306,10 +306,14 @@
     }
   }
 
+  // pml$run runs the user function. Go writes the JSON of a plain-data
+  // result itself (as it does for call arguments); anything else is
+  // serialized here, where an error can name what JSON cannot hold.
   async function pml$run(fn, a) {
     let v, text;
     try {
       v = await fn(a);
+      if (host(OP_RETURN, v, "") !== 0) return;
       text = pml$serialize(v, "return value is not JSON-serializable: ");
     } catch (e) {
       pml$fail(e);

@@ -35,10 +35,11 @@ import (
 // engine is the part of one VM's runtime this package reads and hooks. Like
 // the VM, it is used by one goroutine at a time.
 type engine struct {
-	state *lib.TJSMallocState
-	tls   *libc.TLS // the VM's: the engine's emulated C stack
-	ctx   uintptr   // *lib.TJSContext
-	rt    uintptr   // *lib.TJSRuntime
+	state   *lib.TJSMallocState
+	tls     *libc.TLS // the VM's: the engine's emulated C stack
+	ctx     uintptr   // *lib.TJSContext
+	rt      uintptr   // *lib.TJSRuntime
+	scratch uintptr   // C memory for out-parameters (see jsvalue.go)
 }
 
 // allocFuncs are the engine's default allocation functions, as func-value
@@ -117,6 +118,9 @@ func hookEngine(vm *quickjs.VM) (engine, error) {
 	mf.Fjs_malloc = funcAddr(trackingMalloc)
 	mf.Fjs_realloc = funcAddr(trackingRealloc)
 	e.state = &rt.Fmalloc_ctx.Fmalloc_state
+	if e.scratch = libc.Xmalloc(e.tls, scratchSize); e.scratch == 0 {
+		return engine{}, fmt.Errorf("allocate the engine's scratch memory")
+	}
 	return e, nil
 }
 

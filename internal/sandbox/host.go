@@ -26,6 +26,7 @@ const (
 	opLog    = 2 // (line) -> 1 once further lines would be dropped
 	opResult = 3 // (returnJSON)
 	opFail   = 4 // (kind, detailJSON)
+	opReturn = 5 // (value) -> 1 when Go wrote it as the result, 0: the bridge serializes it (opResult)
 )
 
 // hostFromJS is __pml_host(op, a, b). The engine finds the machine through
@@ -52,8 +53,16 @@ func (r *run) host(op, a, b lib.TJSValue) (ret lib.TJSValue) {
 	if int32(op.Ftag) != lib.EJS_TAG_INT {
 		panic("host: the operation is not an int")
 	}
-	if int32(op.Fu.Fuint641) == opCall {
+	switch int32(op.Fu.Fuint641) {
+	case opCall:
 		return r.callFromJS(a, b)
+	case opReturn:
+		text, ok := e.plainJSON(a, int64(r.lim.MaxResultBytes))
+		if !ok {
+			return jsInt(0)
+		}
+		r.finish(text, nil)
+		return jsInt(1)
 	}
 	sa, ok := e.goString(a)
 	if !ok {

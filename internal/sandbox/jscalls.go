@@ -87,9 +87,7 @@ func (res resolvers) free(e *engine) {
 
 // newPromise makes a promise and its resolving functions.
 func (e *engine) newPromise() (lib.TJSValue, resolvers, bool) {
-	const size = 2 * int(unsafe.Sizeof(lib.TJSValue{}))
-	funcs := e.tls.Alloc(size)
-	defer e.tls.Free(size)
+	funcs := e.scratch
 	p := lib.XJS_NewPromiseCapability(e.tls, e.ctx, funcs)
 	if int32(p.Ftag) == lib.EJS_TAG_EXCEPTION {
 		e.clearException()

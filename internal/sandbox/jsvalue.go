@@ -11,6 +11,23 @@ import (
 // here runs on the goroutine driving the VM and runs no JS code, unless it
 // says so.
 
+// scratchSize is the size of engine.scratch, where engine functions write
+// their out-parameters: a property descriptor, a length, a table pointer.
+// Each use reads them back at once, before anything else can use it, so one
+// block per VM serves them all without an allocation per call.
+const scratchSize = 128
+
+// The largest use must fit (the constant underflows otherwise).
+const _ = scratchSize - unsafe.Sizeof(lib.TJSPropertyDescriptor{})
+
+// freeScratch releases the scratch memory before the VM closes.
+func (e *engine) freeScratch() {
+	if e.scratch != 0 {
+		libc.Xfree(e.tls, e.scratch)
+		e.scratch = 0
+	}
+}
+
 var jsUndefined = lib.TJSValue{Ftag: lib.EJS_TAG_UNDEFINED}
 
 func jsInt(n int) lib.TJSValue {
@@ -59,9 +76,7 @@ func (e *engine) withAtomString(atom lib.TJSAtom, f func([]byte)) bool {
 // withUTF8 calls f with the bytes of the C string toC makes, which it
 // reports the length of at plen.
 func (e *engine) withUTF8(toC func(plen uintptr) uintptr, f func([]byte)) bool {
-	const size = int(unsafe.Sizeof(lib.Tsize_t(0)))
-	plen := e.tls.Alloc(size)
-	defer e.tls.Free(size)
+	plen := e.scratch
 	p := toC(plen)
 	if p == 0 {
 		e.clearException()
@@ -91,9 +106,7 @@ func objectValue(p uintptr) lib.TJSValue {
 // object or array obj, without running any code; ok is false for a missing
 // property or an accessor. The caller frees the value.
 func (e *engine) ownData(obj uintptr, atom lib.TJSAtom) (v lib.TJSValue, ok bool) {
-	const size = int(unsafe.Sizeof(lib.TJSPropertyDescriptor{}))
-	p := e.tls.Alloc(size)
-	defer e.tls.Free(size)
+	p := e.scratch
 	switch lib.XJS_GetOwnProperty(e.tls, e.ctx, p, objectValue(obj), atom) {
 	case 1:
 	case 0:

@@ -67,6 +67,7 @@ func newMachine() (*machine, error) {
 	ok := false
 	defer func() {
 		if !ok {
+			m.engine.freeScratch()
 			vm.Close()
 		}
 	}()
@@ -95,5 +96,6 @@ func (m *machine) close() {
 	if m.control.VM() != nil {
 		m.control.Free()
 	}
+	m.engine.freeScratch()
 	m.vm.Close()
 }
