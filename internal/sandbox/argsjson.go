@@ -140,18 +140,24 @@ func (w *jsonWriter) fields(p uintptr) bool {
 			w.buf = append(w.buf, ',')
 		}
 		first = false
-		ok = w.string(func(f func([]byte)) bool { return e.withAtomString(atom, f) })
-		if ok {
-			w.buf = append(w.buf, ':')
-			ok = w.value(v)
+		if !w.string(func(f func([]byte)) bool { return e.withAtomString(atom, f) }) {
+			e.free(v)
+			return false
 		}
-		e.free(v)
-		if !ok {
+		w.buf = append(w.buf, ':')
+		if !w.take(v) {
 			return false
 		}
 	}
 	w.buf = append(w.buf, '}')
 	return true
+}
+
+// take writes v, a property's value, and frees it.
+func (w *jsonWriter) take(v lib.TJSValue) bool {
+	ok := w.value(v)
+	w.e.free(v)
+	return ok
 }
 
 func (w *jsonWriter) array(p uintptr) bool {
@@ -178,9 +184,7 @@ func (w *jsonWriter) array(p uintptr) bool {
 			w.buf = append(w.buf, "null"...)
 			continue
 		}
-		ok = w.value(v)
-		e.free(v)
-		if !ok {
+		if !w.take(v) {
 			return false
 		}
 	}

@@ -85,10 +85,16 @@ func (r *run) engineError(err error) error {
 		}
 		return &pmlerr.Error{Code: pmlerr.Internal, Message: "sandbox failure: " + err.Error(), Err: err}
 	}
-	if qe.Name == "" && r.m.engine.outOfMemory() {
+	return r.exceptionError(thrown{Message: qe.Message, Name: qe.Name, Stack: qe.Stack, Null: qe.Error() == "null"})
+}
+
+// exceptionError maps an exception a call into the engine ended with: one
+// without a name, when an allocation failed, is running out of memory.
+func (r *run) exceptionError(t thrown) error {
+	if t.Name == "" && r.m.engine.outOfMemory() {
 		return r.memoryError()
 	}
-	return r.thrownError(thrown{Message: qe.Message, Name: qe.Name, Stack: qe.Stack, Null: qe.Error() == "null"})
+	return r.thrownError(t)
 }
 
 // compileError maps an error evaluating the code: a syntax error has a

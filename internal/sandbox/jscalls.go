@@ -162,10 +162,7 @@ func (r *run) exception() error {
 	default:
 		t.Message, _ = e.goString(v)
 	}
-	if t.Name == "" && e.outOfMemory() {
-		return r.memoryError()
-	}
-	return r.thrownError(t)
+	return r.exceptionError(t)
 }
 
 // Operations of the bridge's control function; keep in sync with bridge.js.
