@@ -173,7 +173,7 @@ func (s *Service) limitsFor(o *wire.ExecuteOptions) sandbox.Limits {
 	if o == nil {
 		return s.limits
 	}
-	return s.limits.WithTimeoutMS(o.TimeoutMS)
+	return s.limits.ForRequest(o.TimeoutMS, o.CPUBudgetMS)
 }
 
 func dagOf(an *analysis.Analysis) *wire.DAG {

@@ -24,7 +24,7 @@ var (
 	executeSchema = json.RawMessage(`{"type":"object","properties":{
  "code":{"type":"string","description":"TypeScript function body. Call tools as await mcp.<namespace>.<action>(args); read inputs from the global args; return the result. Top-level await works."},
  "intent":{"type":"string","description":"What the code is for, in a sentence."},
- "options":{"type":"object","properties":{"timeout_ms":{"type":"integer","minimum":1,"description":"Wall-clock limit, at most 300000."}}},
+ "options":{"type":"object","properties":{"timeout_ms":{"type":"integer","minimum":1,"description":"Wall-clock limit in ms, waiting on tools included (default and most: 300000, or what the gateway is configured with)."},"cpu_budget_ms":{"type":"integer","minimum":1,"description":"Limit on the time spent running JS, in ms (default and most: 30000, or what the gateway is configured with)."}}},
  "continue_workflow":{"type":"object","properties":{"workflow_id":{"type":"string"},"approved":{"type":"boolean"}},"required":["workflow_id","approved"],"description":"Answer an approval_required."}}}`)
 	discoverSchema = json.RawMessage(`{"type":"object","properties":{
  "query":{"type":"string","description":"What you want to do, in words."},

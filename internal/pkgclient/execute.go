@@ -167,7 +167,7 @@ func (p *Package) limitsFor(o *wire.ExecuteOptions) sandbox.Limits {
 	if o == nil {
 		return p.limits
 	}
-	return p.limits.WithTimeoutMS(o.TimeoutMS)
+	return p.limits.ForRequest(o.TimeoutMS, o.CPUBudgetMS)
 }
 
 func nonNil[T any](s []T) []T {

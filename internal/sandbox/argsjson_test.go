@@ -10,13 +10,12 @@ import (
 
 	"modernc.org/libc"
 	lib "modernc.org/libquickjs"
-	"modernc.org/quickjs"
 )
 
 // TestPlainJSON checks the arguments JSON written in Go against
 // JSON.stringify, and that everything else is left to the bridge.
 func TestPlainJSON(t *testing.T) {
-	m, err := newMachine()
+	m, err := newMachine(DefaultLimits().MemoryBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +41,10 @@ func TestPlainJSON(t *testing.T) {
 		`(() => { const a = [1]; Object.defineProperty(a, 0, {get() { return 2 }}); return {a} })()`,
 		`(() => { const o = {}; Object.defineProperty(o, "toJSON", {value: () => 1}); return o })()`,
 	}
-	e := &m.engine
+	e := m.engine
 	check := func(expr string, wantGo bool) {
 		t.Helper()
-		if _, err := m.vm.Eval("void (globalThis.__v = "+expr+")", quickjs.EvalGlobal); err != nil {
+		if _, err := evalText(m, "void (globalThis.__v = "+expr+")"); err != nil {
 			t.Fatalf("%s: %v", expr, err)
 		}
 		name, _ := libc.CString("__v")
@@ -60,11 +59,11 @@ func TestPlainJSON(t *testing.T) {
 		if !ok {
 			return
 		}
-		want, err := m.vm.Eval("JSON.stringify(__v)", quickjs.EvalGlobal)
+		want, err := evalText(m, "JSON.stringify(__v)")
 		if err != nil {
 			t.Fatalf("%s: written in Go as %s, but JSON.stringify fails: %v", expr, got, err)
 		}
-		if string(got) != want.(string) {
+		if string(got) != want {
 			t.Errorf("%s:\ngot  %s\nwant %s", expr, got, want)
 		}
 	}
@@ -76,11 +75,11 @@ func TestPlainJSON(t *testing.T) {
 	}
 	// A toJSON on a shared prototype sends every object to the bridge.
 	for _, proto := range []string{"Object", "Array"} {
-		if _, err := m.vm.Eval("void ("+proto+".prototype.toJSON = () => 1)", quickjs.EvalGlobal); err != nil {
+		if _, err := evalText(m, "void ("+proto+".prototype.toJSON = () => 1)"); err != nil {
 			t.Fatal(err)
 		}
 		check(`({a: 1})`, false)
-		if _, err := m.vm.Eval("delete "+proto+".prototype.toJSON", quickjs.EvalGlobal); err != nil {
+		if _, err := evalText(m, "delete "+proto+".prototype.toJSON"); err != nil {
 			t.Fatal(err)
 		}
 		check(`({a: 1})`, true)
@@ -93,10 +92,10 @@ func TestPlainJSON(t *testing.T) {
 
 func mustGlobal(t testing.TB, m *machine, expr string) lib.TJSValue {
 	t.Helper()
-	if _, err := m.vm.Eval("void (globalThis.__w = "+expr+")", quickjs.EvalGlobal); err != nil {
+	if _, err := evalText(m, "void (globalThis.__w = "+expr+")"); err != nil {
 		t.Fatal(err)
 	}
-	e := &m.engine
+	e := m.engine
 	name, _ := libc.CString("__w")
 	defer libc.Xfree(e.tls, name)
 	v := lib.XJS_GetPropertyStr(e.tls, e.ctx, (*lib.TJSContext)(cPointer(e.ctx)).Fglobal_obj, name)
@@ -174,7 +173,7 @@ func FuzzPlainJSON(f *testing.F) {
 	for _, n := range []float64{0, -1, 1e21, 1e-7, 123456.789, 5e-324, math.MaxFloat64, 1 << 53} {
 		f.Add("n", n)
 	}
-	m, err := newMachine()
+	m, err := newMachine(DefaultLimits().MemoryBytes)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -195,11 +194,11 @@ func FuzzPlainJSON(f *testing.F) {
 		if !ok {
 			t.Fatalf("%s, %s: not written in Go", str, num)
 		}
-		want, err := m.vm.Eval("JSON.stringify(__w)", quickjs.EvalGlobal)
+		want, err := evalText(m, "JSON.stringify(__w)")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(got) != want.(string) {
+		if string(got) != want {
 			t.Fatalf("got  %s\nwant %s", got, want)
 		}
 	})

@@ -29,7 +29,33 @@
   const weakMapGet = uncurry(WeakMap.prototype.get), weakMapSet = uncurry(WeakMap.prototype.set);
   const symbolToString = uncurry(Symbol.prototype.toString);
   const charCodeAt = uncurry(String.prototype.charCodeAt);
+  const stringSlice = uncurry(String.prototype.slice);
   const errorProto = Error.prototype, internalErrorProto = InternalError.prototype;
+
+  // The engine's normalize and localeCompare return a failure without
+  // throwing anything when they run out of memory, so code catching it got
+  // a value that is no value at all (typeof "unknown"). Their wrappers throw
+  // an InternalError "out of memory" instead, made now, while there is
+  // memory to make it.
+  const outOfMemory = new InternalError("out of memory");
+  const reflectApply = Reflect.apply;
+  const stringProto = String.prototype;
+  function pml$oomSafe(original) {
+    return function pml$builtin(...a) {
+      try {
+        return reflectApply(original, this, a);
+      } catch (e) {
+        if (typeof e === "unknown") throw outOfMemory;
+        throw e;
+      }
+    };
+  }
+  for (const name of ["normalize", "localeCompare"]) {
+    const wrapped = pml$oomSafe(stringProto[name]);
+    Object.defineProperty(wrapped, "name", {value: name});
+    Object.defineProperty(wrapped, "length", {value: stringProto[name].length});
+    Object.defineProperty(stringProto, name, {value: wrapped, writable: true, enumerable: false, configurable: true});
+  }
 
   // isIdentifier avoids RegExp, whose exec user code can replace.
   function isIdentifier(k) {
@@ -261,7 +287,7 @@
   // on Object.prototype must not rewrite them.
   function message(m) {
     const d = create(null);
-    d.message = m;
+    d.message = pml$cap(m);
     return d;
   }
 
@@ -289,7 +315,18 @@
       }
     }
     if (d.message === "" && d.name !== undefined) d.message = d.name;
+    d.message = pml$cap(d.message);
+    if (d.stack !== undefined) d.stack = pml$cap(d.stack);
+    if (d.name !== undefined) d.name = pml$cap(d.name);
     return d;
+  }
+
+  // Texts of an error are cut before they are serialized, so that a thrown
+  // 30 MB message costs no 30 MB of JSON; Go cuts them to the same length
+  // in bytes (MAX_TEXT is maxTextBytes in failure.go).
+  const MAX_TEXT = 8192;
+  function pml$cap(s) {
+    return s.length > MAX_TEXT ? stringSlice(s, 0, MAX_TEXT) : s;
   }
 
   function pml$fail(e) {

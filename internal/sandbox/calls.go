@@ -135,6 +135,7 @@ var errMovedOn = errors.New("sandbox: the run moved to another goroutine")
 // CallFunc: it delivers res, the abandoned call's timeout, and goes on as
 // that goroutine would have.
 func (r *run) takeOver(res callResult) {
+	debug.SetPanicOnFault(true) // see revoke
 	growStack()
 	r.drive(func() (json.RawMessage, error) {
 		if err := r.deliver(res); err != nil {
@@ -192,7 +193,7 @@ func (r *run) deliver(res callResult) error {
 	r.inflightBytes -= res.argBytes
 	waiting := r.m.waiting[res.id]
 	delete(r.m.waiting, res.id)
-	defer waiting.free(&r.m.engine)
+	defer waiting.free(r.m.engine)
 	if res.err == nil {
 		return r.settle(waiting, res.value)
 	}
@@ -208,6 +209,7 @@ func (r *run) deliver(res callResult) error {
 	if msg == "" {
 		msg = pe.Error()
 	}
+	msg = capText(msg)
 	r.toolErrs.keep(res.id, res.err)
 	return r.callBridge(controlReject, waiting.reject, res.id, msg, string(pe.Code), res.tool)
 }

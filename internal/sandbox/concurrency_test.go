@@ -95,7 +95,7 @@ func TestSequentialRunsDoNotLeak(t *testing.T) {
 }
 
 func TestEngineInternals(t *testing.T) {
-	m, err := newMachine()
+	m, err := newMachine(DefaultLimits().MemoryBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +103,8 @@ func TestEngineInternals(t *testing.T) {
 	if m.engine.memoryBytes() <= 0 || m.engine.outOfMemory() {
 		t.Fatalf("fresh VM: %d bytes, out of memory %v", m.engine.memoryBytes(), m.engine.outOfMemory())
 	}
-	m.vm.SetMemoryLimit(uintptr(m.engine.memoryBytes()) + 1<<20)
-	if _, err := m.vm.Eval("try { 'x'.repeat(4 << 20) } catch (e) {}", 0); err != nil {
+	m.engine.setMemoryLimit(m.engine.memoryBytes() + 1<<20)
+	if _, err := evalText(m, "try { 'x'.repeat(4 << 20) } catch (e) {}"); err != nil {
 		t.Fatal(err)
 	}
 	if !m.engine.outOfMemory() {

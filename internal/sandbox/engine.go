@@ -1,160 +1,196 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
-	"reflect"
-	"sync"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"modernc.org/libc"
 	lib "modernc.org/libquickjs"
-	"modernc.org/quickjs"
 )
 
-// This file reaches under modernc.org/quickjs into its engine, for what the
-// wrapper does not offer or offers at too high a price:
+// This package drives the QuickJS engine (modernc.org/libquickjs, QuickJS
+// transpiled to Go) through its C API directly. The runtime is created with
+// this package's allocator (arena.go), so that a VM's whole heap is one
+// region that can be revoked at a run's end; the interrupt handler enforces
+// the run's deadline and CPU budget (interrupt.go); and the bridge reaches Go
+// through one C function (host.go) whose arguments are read without any
+// conversion layer (jscalls.go, jsvalue.go, argsjson.go).
 //
-//   - the engine's memory accounting, for Result.MemoryBytes;
-//   - a reliable out-of-memory signal. When an allocation fails near the
-//     limit, the engine often cannot allocate the InternalError either and
-//     throws null instead, which looks exactly like user code doing
-//     `throw null`; and by the time the error reaches Go the memory is freed
-//     again. So the runtime's allocator is wrapped: a failed allocation sets a
-//     sticky flag in the runtime's malloc state (its opaque word, which the
-//     default allocator never uses);
-//   - the way between the bridge and Go (host.go, jscalls.go, jsvalue.go):
-//     the wrapper converts every argument and result through reflect, which
-//     cost more than half of an mcp.* round trip.
+// What this relies on besides the public C API, checked by
+// TestEngineInternals against the pinned version:
 //
-// The engine's pointers are read with reflect from the unexported fields
-// VM.cContext, VM.runtime.cRuntime and VM.runtime.tls. The hooks use the
-// calling convention of the transpiled engine, where a C function pointer is
-// the address of a Go func value. TestEngineInternals checks all of this
-// against the pinned versions.
+//   - the layout of JSRuntime (its malloc state, current_exception, the
+//     in_out_of_memory bit, strip_flags) and JSContext (global_obj,
+//     class_proto), read as the transpiled structs;
+//   - the transpiled calling convention: a C function pointer is the address
+//     of a Go func value, static for a top-level function.
 
-// engine is the part of one VM's runtime this package reads and hooks. Like
-// the VM, it is used by one goroutine at a time.
+// engine is one VM: a runtime with one context, its heap in an arena. Like
+// the VM, it is used by one goroutine at a time, except intr.
 type engine struct {
-	state   *lib.TJSMallocState
-	tls     *libc.TLS // the VM's: the engine's emulated C stack
-	ctx     uintptr   // *lib.TJSContext
+	tls     *libc.TLS // the engine's emulated C stack
 	rt      uintptr   // *lib.TJSRuntime
-	scratch uintptr   // C memory for out-parameters (see jsvalue.go)
+	ctx     uintptr   // *lib.TJSContext
+	arena   *arena
+	intr    *interrupter
+	scratch uintptr // memory for out-parameters (see jsvalue.go)
 }
 
-// allocFuncs are the engine's default allocation functions, as func-value
-// addresses, read once from a throwaway runtime.
-type allocFuncs struct{ malloc, realloc uintptr }
+// errRevoked is what an allocation of a revoked VM panics with.
+var errRevoked = errors.New("sandbox: the VM's heap was revoked")
 
-var defaultAllocFuncs = sync.OnceValues(func() (allocFuncs, error) {
-	vm, err := quickjs.NewVM()
-	if err != nil {
-		return allocFuncs{}, fmt.Errorf("create a VM to read the allocator: %w", err)
-	}
-	defer vm.Close()
-	rt, err := runtimeOf(vm)
-	if err != nil {
-		return allocFuncs{}, err
-	}
-	return allocFuncs{malloc: rt.Fmalloc_ctx.Fmf.Fjs_malloc, realloc: rt.Fmalloc_ctx.Fmf.Fjs_realloc}, nil
-})
+// maxStackSlots bounds JS recursion: about one slot per JS call, a few per
+// level through built-ins. Each slot costs about 1 KiB of goroutine stack in
+// the transpiled engine, so 2000 keeps a runaway recursion near 2 MiB of Go
+// stack (the engine default of 5000 reaches 8 MiB) while allowing ~2000
+// levels of JS recursion and JSON nesting.
+const maxStackSlots = 2000
 
-// runtimeOf returns the engine runtime of vm.
-func runtimeOf(vm *quickjs.VM) (*lib.TJSRuntime, error) {
-	e, err := engineOf(vm)
+// newEngine creates a VM whose heap can hold memoryLimit bytes.
+func newEngine(memoryLimit int64) (*engine, error) {
+	a, err := arenas.get(memoryLimit)
 	if err != nil {
 		return nil, err
 	}
-	return (*lib.TJSRuntime)(cPointer(e.rt)), nil
-}
-
-// engineOf reads vm's engine pointers.
-func engineOf(vm *quickjs.VM) (engine, error) {
-	v := reflect.ValueOf(vm).Elem()
-	c := v.FieldByName("cContext")
-	if c.Kind() != reflect.Uintptr || c.Uint() == 0 {
-		return engine{}, fmt.Errorf("quickjs.VM has no cContext field this package knows")
+	e := &engine{tls: libc.NewTLS(), arena: a, intr: &interrupter{}}
+	e.intr.deadline.Store(neverDeadline)
+	e.rt = lib.XJS_NewRuntime2(e.tls, uintptr(unsafe.Pointer(&arenaMallocFunctions)), uintptr(unsafe.Pointer(a)))
+	if e.rt == 0 {
+		e.close()
+		return nil, fmt.Errorf("create a JS runtime")
 	}
-	r := v.FieldByName("runtime")
-	if r.Kind() != reflect.Pointer || r.IsNil() {
-		return engine{}, fmt.Errorf("quickjs.VM has no runtime field this package knows")
+	a.rt = e.rt
+	lib.XJS_SetMaxStackSize(e.tls, e.rt, maxStackSlots)
+	lib.XJS_SetInterruptHandler(e.tls, e.rt, funcAddr(interruptHandler), uintptr(unsafe.Pointer(e.intr)))
+	if e.ctx = lib.XJS_NewContext(e.tls, e.rt); e.ctx == 0 {
+		e.close()
+		return nil, fmt.Errorf("create a JS context")
 	}
-	rt := r.Elem().FieldByName("cRuntime")
-	if rt.Kind() != reflect.Uintptr || rt.Uint() == 0 {
-		return engine{}, fmt.Errorf("quickjs runtime has no cRuntime field this package knows")
-	}
-	tls := r.Elem().FieldByName("tls")
-	if tls.Kind() != reflect.Pointer || tls.Type().Elem() != reflect.TypeFor[libc.TLS]() || tls.IsNil() {
-		return engine{}, fmt.Errorf("quickjs runtime has no tls field this package knows")
-	}
-	return engine{tls: (*libc.TLS)(tls.UnsafePointer()), ctx: uintptr(c.Uint()), rt: uintptr(rt.Uint())}, nil
-}
-
-// engineValue is the engine's value under v, which v keeps owning.
-func engineValue(v *quickjs.Value) (lib.TJSValue, error) {
-	f := reflect.ValueOf(v).Elem().FieldByName("v")
-	if !f.IsValid() || f.Type() != reflect.TypeFor[lib.TJSValue]() {
-		return lib.TJSValue{}, fmt.Errorf("quickjs.Value has no v field this package knows")
-	}
-	return *(*lib.TJSValue)(unsafe.Pointer(f.UnsafeAddr())), nil
-}
-
-// hookEngine installs the out-of-memory tracking allocator in vm's runtime.
-// It must run before vm executes any code.
-func hookEngine(vm *quickjs.VM) (engine, error) {
-	def, err := defaultAllocFuncs()
-	if err != nil {
-		return engine{}, err
-	}
-	e, err := engineOf(vm)
-	if err != nil {
-		return engine{}, err
-	}
-	rt := (*lib.TJSRuntime)(cPointer(e.rt))
-	mf := &rt.Fmalloc_ctx.Fmf
-	if mf.Fjs_malloc != def.malloc || mf.Fjs_realloc != def.realloc {
-		return engine{}, fmt.Errorf("quickjs runtime does not use the default allocator")
-	}
-	mf.Fjs_malloc = funcAddr(trackingMalloc)
-	mf.Fjs_realloc = funcAddr(trackingRealloc)
-	e.state = &rt.Fmalloc_ctx.Fmalloc_state
-	if e.scratch = libc.Xmalloc(e.tls, scratchSize); e.scratch == 0 {
-		return engine{}, fmt.Errorf("allocate the engine's scratch memory")
+	if e.scratch = a.alloc(scratchSize); e.scratch == 0 {
+		e.close()
+		return nil, fmt.Errorf("allocate the engine's scratch memory")
 	}
 	return e, nil
 }
 
-// memoryBytes returns the bytes the engine has allocated.
-func (e engine) memoryBytes() int64 { return int64(e.state.Fmalloc_size) }
-
-// outOfMemory reports whether an allocation of the engine ever failed.
-func (e engine) outOfMemory() bool { return e.state.Fopaque != 0 }
-
-type (
-	mallocFunc  = func(tls *libc.TLS, s uintptr, size lib.Tsize_t) uintptr
-	reallocFunc = func(tls *libc.TLS, s, ptr uintptr, size lib.Tsize_t) uintptr
-)
-
-// trackingMalloc is the engine's malloc with the sticky failure flag. The
-// engine calls it as js_malloc(state, size).
-func trackingMalloc(tls *libc.TLS, s uintptr, size lib.Tsize_t) uintptr {
-	def, _ := defaultAllocFuncs() // hooks are installed only when this succeeded
-	p := (*(*mallocFunc)(unsafe.Pointer(&def.malloc)))(tls, s, size)
-	if p == 0 && size != 0 {
-		(*lib.TJSMallocState)(cPointer(s)).Fopaque = 1
-	}
-	return p
+// close drops the VM. Its heap is the arena, so nothing in it is freed one
+// object at a time: the arena is recycled whole.
+func (e *engine) close() {
+	e.tls.Close()
+	arenas.put(e.arena)
 }
 
-// trackingRealloc is the engine's realloc with the sticky failure flag.
-// realloc(p, 0) frees and returns 0, which is not a failure.
-func trackingRealloc(tls *libc.TLS, s, ptr uintptr, size lib.Tsize_t) uintptr {
-	def, _ := defaultAllocFuncs()
-	p := (*(*reallocFunc)(unsafe.Pointer(&def.realloc)))(tls, s, ptr, size)
-	if p == 0 && size != 0 {
-		(*lib.TJSMallocState)(cPointer(s)).Fopaque = 1
+// setMemoryLimit sets the heap limit of the runs to come. The engine needs
+// some memory to report an error, so tiny limits are raised.
+func (e *engine) setMemoryLimit(n int64) {
+	lib.XJS_SetMemoryLimit(e.tls, e.rt, lib.Tsize_t(max(n, 128<<10)))
+}
+
+// memoryBytes returns the bytes the engine has allocated.
+func (e *engine) memoryBytes() int64 {
+	return int64((*lib.TJSRuntime)(cPointer(e.rt)).Fmalloc_ctx.Fmalloc_state.Fmalloc_size)
+}
+
+// outOfMemory reports whether an allocation of the engine ever failed.
+func (e *engine) outOfMemory() bool { return e.arena.failed }
+
+// evalName is the file name of evaluated code in positions and stacks.
+var evalName = [...]byte{'<', 'e', 'v', 'a', 'l', '>', 0}
+
+// compile compiles js as a global script to bytecode. On failure the
+// exception is pending.
+func (e *engine) compile(js string, strip bool) ([]byte, bool) {
+	if strip {
+		// Without line tables and source text bytecode is a third of the
+		// size and loads in half the time (JS_SetStripInfo).
+		rt := (*lib.TJSRuntime)(cPointer(e.rt))
+		prev := rt.Fstrip_flags
+		rt.Fstrip_flags = lib.MJS_STRIP_SOURCE | lib.MJS_STRIP_DEBUG
+		defer func() { rt.Fstrip_flags = prev }()
 	}
-	return p
+	src := libc.Xmalloc(e.tls, lib.Tsize_t(len(js)+1))
+	if src == 0 {
+		lib.XJS_ThrowOutOfMemory(e.tls, e.ctx)
+		return nil, false
+	}
+	defer libc.Xfree(e.tls, src)
+	b := unsafe.Slice((*byte)(cPointer(src)), len(js)+1)
+	b[copy(b, js)] = 0
+	fn := lib.XJS_Eval(e.tls, e.ctx, src, lib.Tsize_t(len(js)), uintptr(unsafe.Pointer(&evalName)), lib.MJS_EVAL_TYPE_GLOBAL|lib.MJS_EVAL_FLAG_COMPILE_ONLY)
+	if isException(fn) {
+		return nil, false
+	}
+	defer e.free(fn)
+	plen := e.scratch
+	p := lib.XJS_WriteObject(e.tls, e.ctx, plen, fn, lib.MJS_WRITE_OBJ_BYTECODE)
+	if p == 0 {
+		return nil, false
+	}
+	code := make([]byte, *(*lib.Tsize_t)(cPointer(plen)))
+	copy(code, unsafe.Slice((*byte)(cPointer(p)), len(code)))
+	lib.Xjs_free(e.tls, e.ctx, p)
+	return code, true
+}
+
+// evalBytecode runs compiled code and returns its value. On failure the
+// value is an exception and the exception is pending.
+func (e *engine) evalBytecode(code []byte) lib.TJSValue {
+	buf := libc.Xmalloc(e.tls, lib.Tsize_t(len(code)))
+	if buf == 0 {
+		return lib.XJS_ThrowOutOfMemory(e.tls, e.ctx)
+	}
+	defer libc.Xfree(e.tls, buf)
+	copy(unsafe.Slice((*byte)(cPointer(buf)), len(code)), code)
+	obj := lib.XJS_ReadObject(e.tls, e.ctx, buf, lib.Tsize_t(len(code)), lib.MJS_READ_OBJ_BYTECODE)
+	if isException(obj) {
+		return obj
+	}
+	return lib.XJS_EvalFunction(e.tls, e.ctx, obj) // takes obj over
+}
+
+// call calls the JS function f with args and returns its value, which the
+// caller frees; an exception is pending when it is one.
+func (e *engine) call(f lib.TJSValue, args ...lib.TJSValue) lib.TJSValue {
+	size := len(args) * int(unsafe.Sizeof(lib.TJSValue{}))
+	argv := e.tls.Alloc(size)
+	defer e.tls.Free(size)
+	for i, a := range args {
+		*(*lib.TJSValue)(cPointer(argv + uintptr(i)*unsafe.Sizeof(lib.TJSValue{}))) = a
+	}
+	return lib.XJS_Call(e.tls, e.ctx, f, jsUndefined, int32(len(args)), argv)
+}
+
+func isException(v lib.TJSValue) bool { return int32(v.Ftag) == lib.EJS_TAG_EXCEPTION }
+
+// interrupter tells the engine's interrupt handler when to stop the code:
+// at once once stop is set (from any goroutine), or at deadline, a
+// monotonic time the goroutine driving the VM sets on each entry into JS.
+type interrupter struct {
+	stop     atomic.Bool
+	deadline atomic.Int64
+}
+
+// neverDeadline is a deadline that never comes.
+const neverDeadline = int64(^uint64(0) >> 1)
+
+// monotonicBase anchors monotonic: time.Since reads the monotonic clock, so
+// setting the system clock moves no deadline.
+var monotonicBase = time.Now()
+
+func monotonic() int64 { return int64(time.Since(monotonicBase)) }
+
+// interruptHandler is the engine's interrupt handler: it polls it every few
+// thousand bytecodes, and a non-zero answer throws an uncatchable
+// InternalError "interrupted".
+func interruptHandler(tls *libc.TLS, rt, opaque uintptr) int32 {
+	i := (*interrupter)(cPointer(opaque))
+	if i.stop.Load() || monotonic() >= i.deadline.Load() {
+		return 1
+	}
+	return 0
 }
 
 // funcAddr returns what the transpiled engine takes as a C function pointer:

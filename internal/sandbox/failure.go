@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/pmlerr"
-	"modernc.org/quickjs"
 )
 
 // thrown is what the bridge reports about a value the code threw (kind "js").
@@ -19,6 +18,8 @@ type thrown struct {
 	Name    string `json:"name"`
 	Stack   string `json:"stack"`
 	Null    bool   `json:"null"` // the value was null, which is also how the engine reports running out of memory
+	Line    int    `json:"-"`    // of a SyntaxError, 1-based
+	Column  int    `json:"-"`
 }
 
 // toolFailure is what the bridge reports about an uncaught tool error.
@@ -37,7 +38,7 @@ func (r *run) failure(kind, detail string) error {
 		if err := json.Unmarshal([]byte(detail), &f); err != nil || f.Code == "" {
 			return pmlerr.New(pmlerr.Internal, "sandbox could not read a tool failure")
 		}
-		return &pmlerr.Error{Code: pmlerr.Code(f.Code), Message: f.Message, Details: map[string]any{"tool": f.Tool}, Err: r.toolErrs.get(f.ID)}
+		return &pmlerr.Error{Code: pmlerr.Code(f.Code), Message: capText(f.Message), Details: map[string]any{"tool": f.Tool}, Err: r.toolErrs.get(f.ID)}
 	case "memory":
 		return r.memoryError()
 	case "js":
@@ -56,6 +57,7 @@ func (r *run) failure(kind, detail string) error {
 // thrownError maps a value the code threw to MEMORY_LIMIT, EXECUTION_TIMEOUT
 // or CODE_ERROR.
 func (r *run) thrownError(t thrown) error {
+	t.Message, t.Stack, t.Name = capText(t.Message), capText(t.Stack), capText(t.Name)
 	switch {
 	case t.Null && r.m.engine.outOfMemory():
 		return r.memoryError()
@@ -74,20 +76,6 @@ func (r *run) thrownError(t thrown) error {
 	return e
 }
 
-// engineError maps an error of a call into the engine: an interrupt, running
-// out of memory, or an exception thrown outside the user function (in code
-// evaluated next to it, or in a job).
-func (r *run) engineError(err error) error {
-	var qe *quickjs.Error
-	if !errors.As(err, &qe) {
-		if r.m.engine.outOfMemory() {
-			return r.memoryError()
-		}
-		return &pmlerr.Error{Code: pmlerr.Internal, Message: "sandbox failure: " + err.Error(), Err: err}
-	}
-	return r.exceptionError(thrown{Message: qe.Message, Name: qe.Name, Stack: qe.Stack, Null: qe.Error() == "null"})
-}
-
 // exceptionError maps an exception a call into the engine ended with: one
 // without a name, when an allocation failed, is running out of memory.
 func (r *run) exceptionError(t thrown) error {
@@ -97,20 +85,32 @@ func (r *run) exceptionError(t thrown) error {
 	return r.thrownError(t)
 }
 
-// compileError maps an error evaluating the code: a syntax error has a
-// position; anything else is what engineError says.
-func (r *run) compileError(err error) error {
-	var qe *quickjs.Error
-	if errors.As(err, &qe) && qe.Name == "SyntaxError" {
-		e := pmlerr.New(pmlerr.SyntaxError, "%s", qe.Message)
-		if qe.LineNumber > 0 {
-			return e.With("line", qe.LineNumber).With("column", qe.ColumnNumber)
-		}
-		addLocation(e, qe.Stack)
-		delete(e.Details, "stack")
-		return e
+// compileError maps the exception evaluating the code ended with: a syntax
+// error has a position; anything else is what exceptionError says.
+func (r *run) compileError() error {
+	t := r.m.engine.takeException()
+	if t.Name != "SyntaxError" {
+		return r.exceptionError(t)
 	}
-	return r.engineError(err)
+	e := pmlerr.New(pmlerr.SyntaxError, "%s", t.Message)
+	if t.Line > 0 {
+		return e.With("line", t.Line).With("column", t.Column)
+	}
+	addLocation(e, t.Stack)
+	delete(e.Details, "stack")
+	return e
+}
+
+// maxTextBytes caps every text of an error (message, stack, name) that
+// reaches an answer: a thrown 30 MB message must not become a 30 MB answer.
+const maxTextBytes = 8 << 10
+
+// capText cuts s to maxTextBytes, marking the cut.
+func capText(s string) string {
+	if len(s) <= maxTextBytes {
+		return s
+	}
+	return truncateUTF8(s, maxTextBytes) + " … [truncated]"
 }
 
 func (r *run) memoryError() error {
@@ -120,6 +120,10 @@ func (r *run) memoryError() error {
 // timeout is the error of a run whose context ended: its Timeout, the
 // caller's deadline or the caller's cancellation.
 func (r *run) timeout() error {
+	if r.cpuOut.Load() || r.cpuSpent() >= r.lim.CPUBudget {
+		r.cpuOut.Store(true)
+		return &pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: "the code used up its CPU budget of " + r.lim.CPUBudget.String() + " of JS time (options.cpu_budget_ms lowers it; the configured budget is the most a request gets)", Err: context.DeadlineExceeded}
+	}
 	err := r.parent.Err()
 	if err == nil {
 		err = context.DeadlineExceeded

@@ -49,7 +49,7 @@ func (r *run) host(op, a, b lib.TJSValue) (ret lib.TJSValue) {
 			ret = jsInt(-1)
 		}
 	}()
-	e := &r.m.engine
+	e := r.m.engine
 	if int32(op.Ftag) != lib.EJS_TAG_INT {
 		panic("host: the operation is not an int")
 	}
@@ -88,7 +88,7 @@ func (r *run) host(op, a, b lib.TJSValue) (ret lib.TJSValue) {
 // installHost defines the global __pml_host, and makes the context lead to
 // m: the machine outlives its VM, and Go does not move heap objects.
 func (m *machine) installHost() error {
-	e := &m.engine
+	e := m.engine
 	lib.XJS_SetContextOpaque(e.tls, e.ctx, uintptr(unsafe.Pointer(m)))
 	name, err := libc.CString("__pml_host")
 	if err != nil {

@@ -38,7 +38,7 @@ func (r *run) callFromJS(a, b lib.TJSValue) lib.TJSValue {
 		r.bridgeQueued = true
 		return jsInt(callBusy)
 	}
-	e := &r.m.engine
+	e := r.m.engine
 	tool, ok := e.goString(a)
 	if !ok {
 		r.finish(nil, r.engineFailure("read the tool name"))
@@ -99,7 +99,7 @@ func (e *engine) newPromise() (lib.TJSValue, resolvers, bool) {
 // settle hands a call's result to its promise: the parsed value, or what
 // parsing threw (a result nested too deep).
 func (r *run) settle(res resolvers, value []byte) error {
-	e := &r.m.engine
+	e := r.m.engine
 	// The engine's JSON parser reads up to a terminating NUL; the name of
 	// the "file" for its errors follows.
 	const name = "\x00<tool result>\x00"
@@ -120,7 +120,7 @@ func (r *run) settle(res resolvers, value []byte) error {
 	return r.callJS(f, v)
 }
 
-// callJS calls the JS function f from Go, outside the wrapper.
+// callJS calls the JS function f from Go.
 func (r *run) callJS(f lib.TJSValue, args ...lib.TJSValue) error {
 	if r.outcome != nil {
 		return nil
@@ -128,15 +128,11 @@ func (r *run) callJS(f lib.TJSValue, args ...lib.TJSValue) error {
 	if r.ctx.Err() != nil {
 		return r.timeout()
 	}
-	e := &r.m.engine
-	size := len(args) * int(unsafe.Sizeof(lib.TJSValue{}))
-	argv := e.tls.Alloc(size)
-	defer e.tls.Free(size)
-	for i, a := range args {
-		*(*lib.TJSValue)(cPointer(argv + uintptr(i)*unsafe.Sizeof(lib.TJSValue{}))) = a
-	}
-	v := lib.XJS_Call(e.tls, e.ctx, f, jsUndefined, int32(len(args)), argv)
-	if int32(v.Ftag) == lib.EJS_TAG_EXCEPTION {
+	e := r.m.engine
+	r.enterJS()
+	v := e.call(f, args...)
+	r.leaveJS()
+	if isException(v) {
 		return r.exception()
 	}
 	e.free(v)
@@ -147,34 +143,23 @@ func (r *run) callJS(f lib.TJSValue, args ...lib.TJSValue) error {
 // returns the run's error for it. Once the code has an outcome, the
 // exception is the interrupt that stopped it, and not an error.
 func (r *run) exception() error {
-	e := &r.m.engine
-	v := lib.XJS_GetException(e.tls, e.ctx)
-	defer e.free(v)
+	t := r.m.engine.takeException()
 	if r.outcome != nil {
 		return nil
-	}
-	var t thrown
-	switch int32(v.Ftag) {
-	case lib.EJS_TAG_NULL:
-		t.Null, t.Message = true, "null"
-	case lib.EJS_TAG_OBJECT:
-		t.Name, t.Message, t.Stack = e.stringProp(v, "name"), e.stringProp(v, "message"), e.stringProp(v, "stack")
-	default:
-		t.Message, _ = e.goString(v)
 	}
 	return r.exceptionError(t)
 }
 
 // Operations of the bridge's control function; keep in sync with bridge.js.
 const (
-	controlStart    = 0 // (fn, argsText): run the user function (through the wrapper)
+	controlStart    = 0 // (fn, argsText): run the user function
 	controlReject   = 1 // (reject, id, message, code, tool): fail a call
 	controlDispatch = 2 // (): hand over the calls queued while too many were in flight
 )
 
 // callBridge calls the bridge's control function from Go.
 func (r *run) callBridge(op int, fn lib.TJSValue, id int, msg, code, tool string) error {
-	e := &r.m.engine
+	e := r.m.engine
 	var strs [3]lib.TJSValue
 	for i, s := range [3]string{msg, code, tool} {
 		strs[i] = e.newString(s)

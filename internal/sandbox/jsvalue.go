@@ -7,7 +7,7 @@ import (
 	lib "modernc.org/libquickjs"
 )
 
-// Engine values, handled under the wrapper (see engine.go). Every function
+// Engine values (see engine.go). Every function
 // here runs on the goroutine driving the VM and runs no JS code, unless it
 // says so.
 
@@ -19,14 +19,6 @@ const scratchSize = 128
 
 // The largest use must fit (the constant underflows otherwise).
 const _ = scratchSize - unsafe.Sizeof(lib.TJSPropertyDescriptor{})
-
-// freeScratch releases the scratch memory before the VM closes.
-func (e *engine) freeScratch() {
-	if e.scratch != 0 {
-		libc.Xfree(e.tls, e.scratch)
-		e.scratch = 0
-	}
-}
 
 var jsUndefined = lib.TJSValue{Ftag: lib.EJS_TAG_UNDEFINED}
 
@@ -152,6 +144,46 @@ func (e *engine) stringProp(obj lib.TJSValue, name string) string {
 		e.clearException()
 	}
 	return ""
+}
+
+// intProp reads an integer property of an error object; 0 when it is
+// missing or not an int.
+func (e *engine) intProp(obj lib.TJSValue, name string) int {
+	cname, err := libc.CString(name)
+	if err != nil {
+		return 0
+	}
+	defer libc.Xfree(e.tls, cname)
+	v := lib.XJS_GetPropertyStr(e.tls, e.ctx, obj, cname)
+	defer e.free(v)
+	switch int32(v.Ftag) {
+	case lib.EJS_TAG_INT:
+		return int(int32(v.Fu.Fuint641))
+	case lib.EJS_TAG_EXCEPTION:
+		e.clearException()
+	}
+	return 0
+}
+
+// takeException takes the pending exception and describes it. Getters of
+// an error object run.
+func (e *engine) takeException() thrown {
+	v := lib.XJS_GetException(e.tls, e.ctx)
+	defer e.free(v)
+	var t thrown
+	switch int32(v.Ftag) {
+	case lib.EJS_TAG_NULL:
+		t.Null, t.Message = true, "null"
+	case lib.EJS_TAG_OBJECT:
+		t.Name, t.Message, t.Stack = e.stringProp(v, "name"), e.stringProp(v, "message"), e.stringProp(v, "stack")
+		t.Line, t.Column = e.intProp(v, "lineNumber"), e.intProp(v, "columnNumber")
+	case lib.EJS_TAG_STRING, lib.EJS_TAG_STRING_ROPE:
+		t.Message, _ = e.goString(v)
+	default:
+		t.Message = "the engine failed without an exception"
+	}
+	t.Message, t.Stack = capText(t.Message), capText(t.Stack)
+	return t
 }
 
 // newString makes a JS string of s, or an exception value.

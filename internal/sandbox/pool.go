@@ -28,14 +28,19 @@ func newPool(ready, retire int) *pool {
 // get returns a fresh machine, from the pool when one is ready. The pool is
 // refilled when the machine is put back, so that the refill does not compete
 // with the run for the CPU; only a dry pool (a burst) starts it at once.
-func (p *pool) get() (*machine, error) {
+// Pooled machines have room for the default heap limit; a run with a larger
+// one gets a machine of its own.
+func (p *pool) get(memoryLimit int64) (*machine, error) {
 	select {
 	case m := <-p.ready:
-		return m, nil
+		if m.fits(memoryLimit) {
+			return m, nil
+		}
+		p.put(m)
 	default:
 		p.kick()
-		return newMachine()
 	}
+	return newMachine(memoryLimit)
 }
 
 // put closes a used machine, in the background when the worker keeps up.
@@ -90,7 +95,7 @@ func (p *pool) step() (bool, error) {
 	if len(p.ready) == cap(p.ready) {
 		return false, nil
 	}
-	m, err := newMachine()
+	m, err := newMachine(DefaultLimits().MemoryBytes)
 	if err != nil {
 		return false, err
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/tools"
 	lib "modernc.org/libquickjs"
-	"modernc.org/quickjs"
 )
 
 // Result is what a successful Run produced. On failure Run still returns the
@@ -53,11 +52,12 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 		results:  make(chan callResult, maxConcurrentCalls),
 		jobs:     make(chan callJob),
 		done:     make(chan runOutput, 1),
+		revoked:  make(chan struct{}),
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, r.timeout()
 	}
-	m, err := machines.get()
+	m, err := machines.get(lim.MemoryBytes)
 	if err != nil {
 		return Result{}, &pmlerr.Error{Code: pmlerr.Internal, Message: "cannot create a JS VM", Err: err}
 	}
@@ -66,13 +66,28 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 
 	// The VM runs on its own goroutine so that Run can answer at the
 	// deadline even when the engine is inside one long built-in call, which
-	// it cannot interrupt (see timeoutGrace). The goroutine also takes the
-	// engine's deep recursion off the caller's stack.
+	// the interrupt handler cannot stop (see timeoutGrace). The goroutine
+	// also takes the engine's deep recursion off the caller's stack.
 	go r.start(js, argsText)
-	select {
-	case out := <-r.done:
-		return r.cleanup(out)
-	case <-r.ctx.Done():
+	cpu := time.NewTimer(lim.CPUBudget)
+	defer cpu.Stop()
+	for stopping := false; !stopping; {
+		select {
+		case out := <-r.done:
+			return r.cleanup(out)
+		case <-r.ctx.Done():
+			stopping = true
+		case <-cpu.C:
+			// The interrupt handler stops JS that polls it at the CPU budget;
+			// this catches a built-in that never polls.
+			if left := lim.CPUBudget - r.cpuSpent(); left > 0 {
+				cpu.Reset(left)
+				continue
+			}
+			r.cpuOut.Store(true)
+			r.m.engine.intr.stop.Store(true)
+			stopping = true
+		}
 	}
 	grace := time.NewTimer(timeoutGrace)
 	defer grace.Stop()
@@ -84,12 +99,27 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 	if !r.claimed.CompareAndSwap(false, true) { // the VM answered just now
 		return r.cleanup(<-r.done)
 	}
-	slog.Warn("sandbox: code did not stop at its deadline; its VM ends when the built-in it runs returns", "grace", timeoutGrace)
+	r.revoke()
 	return Result{}, r.timeout()
+}
+
+// revoke ends a VM stuck in a built-in past the grace: its heap becomes
+// inaccessible, the built-in's next read faults, and the VM goroutine,
+// which runs with debug.SetPanicOnFault, unwinds and drops the VM (see
+// arena.go). Only Run calls it, after claiming the run, so the VM goroutine
+// can no longer hand the VM to anyone else.
+func (r *run) revoke() {
+	a := r.m.engine.arena
+	a.revoked.Store(true)
+	if err := a.region.revoke(); err != nil {
+		slog.Warn("sandbox: code did not stop at its deadline and its VM cannot be revoked; it ends when the built-in it runs returns", "err", err)
+	}
+	close(r.revoked)
 }
 
 // start is the body of the VM goroutine.
 func (r *run) start(js, argsText string) {
+	debug.SetPanicOnFault(true) // see revoke
 	growStack()
 	r.stopWatch = r.watch()
 	r.drive(func() (json.RawMessage, error) { return r.execute(js, argsText) })
@@ -110,14 +140,17 @@ func (r *run) drive(f func() (json.RawMessage, error)) {
 // last to touch the VM.
 func (r *run) end(value json.RawMessage, err error) {
 	r.stopWatch()
-	out := runOutput{res: Result{Logs: r.logs, LogsTruncated: r.logsTruncated, MemoryBytes: r.m.engine.memoryBytes()}, value: value, err: err}
 	if r.claimed.CompareAndSwap(false, true) {
 		// Run takes it. This goroutine ends right after, so that Run
 		// resumes on this thread rather than waiting for another to wake.
-		r.done <- out
+		r.done <- runOutput{res: Result{Logs: r.logs, LogsTruncated: r.logsTruncated, MemoryBytes: r.m.engine.memoryBytes()}, value: value, err: err}
 		return
 	}
-	r.cleanup(out)
+	// Run answered at the deadline and revoked the VM: drop it untouched.
+	<-r.revoked
+	close(r.finished)
+	r.cancel()
+	r.m.close()
 }
 
 // cleanup releases what the run holds once the VM stopped for good, and
@@ -133,6 +166,10 @@ func (r *run) cleanup(out runOutput) (Result, error) {
 func (r *run) guard(f func() (json.RawMessage, error)) (value json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if r.m.engine.arena.revoked.Load() {
+				value, err = nil, errRevoked // the fault revoke causes
+				return
+			}
 			slog.Error("sandbox: panic while running code", "panic", p, "stack", string(debug.Stack()))
 			value, err = nil, pmlerr.New(pmlerr.Internal, "sandbox failure: %v", p)
 		}
@@ -141,10 +178,9 @@ func (r *run) guard(f func() (json.RawMessage, error)) (value json.RawMessage, e
 }
 
 // timeoutGrace is how long after the deadline Run waits for the VM to stop.
-// The engine checks for interrupts between bytecodes, not inside a built-in:
-// one call like replaceAll or sort over a heap of tens of MiB can take most
-// of a second. Past the grace, Run returns EXECUTION_TIMEOUT and leaves the
-// VM to stop and close itself when that call returns.
+// The engine checks for interrupts between bytecodes, not inside a built-in
+// (a sort, an includes over 2^32 holes). Past the grace, Run returns
+// EXECUTION_TIMEOUT and revokes the VM, which ends it within microseconds.
 const timeoutGrace = 100 * time.Millisecond
 
 // growStack grows the goroutine's stack to what the engine typically needs
@@ -197,7 +233,11 @@ type run struct {
 	jobs     chan callJob               // VM goroutine -> idle call workers (unbuffered)
 	done     chan runOutput             // the goroutine ending the run -> Run
 	claimed  atomic.Bool                // set by the first of: the VM ending the run, Run giving up at the deadline
+	revoked  chan struct{}              // closed once Run revoked the VM it claimed
 	inline   atomic.Pointer[inlineCall] // the call the VM goroutine is making, if any
+	cpuOut   atomic.Bool                // the CPU budget ran out
+	cpuUsed  atomic.Int64               // nanoseconds of JS run so far, not counting the stretch in progress
+	inJSFrom atomic.Int64               // monotonic start of the stretch of JS in progress; 0 outside JS
 
 	// The rest belongs to the goroutine driving the VM: the one Run
 	// started, or the one that took over from it (see callInline).
@@ -206,6 +246,7 @@ type run struct {
 	seq           int       // issue position of the next call
 	inflight      int
 	inflightBytes int64 // argument bytes of the calls in flight
+	callBytes     int64 // argument and result bytes moved through mcp.* so far
 	toolErrs      toolErrors
 	logs          []string
 	logBytes      int
@@ -232,54 +273,32 @@ func argsObject(args json.RawMessage) (string, error) {
 }
 
 // watch interrupts the VM once the run's context ends, and takes the run
-// over from a CallFunc holding the VM goroutine. The engine clears a
-// pending interrupt each time Go calls into JS, so the interrupt is repeated
-// until Run returns; the eval timeout set in enter covers the deadline on
-// its own.
+// over from a CallFunc holding the VM goroutine.
 func (r *run) watch() (stop func()) {
-	done := make(chan struct{})
-	vm := r.m.vm
 	stopAfter := context.AfterFunc(r.ctx, func() {
 		if c := r.inline.Load(); c != nil {
 			r.abandon(c, r.timeout())
 		}
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			vm.Interrupt()
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
+		r.m.engine.intr.stop.Store(true)
 	})
-	return func() {
-		stopAfter()
-		close(done)
-	}
+	return func() { stopAfter() }
 }
 
 // execute compiles and starts the code, then runs the event loop.
 func (r *run) execute(js, argsText string) (json.RawMessage, error) {
-	vm := r.m.vm
-	vm.SetMemoryLimit(uintptr(r.lim.MemoryBytes))
-	var fn quickjs.Value
-	err := r.enterMapped(func() (err error) {
-		fn, err = r.load(js)
-		return err
-	}, r.compileError)
+	e := r.m.engine
+	e.setMemoryLimit(r.lim.MemoryBytes)
+	fn, err := r.load(js)
 	if err != nil {
 		return nil, err
 	}
-	err = r.enter(func() error {
-		_, err := r.m.control.Call(quickjs.UndefinedValue, controlStart, fn, argsText)
-		return err
-	})
-	if fn.VM() != nil {
-		fn.Free() // the bridge holds the function now
+	defer e.free(fn) // the bridge holds the function once started
+	args := e.newString(argsText)
+	if isException(args) {
+		return nil, r.exception()
 	}
-	if err != nil {
+	defer e.free(args)
+	if err := r.callJS(r.m.controlFn, jsInt(controlStart), fn, args); err != nil {
 		return nil, err
 	}
 	return r.loop()
@@ -288,16 +307,28 @@ func (r *run) execute(js, argsText string) (json.RawMessage, error) {
 // load evaluates js to its function, through the process's cache of
 // compiled code: AI clients and capabilities send the same code again and
 // again, and loading bytecode takes a fraction of compiling.
-func (r *run) load(js string) (quickjs.Value, error) {
+func (r *run) load(js string) (lib.TJSValue, error) {
+	e := r.m.engine
+	if r.ctx.Err() != nil {
+		return jsUndefined, r.timeout()
+	}
 	code, ok := compiled.Get(js)
 	if !ok {
-		var err error
-		if code, err = r.m.vm.Compile(js, quickjs.EvalGlobal); err != nil {
-			return quickjs.Value{}, err
+		r.enterJS()
+		code, ok = e.compile(js, false)
+		r.leaveJS()
+		if !ok {
+			return jsUndefined, r.compileError()
 		}
 		code = compiled.Add(js, code, len(js)+len(code))
 	}
-	return r.m.vm.EvalBytecodeValue(code)
+	r.enterJS()
+	fn := e.evalBytecode(code)
+	r.leaveJS()
+	if isException(fn) {
+		return jsUndefined, r.exception()
+	}
+	return fn, nil
 }
 
 // compiled caches the bytecode of the code Run was given, by its source.
@@ -373,10 +404,9 @@ func (r *run) deliverReady() error {
 	return nil
 }
 
-// drain runs the pending jobs (promise reactions). The eval timeout the
-// wrapper set when the code started still holds: it is the run's deadline.
+// drain runs the pending jobs (promise reactions).
 func (r *run) drain() error {
-	e := &r.m.engine
+	e := r.m.engine
 	const size = int(unsafe.Sizeof(uintptr(0)))
 	pctx := e.tls.Alloc(size) // where the engine puts the context of a failed job
 	defer e.tls.Free(size)
@@ -384,7 +414,10 @@ func (r *run) drain() error {
 		if r.ctx.Err() != nil {
 			return r.timeout()
 		}
-		switch lib.XJS_ExecutePendingJob(e.tls, e.rt, pctx) {
+		r.enterJS()
+		n := lib.XJS_ExecutePendingJob(e.tls, e.rt, pctx)
+		r.leaveJS()
+		switch n {
 		case 0:
 			return nil
 		case 1:
@@ -395,28 +428,37 @@ func (r *run) drain() error {
 	return nil
 }
 
-// enter calls into JS with the eval timeout set to what is left of the run.
-func (r *run) enter(f func() error) error {
-	return r.enterMapped(f, r.engineError)
+// enterJS starts a stretch of JS on the goroutine driving the VM: the
+// interrupt handler stops it at the run's deadline or when the CPU budget
+// runs out, whichever comes first. The CPU budget counts the time the
+// goroutine spends inside the engine (a busy machine makes it run out
+// sooner than a quiet one).
+func (r *run) enterJS() {
+	now := monotonic()
+	r.inJSFrom.Store(now)
+	deadline := now + int64(r.lim.CPUBudget) - r.cpuUsed.Load()
+	if d, ok := r.ctx.Deadline(); ok {
+		deadline = min(deadline, now+int64(time.Until(d)))
+	}
+	r.m.engine.intr.deadline.Store(deadline)
 }
 
-// enterMapped is enter with the mapping of engine errors to run errors.
-func (r *run) enterMapped(f func() error, mapErr func(error) error) error {
-	if r.outcome != nil {
-		return nil
+// leaveJS ends the stretch enterJS started.
+func (r *run) leaveJS() {
+	from := r.inJSFrom.Swap(0)
+	r.cpuUsed.Add(monotonic() - from)
+	if r.cpuUsed.Load() >= int64(r.lim.CPUBudget) {
+		r.cpuOut.Store(true)
 	}
-	deadline, _ := r.ctx.Deadline()
-	left := time.Until(deadline)
-	if r.ctx.Err() != nil || left <= 0 {
-		return r.timeout()
+}
+
+// cpuSpent is the JS time of the run so far; any goroutine may ask.
+func (r *run) cpuSpent() time.Duration {
+	spent := r.cpuUsed.Load()
+	if from := r.inJSFrom.Load(); from != 0 {
+		spent += monotonic() - from
 	}
-	_ = r.m.vm.SetEvalTimeout(left)
-	err := f()
-	if r.outcome != nil || err == nil {
-		// Once the code has an outcome the run interrupts the VM itself.
-		return nil
-	}
-	return mapErr(err)
+	return time.Duration(spent)
 }
 
 // finish records the outcome of the code and interrupts whatever else it
@@ -426,7 +468,7 @@ func (r *run) finish(value json.RawMessage, err error) {
 		return
 	}
 	r.outcome = &outcome{value: value, err: err}
-	r.m.vm.Interrupt()
+	r.m.engine.intr.stop.Store(true)
 }
 
 func unknownTool(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {

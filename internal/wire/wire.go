@@ -22,7 +22,8 @@ type ExecuteRequest struct {
 
 // ExecuteOptions tune one execution.
 type ExecuteOptions struct {
-	TimeoutMS int `json:"timeout_ms,omitempty"`
+	TimeoutMS   int `json:"timeout_ms,omitempty"`    // wall clock, waiting on tools included
+	CPUBudgetMS int `json:"cpu_budget_ms,omitempty"` // time spent running JS
 }
 
 // ContinueWorkflow answers an approval_required.
@@ -43,6 +44,9 @@ func DecodeExecute(raw json.RawMessage) (ExecuteRequest, error) {
 	}
 	if req.Options != nil && req.Options.TimeoutMS < 0 {
 		return req, pmlerr.New(pmlerr.InvalidRequest, "options.timeout_ms must be positive")
+	}
+	if req.Options != nil && req.Options.CPUBudgetMS < 0 {
+		return req, pmlerr.New(pmlerr.InvalidRequest, "options.cpu_budget_ms must be positive")
 	}
 	if cw := req.ContinueWorkflow; cw != nil {
 		if cw.WorkflowID == "" {
