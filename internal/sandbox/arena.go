@@ -51,7 +51,7 @@ type arena struct {
 	free    [numClasses]uintptr
 	failed  bool        // an allocation failed: the engine ran out of memory
 	revoked atomic.Bool // access was revoked; the next allocation panics
-	rt       uintptr // the runtime whose heap this is, once it exists
+	rt      uintptr     // the runtime whose heap this is, once it exists
 }
 
 // classOf returns the size class of a block of total bytes (header included)
