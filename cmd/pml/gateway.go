@@ -12,12 +12,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/store/storeopen"
 )
 
 func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var addr, db, configPath string
+	var limits sandbox.Limits
 	cmd := &cobra.Command{
 		Use:   "gateway",
 		Short: "Run the PML gateway (MCP Streamable HTTP at /mcp)",
@@ -30,7 +32,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 					return err
 				}
 			}
-			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log})
+			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits})
 			if err != nil {
 				return err
 			}
@@ -41,6 +43,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	cmd.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
 	cmd.Flags().StringVar(&configPath, "config", "", "gateway config JSON (servers, routing)")
+	cmd.Flags().DurationVar(&limits.Timeout, "timeout", sandbox.DefaultLimits().Timeout, "wall clock of an execution, waiting on tools included; requests may ask less (at most 5m)")
+	cmd.Flags().DurationVar(&limits.CPUBudget, "cpu-budget", sandbox.DefaultLimits().CPUBudget, "time an execution may spend running JS; requests may ask less")
 	cmd.AddCommand(newKeyCmd())
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -83,6 +84,7 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 	var file string
 	var approve bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "exec [CODE]",
 		Short: "Run one snippet exactly as an AI client's execute would; prints the answer JSON",
@@ -99,6 +101,9 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 			}
 			defer pkg.Close()
 			req := wire.ExecuteRequest{Code: code}
+			if timeout > 0 {
+				req.Options = &wire.ExecuteOptions{TimeoutMS: int(timeout.Milliseconds())}
+			}
 			var ans wire.Answer
 			if approve {
 				ans = pkg.ExecuteApproving(cmd.Context(), req, func(a wire.Answer) {
@@ -120,6 +125,7 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&file, "file", "", "read the snippet from a file (- for stdin)")
 	cmd.Flags().BoolVar(&approve, "approve", false, "approve everything the plan needs (each approval is printed to stderr)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "wall-clock limit of the run, e.g. 30s (at most the configured one, 5m by default)")
 	return cmd
 }
 

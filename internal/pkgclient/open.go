@@ -50,17 +50,27 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Package, error) {
 	return New(Options{Workspace: ws, Gateway: gw, Logger: log, Limits: limits})
 }
 
-// limitsFromEnv reads PML_RPC_TIMEOUT_MS, the bound on each mcp.* call of a
-// run (default 30 s): a local server that never answers fails its call with
-// RPC_TIMEOUT after this long.
+// limitsFromEnv reads the package's execution limits (README
+// "Configuration"): PML_TIMEOUT_MS, the wall clock of a run (default 5 min);
+// PML_CPU_BUDGET_MS, the JS time of a run (default 30 s); and
+// PML_RPC_TIMEOUT_MS, the bound on each mcp.* call (default 30 s), after
+// which a local server that never answers fails the call with RPC_TIMEOUT.
+// A request's options can lower the first two, never raise them.
 func limitsFromEnv() (sandbox.Limits, error) {
 	var l sandbox.Limits
-	if v := os.Getenv("PML_RPC_TIMEOUT_MS"); v != "" {
-		ms, err := strconv.Atoi(v)
-		if err != nil || ms <= 0 {
-			return l, fmt.Errorf("PML_RPC_TIMEOUT_MS=%q: want a positive number of milliseconds", v)
+	for _, v := range []struct {
+		name string
+		into *time.Duration
+	}{{"PML_TIMEOUT_MS", &l.Timeout}, {"PML_CPU_BUDGET_MS", &l.CPUBudget}, {"PML_RPC_TIMEOUT_MS", &l.RPCTimeout}} {
+		s := os.Getenv(v.name)
+		if s == "" {
+			continue
 		}
-		l.RPCTimeout = time.Duration(ms) * time.Millisecond
+		ms, err := strconv.Atoi(s)
+		if err != nil || ms <= 0 {
+			return l, fmt.Errorf("%s=%q: want a positive number of milliseconds", v.name, s)
+		}
+		*v.into = time.Duration(ms) * time.Millisecond
 	}
 	return l, nil
 }
