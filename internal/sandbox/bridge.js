@@ -323,8 +323,9 @@
 
   // Texts of an error are cut before they are serialized, so that a thrown
   // 30 MB message costs no 30 MB of JSON; Go cuts them to the same length
-  // in bytes (MAX_TEXT is maxTextBytes in failure.go).
-  const MAX_TEXT = 8192;
+  // in bytes and marks the cut (MAX_TEXT is one more than maxTextBytes in
+  // failure.go, so that Go sees there was more).
+  const MAX_TEXT = 8193;
   function pml$cap(s) {
     return s.length > MAX_TEXT ? stringSlice(s, 0, MAX_TEXT) : s;
   }

@@ -24,9 +24,10 @@ type callResult struct {
 
 // callJob is one call handed to a worker goroutine.
 type callJob struct {
-	seq  int
-	tool string
-	args json.RawMessage
+	seq    int
+	tool   string
+	args   json.RawMessage
+	budget int64 // bytes the result may take (see Limits.MaxCallBytes)
 }
 
 // A call the code made waits in run.queued until the code yields to the
@@ -64,7 +65,7 @@ func (r *run) worker(job callJob) {
 // by the timeout when the CallFunc does not honor its context (the worker
 // then stays with the CallFunc until it returns).
 func (r *run) invokeJob(job callJob) {
-	ctx, cancel := context.WithTimeout(tools.WithCallSeq(r.ctx, job.seq), r.lim.RPCTimeout)
+	ctx, cancel := context.WithTimeout(job.context(r.ctx), r.lim.RPCTimeout)
 	defer cancel()
 	var delivered atomic.Bool
 	deliver := func(value json.RawMessage, err error) {
@@ -98,7 +99,7 @@ func (r *run) callInline(job callJob) (callResult, bool) {
 		r.inline.Store(nil)
 		return callResult{id: job.seq, tool: job.tool, err: r.timeout(), argBytes: int64(len(job.args))}, true
 	}
-	ctx := newCallContext(tools.WithCallSeq(r.ctx, job.seq), r.lim.RPCTimeout)
+	ctx := newCallContext(job.context(r.ctx), r.lim.RPCTimeout)
 	defer ctx.end()
 	watchdog := time.AfterFunc(r.lim.RPCTimeout, func() { r.abandon(c, r.rpcTimeout(job.tool, context.DeadlineExceeded)) })
 	value, err := r.invoke(ctx, job.tool, job.args)
@@ -111,6 +112,12 @@ func (r *run) callInline(job callJob) (callResult, bool) {
 		err = r.callError(ctx, job.tool, err)
 	}
 	return callResult{id: job.seq, tool: job.tool, value: value, err: err, argBytes: int64(len(job.args))}, true
+}
+
+// context is what a call's context carries: its issue position and the
+// bytes its result may take.
+func (job callJob) context(ctx context.Context) context.Context {
+	return tools.WithByteBudget(tools.WithCallSeq(ctx, job.seq), job.budget)
 }
 
 // inlineCall is a call in progress on the VM goroutine.
@@ -195,6 +202,10 @@ func (r *run) deliver(res callResult) error {
 	delete(r.m.waiting, res.id)
 	defer waiting.free(r.m.engine)
 	if res.err == nil {
+		r.callBytes += int64(len(res.value))
+		if r.callBytes > r.lim.MaxCallBytes {
+			return r.callBudgetError(res.tool)
+		}
 		return r.settle(waiting, res.value)
 	}
 	var halt *HaltError

@@ -113,6 +113,12 @@ func capText(s string) string {
 	return truncateUTF8(s, maxTextBytes) + " … [truncated]"
 }
 
+// callBudgetError is the MEMORY_LIMIT of the call whose arguments or result
+// crossed Limits.MaxCallBytes.
+func (r *run) callBudgetError(tool string) error {
+	return pmlerr.New(pmlerr.MemoryLimit, "mcp.%s crossed the execution's budget of %d bytes moved through mcp.* calls (arguments plus results)", strings.Replace(tool, ":", ".", 1), r.lim.MaxCallBytes).With("tool", tool)
+}
+
 func (r *run) memoryError() error {
 	return pmlerr.New(pmlerr.MemoryLimit, "memory limit exceeded (limit %d bytes)", r.lim.MemoryBytes)
 }

@@ -44,6 +44,9 @@ func hostFromJS(tls *libc.TLS, ctx uintptr, this lib.TJSValue, argc int32, argv 
 func (r *run) host(op, a, b lib.TJSValue) (ret lib.TJSValue) {
 	defer func() {
 		if p := recover(); p != nil {
+			if r.m.engine.arena.revoked.Load() {
+				panic(p) // the fault revoke causes: it unwinds the whole engine
+			}
 			slog.Error("sandbox: panic in host function", "panic", p)
 			r.finish(nil, pmlerr.New(pmlerr.Internal, "sandbox failure: %v", p))
 			ret = jsInt(-1)
@@ -134,7 +137,8 @@ func (r *run) startCall(tool string, args []byte) int {
 	r.seq++
 	r.inflight++
 	r.inflightBytes += n
-	r.queued = append(r.queued, callJob{seq: seq, tool: tool, args: args})
+	r.callBytes += n
+	r.queued = append(r.queued, callJob{seq: seq, tool: tool, args: args, budget: r.lim.MaxCallBytes - r.callBytes})
 	return seq
 }
 

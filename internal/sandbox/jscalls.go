@@ -60,6 +60,10 @@ func (r *run) callFromJS(a, b lib.TJSValue) lib.TJSValue {
 			return jsInt(callNeedsJS)
 		}
 	}
+	if r.callBytes+int64(len(text)) > r.lim.MaxCallBytes {
+		r.finish(nil, r.callBudgetError(tool))
+		return jsInt(callBusy)
+	}
 	promise, res, ok := e.newPromise()
 	if !ok {
 		r.finish(nil, r.engineFailure("create a promise"))

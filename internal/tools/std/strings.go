@@ -48,7 +48,7 @@ func stringTools() []tools.Func {
 				"separator":{"type":"string"},
 				"limit":{"type":"integer","minimum":1,"description":"Return at most this many parts; the last holds the rest."}
 			},"required":["text","separator"],"additionalProperties":false}`),
-			func(_ context.Context, a struct {
+			func(ctx context.Context, a struct {
 				Text      string `json:"text"`
 				Separator string `json:"separator"`
 				Limit     int    `json:"limit"`
@@ -56,6 +56,18 @@ func stringTools() []tools.Func {
 				n := a.Limit
 				if n == 0 {
 					n = -1
+				}
+				// Each part costs its quotes and comma in JSON and a string
+				// header in Go: splitting a MiB into characters makes 16 MiB.
+				parts := int64(utf8.RuneCountInString(a.Text))
+				if a.Separator != "" {
+					parts = int64(strings.Count(a.Text, a.Separator)) + 1
+				}
+				if n > 0 {
+					parts = min(parts, int64(n))
+				}
+				if err := tools.CheckByteBudget(ctx, "string:split", int64(len(a.Text))+3*parts); err != nil {
+					return nil, err
 				}
 				return strings.SplitN(a.Text, a.Separator, n), nil
 			}),
