@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -109,5 +110,23 @@ func TestEngineInternals(t *testing.T) {
 	}
 	if !m.engine.outOfMemory() {
 		t.Error("a failed allocation did not set the flag")
+	}
+
+	// The reserve for the engine's own "out of memory" error reads the
+	// runtime's in_out_of_memory bit: without it the code catches null.
+	got, err := evalText(m, "let r; try { 'x'.repeat(8 << 20) } catch (e) { r = String(e instanceof InternalError) + ' ' + e.message } r")
+	if err != nil || got != "true out of memory" {
+		t.Errorf("caught out-of-memory: %q, %v; want an InternalError", got, err)
+	}
+
+	// Every field this package reads was checked above against this
+	// version; a new one must be checked again before this pin moves.
+	const pinned = "v0.14.0"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "modernc.org/libquickjs" && d.Version != pinned {
+				t.Errorf("modernc.org/libquickjs is %s; the engine internals were checked against %s", d.Version, pinned)
+			}
+		}
 	}
 }

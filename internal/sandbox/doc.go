@@ -1,6 +1,6 @@
 // Package sandbox runs untrusted JavaScript (the user's TypeScript after
 // internal/analysis stripped it) in an embedded QuickJS engine
-// (modernc.org/quickjs, pure Go) whose only exit is the mcp.* bridge.
+// (modernc.org/libquickjs, pure Go) whose only exit is the mcp.* bridge.
 //
 // # What the code sees
 //
@@ -79,14 +79,17 @@
 //   - MEMORY_LIMIT: the engine heap reached Limits.MemoryBytes and the code
 //     did not recover. The engine often reports this as a thrown null; an
 //     allocator hook makes the distinction from `throw null` reliable.
-//   - EXECUTION_TIMEOUT: Limits.Timeout passed or ctx ended (Err holds the
-//     context error), whether the code was computing, waiting for a tool or
-//     looping on microtasks. The engine cannot interrupt a single built-in
-//     call (a replaceAll or sort over tens of MiB can take most of a
-//     second); Run still answers at most 100 ms after the deadline and the
-//     VM stops and closes itself when that call returns. Code waiting for a
+//   - EXECUTION_TIMEOUT: Limits.Timeout passed, the CPU budget
+//     (Limits.CPUBudget, time spent running JS) ran out, or ctx ended (Err
+//     holds the context error), whether the code was computing, waiting for
+//     a tool or looping on microtasks. The engine cannot interrupt a single
+//     built-in call (includes over 2^32 holes, a sort); Run still answers at
+//     most 100 ms after the deadline, and then revokes the VM's heap, which
+//     ends that call within microseconds (arena.go). Code waiting for a
 //     promise that nothing can settle (no call in flight, no timers exist)
 //     fails at once with this code instead of waiting for the timeout.
+//   - MEMORY_LIMIT also when the arguments plus results moved through mcp.*
+//     cross Limits.MaxCallBytes, naming the call (Details "tool").
 //   - the code of an uncaught tool error (see above), with Details "tool".
 //   - INVALID_REQUEST for args that are not a JSON object, INTERNAL_ERROR
 //     when the engine itself fails.
@@ -102,5 +105,6 @@
 //
 // Each run's VM works on its own goroutine. Fresh VMs come from a small pool
 // (4) refilled in the background after runs, and used ones are closed in the
-// background; a VM that ran user code is never reused.
+// background; a VM that ran user code is never reused. Texts of errors are
+// cut to 8 KiB.
 package sandbox

@@ -14,11 +14,9 @@ import (
 )
 
 // The bridge reaches Go through one C function of the engine, __pml_host,
-// which it takes off the global object before user code runs. It is made
-// with the engine's own API rather than the wrapper's RegisterFunc, which
-// converts every argument and result through reflect and takes a slot in a
-// process-wide table: the call path (jscalls.go) is most of an mcp.* round
-// trip.
+// which it takes off the global object before user code runs. Its
+// arguments are the engine's values, read without any conversion layer: the
+// call path (jscalls.go) is most of an mcp.* round trip.
 
 // Operations of the host function; keep in sync with bridge.js.
 const (

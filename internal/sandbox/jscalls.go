@@ -10,7 +10,7 @@ import (
 )
 
 // The path of an mcp.* call, most of a round trip, crosses between JS and
-// Go under the wrapper (see host.go and engine.go):
+// Go through the engine's C API (see host.go and engine.go):
 //
 //   - The bridge hands the arguments object itself to Go (callFromJS), which
 //     writes their JSON when they are plain data: objects with
