@@ -292,13 +292,18 @@ func (r *run) execute(js, argsText string) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer e.free(fn) // the bridge holds the function once started
 	args := e.newString(argsText)
 	if isException(args) {
+		e.free(fn)
 		return nil, r.exception()
 	}
-	defer e.free(args)
-	if err := r.callJS(r.m.controlFn, jsInt(controlStart), fn, args); err != nil {
+	err = r.callJS(r.m.controlFn, jsInt(controlStart), fn, args)
+	// The bridge holds the function now. Freed here, not deferred: once
+	// loop hands the VM to another goroutine (takeOver), this one must not
+	// touch it again.
+	e.free(fn)
+	e.free(args)
+	if err != nil {
 		return nil, err
 	}
 	return r.loop()
