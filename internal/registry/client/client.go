@@ -48,9 +48,9 @@ type Entry struct {
 	// the code, or the canonical metadata. It is Integrity whenever
 	// Integrity is a SHA-256 (checked); a package's own SRI integrity cannot
 	// be recomputed here, so the lockfile pins Content beside it.
-	Content   string
-	Body      []byte             // the code, or the metadata JSON
-	Metadata  *registry.Metadata // stdio and http entries
+	Content  string
+	Body     []byte             // the code, or the metadata JSON
+	Metadata *registry.Metadata // stdio and http entries
 	// Revalidated says the gateway answered 304 and the body came from the
 	// disk cache.
 	Revalidated bool
