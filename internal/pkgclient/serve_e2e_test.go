@@ -35,26 +35,16 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// bearerTransport sends Authorization: Bearer token.
-type bearerTransport string
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(b))
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // connectHTTP opens an MCP session to a pml serve endpoint, with the token
 // unless it is "".
 func connectHTTP(endpoint, token string) (*mcp.ClientSession, error) {
-	hc := http.DefaultClient
+	h := http.Header{}
 	if token != "" {
-		hc = &http.Client{Transport: bearerTransport(token)}
+		h.Set("Authorization", "Bearer "+token)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	return mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "0"}, nil).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil)
+	return pkgclient.ConnectServe(ctx, endpoint, h)
 }
 
 // startServe runs `pml serve` in ws with args and waits until it listens.

@@ -14,26 +14,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/wire"
 )
 
-type addHeaders struct {
-	h    http.Header
-	next http.RoundTripper
+// ConnectServe opens an MCP session to a `pml serve` endpoint, sending
+// headers with every request. Exported for pkgclient_test.
+func ConnectServe(ctx context.Context, endpoint string, h http.Header) (*mcp.ClientSession, error) {
+	return mcp.NewClient(&mcp.Implementation{Name: "ai-client", Version: "0"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: gatewaytest.HTTPClient(h)}, nil)
 }
 
-func (a addHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range a.h {
-		r.Header[k] = v
-	}
-	return a.next.RoundTrip(r)
-}
-
-// connectServe opens an MCP session to a `pml serve` endpoint with headers.
 func connectServe(endpoint string, h http.Header) (*mcp.ClientSession, error) {
-	return mcp.NewClient(&mcp.Implementation{Name: "ai-client", Version: "0"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: addHeaders{h: h, next: http.DefaultTransport}}}, nil)
+	return ConnectServe(context.Background(), endpoint, h)
 }
 
 func bearer(token string) http.Header { return http.Header{"Authorization": {"Bearer " + token}} }

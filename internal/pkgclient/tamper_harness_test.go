@@ -44,6 +44,23 @@ type proxiedRequest struct {
 	CallTool string // call: the server tool it runs
 }
 
+// ToolCallOf reads a JSON-RPC request to the gateway: its method and, for a
+// tools/call, the gateway tool and the server tool a call runs. Exported for
+// the end-to-end harness of pkgclient_test.
+func ToolCallOf(body []byte) (method, tool, callTool string) {
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Name      string `json:"name"`
+			Arguments struct {
+				Tool string `json:"tool"`
+			} `json:"arguments"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(body, &msg)
+	return msg.Method, msg.Params.Name, msg.Params.Arguments.Tool
+}
+
 func startTamperProxy(t *testing.T, gatewayURL string) *tamperProxy {
 	t.Helper()
 	px := &tamperProxy{}
@@ -60,17 +77,9 @@ func startTamperProxy(t *testing.T, gatewayURL string) *tamperProxy {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		var msg struct {
-			Params struct {
-				Name      string `json:"name"`
-				Arguments struct {
-					Tool string `json:"tool"`
-				} `json:"arguments"`
-			} `json:"params"`
-		}
-		_ = json.Unmarshal(body, &msg)
+		_, tool, callTool := ToolCallOf(body)
 		px.mu.Lock()
-		px.seen = append(px.seen, proxiedRequest{Path: r.URL.Path, Body: string(body), Tool: msg.Params.Name, CallTool: msg.Params.Arguments.Tool})
+		px.seen = append(px.seen, proxiedRequest{Path: r.URL.Path, Body: string(body), Tool: tool, CallTool: callTool})
 		status := px.status
 		px.mu.Unlock()
 		if status != 0 {
