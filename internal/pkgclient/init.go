@@ -107,7 +107,7 @@ func Init(o InitOptions) error {
 	}
 	ignore := []string{ConfigFile, StateDir + "/", ".env"}
 	if o.HTTP {
-		ignore = append(ignore, ".mcp.json") // it holds the serve token
+		ignore = append(ignore, ".mcp.json", ".mcp.json.bak*") // they hold the serve token
 	}
 	if err := ensureGitignore(filepath.Join(ws, ".gitignore"), ignore...); err != nil {
 		return err
@@ -177,9 +177,15 @@ func writeJSON(path string, v any) error {
 }
 
 // backupFile copies path to the first free name of path.bak, path.bak.1, …
-// so an earlier backup (the user's original file) is never overwritten.
+// so an earlier backup (the user's original file) is never overwritten. The
+// copy keeps the original's mode: a .mcp.json holding the serve token stays
+// private.
 func backupFile(path string) (string, error) {
 	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(path)
 	if err != nil {
 		return "", err
 	}
@@ -188,7 +194,7 @@ func backupFile(path string) (string, error) {
 		if i > 0 {
 			backup += "." + strconv.Itoa(i)
 		}
-		f, err := os.OpenFile(backup, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(backup, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}

@@ -83,8 +83,8 @@ func localPort(r *http.Request) string {
 func requireToken(token string, next http.Handler) http.Handler {
 	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+		f := strings.Fields(r.Header.Get("Authorization"))
+		if len(f) != 2 || !strings.EqualFold(f[0], "bearer") || subtle.ConstantTimeCompare([]byte(f[1]), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="pml"`)
 			http.Error(w, "Unauthorized: send Authorization: Bearer <the token in .pml/"+ServeTokenFile+">", http.StatusUnauthorized)
 			return

@@ -3,6 +3,7 @@ package pkgclient
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -88,6 +89,7 @@ func TestServeRefusesForeignOriginsAndMissingTokens(t *testing.T) {
 		{"wrong token", bearer(strings.Repeat("0", serveTokenLen)), http.StatusUnauthorized},
 		{"token with a tail", bearer(token + "x"), http.StatusUnauthorized},
 		{"not a bearer", http.Header{"Authorization": {"Basic " + token}}, http.StatusUnauthorized},
+		{"two tokens", http.Header{"Authorization": {"Bearer " + token + " " + token}}, http.StatusUnauthorized},
 	}
 	for _, c := range refused {
 		resp := post(c.h)
@@ -111,6 +113,12 @@ func TestServeRefusesForeignOriginsAndMissingTokens(t *testing.T) {
 	if _, err := os.Stat(ran); err != nil {
 		t.Fatalf("the accepted request did not run: %v", err)
 	}
+	// The scheme is case-insensitive (RFC 9110).
+	s3, err := connectServe(endpoint, http.Header{"Authorization": {"bearer " + token}})
+	if err != nil {
+		t.Fatalf("lowercase scheme: %v", err)
+	}
+	_ = s3.Close()
 	var got int
 	wantLocalResult(t, callTool(t, s, `return 41 + 1`), &got)
 	if got != 42 {
@@ -212,5 +220,52 @@ func wantLocalResult(t *testing.T, a wire.Answer, v any) {
 	wantStatus(t, a, wire.StatusSuccess)
 	if err := json.Unmarshal(a.Result, v); err != nil {
 		t.Fatalf("result %s: %v", a.Result, err)
+	}
+}
+
+// pml init --http: the .mcp.json it writes holds the token, so it and any
+// backup of it stay private and out of git; a port out of range is refused.
+func TestInitHTTPKeepsTheTokenPrivate(t *testing.T) {
+	ws := t.TempDir()
+	o := InitOptions{Workspace: ws, Binary: "pml", HTTP: true, Port: 3003, Out: io.Discard}
+	if err := Init(o); err != nil {
+		t.Fatal(err)
+	}
+	mcpPath := filepath.Join(ws, ".mcp.json")
+	data, err := os.ReadFile(mcpPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := ServeToken(ws)
+	if err != nil || !strings.Contains(string(data), `"Bearer `+token+`"`) || !strings.Contains(string(data), `"http://127.0.0.1:3003/mcp"`) {
+		t.Fatalf(".mcp.json: %v %s", err, data)
+	}
+	// The user adds a server next to pml; init --force moves it and backs the
+	// token-bearing file up.
+	withServer := strings.Replace(string(data), `"mcpServers": {`, `"mcpServers": {"docs": {"type": "http", "url": "https://docs.invalid/mcp"},`, 1)
+	if err := os.WriteFile(mcpPath, []byte(withServer), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o.Force = true
+	if err := Init(o); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{mcpPath, mcpPath + ".bak"} {
+		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v", f, fi, err)
+		}
+	}
+	ignore, _ := os.ReadFile(filepath.Join(ws, ".gitignore"))
+	for _, e := range []string{".mcp.json", ".mcp.json.bak*", ".pml/"} {
+		if !strings.Contains(string(ignore), "\n"+e+"\n") {
+			t.Fatalf(".gitignore lacks %s:\n%s", e, ignore)
+		}
+	}
+	if tok2, _ := ServeToken(ws); tok2 != token {
+		t.Fatal("init --force changed the token")
+	}
+	o.Port = 70000
+	if err := Init(o); err == nil || !strings.Contains(err.Error(), "--port") {
+		t.Fatalf("port 70000: %v", err)
 	}
 }
