@@ -61,9 +61,14 @@ func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
 
 func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 	var port int
+	var noAuth bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "MCP server for an AI client over Streamable HTTP at http://127.0.0.1:PORT/mcp",
+		Long: "MCP server for an AI client over Streamable HTTP at http://127.0.0.1:PORT/mcp.\n" +
+			"Every request must carry Authorization: Bearer <token>, the token in the workspace's .pml/serve-token\n" +
+			"(created on first use, mode 0600; `pml init --http` writes it into .mcp.json). Requests from a browser\n" +
+			"page (an Origin other than this server's own) are refused.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := logger()
 			pkg, err := openPackage(cmd.Context(), log)
@@ -71,13 +76,19 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer pkg.Close()
-			srv := pkg.NewMCPServer()
+			var o pkgclient.ServeOptions
+			if noAuth {
+				log.Warn("pml serve --no-auth: any process on this machine can run tools as you")
+			} else if o.Token, err = pkgclient.ServeToken(pkg.Workspace()); err != nil {
+				return err
+			}
 			mux := http.NewServeMux()
-			mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+			mux.Handle("/mcp", pkg.HTTPHandler(o))
 			return serveHTTP(cmd.Context(), log, "127.0.0.1:"+strconv.Itoa(port), mux)
 		},
 	}
 	cmd.Flags().IntVar(&port, "port", 3003, "port on 127.0.0.1")
+	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "accept requests without the workspace token (any local process can then run tools)")
 	return cmd
 }
 
@@ -155,6 +166,10 @@ func newInitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Set up PML in this workspace (.pml.json, .mcp.json, .gitignore)",
+		Long: "Set up PML in this workspace: .pml.json, .mcp.json, .gitignore.\n" +
+			"By default .mcp.json makes the AI client start `pml stdio`. With --http it points the client at\n" +
+			"`pml serve --port PORT` and carries the workspace token (.pml/serve-token) as Authorization: Bearer;\n" +
+			".mcp.json is then written with mode 0600 and added to .gitignore.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cwd, err := os.Getwd()
 			if err != nil {
@@ -172,5 +187,7 @@ func newInitCmd() *cobra.Command {
 	cmd.Flags().StringVar(&o.APIKey, "api-key", "", "gateway API key (stored in the workspace .env)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "non-interactive: accept the defaults")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "overwrite an existing .pml.json")
+	cmd.Flags().BoolVar(&o.HTTP, "http", false, "point the AI client at `pml serve` (with the workspace token) instead of `pml stdio`")
+	cmd.Flags().IntVar(&o.Port, "port", 3003, "with --http: the port `pml serve --port` listens on")
 	return cmd
 }

@@ -21,7 +21,14 @@ const (
 )
 
 // Write replaces path with data (mode 0644), creating its directory.
-func Write(path string, data []byte, d Durability) (err error) {
+func Write(path string, data []byte, d Durability) error {
+	return WriteMode(path, data, d, 0o644)
+}
+
+// WriteMode is Write with the file's mode, which it has before it is
+// renamed into place (a file holding a secret is never readable by others,
+// even for a moment).
+func WriteMode(path string, data []byte, d Durability, mode os.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -41,7 +48,7 @@ func Write(path string, data []byte, d Durability) (err error) {
 	if _, err = tmp.Write(data); err != nil {
 		return err
 	}
-	if err = tmp.Chmod(0o644); err != nil {
+	if err = tmp.Chmod(mode); err != nil {
 		return err
 	}
 	if d == Durable {

@@ -119,8 +119,8 @@ return parsed;`
 	if a.Status != wire.StatusExecuteLocally {
 		t.Fatalf("status %s: %s", a.Status, a.Error)
 	}
-	if a.Code != code || a.WorkflowID == "" {
-		t.Fatalf("code/workflow missing: %+v", a)
+	if a.Code != code || a.WorkflowID == "" || a.CodeHash != wire.CodeHash(code) || !strings.HasPrefix(a.CodeHash, "sha256-") {
+		t.Fatalf("code/code_hash/workflow missing: %+v", a)
 	}
 	if len(a.ClientTools) != 1 || a.ClientTools[0] != "filesystem:read_file" {
 		t.Fatalf("client_tools %v", a.ClientTools)

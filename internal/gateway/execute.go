@@ -50,6 +50,7 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 		return wire.Answer{
 			Status:      wire.StatusExecuteLocally,
 			Code:        req.Code,
+			CodeHash:    wire.CodeHash(req.Code),
 			WorkflowID:  workflowID,
 			DAG:         dagOf(an),
 			ToolsUsed:   plan.Refs,

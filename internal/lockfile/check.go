@@ -41,11 +41,18 @@ type MismatchInfo struct {
 	NewHash      string
 	OldIntegrity string
 	NewIntegrity string
+	OldContent   string // the entries' Content pins, when they have one
+	NewContent   string
 	OldFetchedAt string
 }
 
 // Description is the approval request's text (AC14).
 func (m *MismatchInfo) Description() string {
+	if m.OldIntegrity == m.NewIntegrity {
+		old, cur := Entry{Integrity: m.OldIntegrity, Content: m.OldContent}, Entry{Integrity: m.NewIntegrity, Content: m.NewContent}
+		return fmt.Sprintf("Content changed for %s under the same integrity %s. Old content: %s, New: %s. This could indicate a legitimate update or potential MITM attack.",
+			m.Base, m.NewIntegrity, old.content(), cur.content())
+	}
 	return fmt.Sprintf("Hash changed for %s. Old: %s, New: %s. This could indicate a legitimate update or potential MITM attack.",
 		m.Base, m.OldHash, m.NewHash)
 }
@@ -56,6 +63,14 @@ func (m *MismatchInfo) Description() string {
 // whose hash contradicts integrity is an INTEGRITY_ERROR, since the registry
 // then served content that is not what it named.
 func (l *Lockfile) Check(name, integrity string) (CheckResult, *MismatchInfo, error) {
+	return l.CheckEntry(name, Entry{Integrity: integrity})
+}
+
+// CheckEntry is Check for a fetched entry that may pin its content apart
+// from its integrity (Entry.Content): a different integrity or a different
+// content is a Mismatch.
+func (l *Lockfile) CheckEntry(name string, fetched Entry) (CheckResult, *MismatchInfo, error) {
+	integrity := fetched.Integrity
 	n, err := parseFetched(name, integrity)
 	if err != nil {
 		return 0, nil, err
@@ -72,7 +87,7 @@ func (l *Lockfile) Check(name, integrity string) (CheckResult, *MismatchInfo, er
 		return New, nil, nil
 	}
 	old := snap.entries[key]
-	if old.Integrity == integrity {
+	if old.Integrity == integrity && old.content() == fetched.content() {
 		return Match, nil, nil
 	}
 	newHash := n.Hash
@@ -86,6 +101,8 @@ func (l *Lockfile) Check(name, integrity string) (CheckResult, *MismatchInfo, er
 		NewHash:      newHash,
 		OldIntegrity: old.Integrity,
 		NewIntegrity: integrity,
+		OldContent:   old.Content,
+		NewContent:   fetched.Content,
 		OldFetchedAt: old.FetchedAt,
 	}, nil
 }

@@ -89,6 +89,9 @@ func checkEntry(n fqdn.Name, e Entry) error {
 	if h := fqdn.Hash4(e.Integrity); h != "" && h != n.Hash {
 		return fmt.Errorf("hash %s does not match integrity %s (hash %s)", n.Hash, e.Integrity, h)
 	}
+	if e.Content != "" && fqdn.Hash4(e.Content) == "" {
+		return fmt.Errorf("malformed content hash %q", e.Content)
+	}
 	return nil
 }
 

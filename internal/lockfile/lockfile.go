@@ -38,6 +38,20 @@ type Entry struct {
 	FetchedAt string `json:"fetchedAt"`         // RFC 3339, UTC
 	Type      string `json:"type,omitempty"`    // "code", "stdio" or "http"
 	Routing   string `json:"routing,omitempty"` // "client" or "server"
+	// Content is the "sha256-…" of the content the package acts on (the
+	// canonical metadata of a server entry) when Integrity is not itself
+	// that hash: a package's own SRI integrity names the package, not the
+	// command line that installs it, so a changed command under the same
+	// integrity is still a change. Empty when Integrity is that hash.
+	Content string `json:"content,omitempty"`
+}
+
+// content is what e pins its content to.
+func (e Entry) content() string {
+	if e.Content != "" {
+		return e.Content
+	}
+	return e.Integrity
 }
 
 // Lockfile is one workspace's mcp.lock. It is safe for concurrent use, and

@@ -307,3 +307,51 @@ func TestOpenEmptyWorkspace(t *testing.T) {
 		t.Error("Open(\"\") succeeded")
 	}
 }
+
+// A server named by its package's own SRI integrity pins the metadata it
+// installs from in Content: a changed command line under the same
+// integrity is a mismatch, and the file keeps the pin.
+func TestContentPinnedBesideIntegrity(t *testing.T) {
+	ws := t.TempDir()
+	l := open(t, ws, nil)
+	sri := "sha512-" + strings.Repeat("A", 86) + "=="
+	n, integrity := fqdn.ForStdio("serena", nil, sri)
+	name := n.String()
+	good, evil := fqdn.Integrity([]byte(`{"args":["serena"]}`)), fqdn.Integrity([]byte(`{"args":["evil"]}`))
+	record(t, l, name, Entry{Integrity: integrity, Content: good, Type: "stdio", Routing: "client"})
+
+	if res, _, err := l.CheckEntry(name, Entry{Integrity: integrity, Content: good}); err != nil || res != Match {
+		t.Fatalf("same content: %v %v", res, err)
+	}
+	res, m, err := l.CheckEntry(name, Entry{Integrity: integrity, Content: evil})
+	if err != nil || res != Mismatch || m.OldContent != good || m.NewContent != evil {
+		t.Fatalf("changed content under the same integrity: %v %+v %v", res, m, err)
+	}
+	if d := m.Description(); !strings.Contains(d, "Content changed for pml.mcp.serena.server") || !strings.Contains(d, good) || !strings.Contains(d, evil) {
+		t.Errorf("Description() = %q", d)
+	}
+	// Without a content pin, the integrity stands for the content: not this one.
+	if res, _, _ := l.Check(name, integrity); res != Mismatch {
+		t.Errorf("Check without content = %v; want mismatch", res)
+	}
+	if got, ok := open(t, ws, nil).Get(name); !ok || got.Content != good {
+		t.Errorf("reopened: %+v %v", got, ok)
+	}
+
+	// A content pin equal to the integrity is not stored twice.
+	v1, e1 := version("fs", "read_json", "one")
+	e1.Content = e1.Integrity
+	record(t, l, v1, e1)
+	if got, _ := l.Get(v1); got.Content != "" {
+		t.Errorf("redundant content stored: %+v", got)
+	}
+	// A malformed pin is refused and nothing is written.
+	v2, e2 := version("fs", "write_json", "two")
+	e2.Content = "md5-nope"
+	if err := l.Record(v2, e2); pmlerr.CodeOf(err, "") != pmlerr.IntegrityError {
+		t.Errorf("malformed content: %v; want INTEGRITY_ERROR", err)
+	}
+	if _, ok := l.Get(v2); ok {
+		t.Error("malformed content recorded")
+	}
+}

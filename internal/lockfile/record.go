@@ -21,6 +21,12 @@ func (l *Lockfile) Record(name string, e Entry) error {
 	if e.FetchedAt == "" {
 		e.FetchedAt = time.Now().UTC().Format(time.RFC3339)
 	}
+	if e.Content == e.Integrity {
+		e.Content = "" // the integrity pins the content already
+	}
+	if err := checkEntry(n, e); err != nil {
+		return pmlerr.New(pmlerr.IntegrityError, "lockfile: record %s: %v", name, err)
+	}
 	return l.update(func(s snapshot) bool {
 		if key, ok := s.keyOf[n.Base()]; ok && key == name && s.entries[key] == e {
 			return false

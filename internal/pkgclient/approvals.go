@@ -12,6 +12,8 @@ import (
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/lockfile"
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/registry"
+	regclient "github.com/pml-go/pml/internal/registry/client"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
@@ -91,8 +93,14 @@ func (p *Package) planItems(ctx context.Context, cfg Config, rules routing.Rules
 		}
 		seen[ns] = true
 		if rules.Route(t) == routing.Server {
-			if keys := p.byokKeys(ctx, ns); len(keys) > 0 {
-				if missing := p.env.Missing(keys); len(missing) > 0 {
+			e, ok, item, err := p.byokServer(ctx, ns)
+			switch {
+			case err != nil:
+				return nil, err
+			case item != nil:
+				items = append(items, *item)
+			case ok:
+				if missing := p.env.Missing(e.Metadata.EnvRequired); len(missing) > 0 {
 					items = append(items, approval.APIKeyItem(ns, missing))
 				}
 			}
@@ -107,12 +115,18 @@ func (p *Package) planItems(ctx context.Context, cfg Config, rules routing.Rules
 		}
 		// Installed or not, the catalog entry is revalidated against the
 		// lockfile on every plan, so a changed entry is caught.
-		entry, found := p.catalogEntry(ctx, ns)
-		if !found || entry.Type != "stdio" {
+		entry, found, err := p.catalogEntry(ctx, ns)
+		if err != nil {
+			return nil, err
+		}
+		if !found || entry.Type != registry.TypeStdio {
 			continue // the call will be UNKNOWN_TOOL, naming the nearest tools
 		}
-		dep := entry.Install
-		if item, err := p.checkIntegrity(entry.FQDN, entry.Integrity, "stdio", "client"); err != nil {
+		dep, err := dependencyOf(ns, entry)
+		if err != nil {
+			return nil, err
+		}
+		if item, err := p.trusted(entry); err != nil {
 			return nil, err
 		} else if item != nil {
 			items = append(items, *item)
@@ -204,7 +218,11 @@ func (p *Package) continueWorkflow(ctx context.Context, req wire.ExecuteRequest,
 	}
 	r := wf.Payload.(pendingRun)
 	if r.forward {
-		return p.forward(ctx, wire.ExecuteRequest{Code: r.code, Intent: r.intent, Options: r.opts}, start)
+		an, err := p.analyzer.Analyze(r.code)
+		if err != nil {
+			return wire.ErrorAnswer(err, cw.WorkflowID)
+		}
+		return p.forward(ctx, wire.ExecuteRequest{Code: r.code, Intent: r.intent, Options: r.opts}, an, start)
 	}
 	return p.startLocal(ctx, r, wf.Journal, start)
 }
@@ -246,43 +264,22 @@ func (p *Package) gate(perms approval.Permissions, next tools.CallFunc) tools.Ca
 	}
 }
 
-// checkIntegrity compares a registry entry with the lockfile: the first
-// fetch records it (AC11), a match passes (AC12), a change is an integrity
-// item for the person to decide (AC14).
-func (p *Package) checkIntegrity(name, integrity, typ, routing string) (*approval.Item, error) {
-	if name == "" || integrity == "" {
-		return nil, nil
+// dependencyOf is what installing a verified stdio catalog entry records.
+func dependencyOf(name string, e regclient.Entry) (approval.Dependency, error) {
+	in := e.Metadata.Install
+	if in == nil || in.Command == "" {
+		return approval.Dependency{}, pmlerr.New(pmlerr.ToolError, "catalog entry %s has no install command", e.FQDN).With("server", name)
 	}
-	lf, err := p.lockfile()
-	if err != nil {
-		return nil, err
-	}
-	res, mm, err := lf.Check(name, integrity)
-	switch {
-	case err != nil:
-		return nil, err
-	case res == lockfile.New:
-		return nil, lf.Record(name, lockfile.Entry{Integrity: integrity, Type: typ, Routing: routing})
-	case res == lockfile.Mismatch:
-		fetched, _ := time.Parse(time.RFC3339, mm.OldFetchedAt)
-		it := approval.IntegrityItem(mm.Base, mm.OldHash, mm.NewHash, fetched)
-		it.Integrity["fqdn"], it.Integrity["integrity"], it.Integrity["type"], it.Integrity["routing"] = name, integrity, typ, routing
-		return &it, nil
-	}
-	return nil, nil
+	return approval.Dependency{Name: name, Command: in.Command, Args: in.Args, EnvRequired: in.EnvRequired}, nil
 }
 
 // acceptIntegrity records an approved registry entry change in the lockfile.
 func (p *Package) acceptIntegrity(it approval.Item) error {
-	name, _ := it.Integrity["fqdn"].(string)
-	integrity, _ := it.Integrity["integrity"].(string)
-	typ, _ := it.Integrity["type"].(string)
-	routing, _ := it.Integrity["routing"].(string)
 	lf, err := p.lockfile()
 	if err != nil {
 		return err
 	}
-	return lf.Record(name, lockfile.Entry{Integrity: integrity, Type: typ, Routing: routing})
+	return regclient.Accept(lf, it)
 }
 
 // lockfile opens .pml/mcp.lock, dropping the entries of tools the

@@ -38,8 +38,8 @@ func (p *Package) callCapability(ctx context.Context, tool string, args json.Raw
 	reg := p.gw.Registry()
 	item, found, err := reg.Resolve(ctx, tool)
 	switch {
-	case err != nil && ns == registry.DefaultNamespace:
-		return nil, true, err // certainly meant a capability: say why it cannot run
+	case err != nil && (ns == registry.DefaultNamespace || pmlerr.CodeOf(err, "") == pmlerr.Unauthorized):
+		return nil, true, err // meant a capability, or a refused key: say why it cannot run
 	case err != nil || !found:
 		return nil, false, nil
 	case item.Routing == routing.Server:

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
@@ -42,47 +44,59 @@ func (p *Package) Execute(ctx context.Context, req wire.ExecuteRequest) wire.Ans
 			return p.pause(pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, tools: an.Tools, forward: true}, items, nil)
 		}
 	}
-	return p.forward(ctx, req, start)
+	return p.forward(ctx, req, an, start)
 }
 
 // forward sends the code to the gateway and runs it here on execute_locally.
-func (p *Package) forward(ctx context.Context, req wire.ExecuteRequest, start time.Time) wire.Answer {
+// What runs is the code the AI client sent, checked against the package's
+// own analysis of it: the answer only says that the code must run here. Its
+// code, tool list and DAG are never used, so a gateway (or anything between
+// it and us) cannot choose what runs on this machine or what is approved.
+func (p *Package) forward(ctx context.Context, req wire.ExecuteRequest, an *analysis.Analysis, start time.Time) wire.Answer {
 	ans, err := p.gw.Execute(ctx, req)
 	switch {
 	case err != nil && isNetworkError(err):
-		return p.executeOffline(ctx, req, err, start)
+		return p.executeOffline(ctx, req, an, err, start)
 	case err != nil:
 		return wire.ErrorAnswer(err, "")
 	case ans.Status != wire.StatusExecuteLocally:
 		return ans
 	}
-	r := pendingRun{code: ans.Code, intent: req.Intent, opts: req.Options, workflowID: ans.WorkflowID, tools: toolIDs(ans.ToolsUsed)}
-	if r.code == "" {
-		r.code = req.Code
+	if err := checkDelegated(req.Code, ans); err != nil {
+		p.log.Warn("refused an execute_locally answer", "err", err)
+		return wire.ErrorAnswer(err, ans.WorkflowID)
 	}
+	r := pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, workflowID: ans.WorkflowID, tools: an.Tools}
 	return p.startLocal(ctx, r, nil, start)
 }
 
-// toolIDs reads execute_locally's tools_used ([{id, fqdn, routing}]).
-func toolIDs(v any) []string {
-	var refs []wire.ToolRef
-	b, _ := json.Marshal(v)
-	_ = json.Unmarshal(b, &refs)
-	ids := make([]string, 0, len(refs))
-	for _, r := range refs {
-		ids = append(ids, r.ID)
+// checkDelegated refuses an execute_locally answer that is not about the
+// code this package sent: its code_hash must be that code's, and code, when
+// present, that very code. Anything else means the gateway analysed other
+// code than ours, or the answer was changed on the way.
+func checkDelegated(code string, ans wire.Answer) error {
+	want := wire.CodeHash(code)
+	switch {
+	case ans.CodeHash != want:
+		got := ans.CodeHash
+		if got == "" {
+			got = "none"
+		}
+		return pmlerr.New(pmlerr.IntegrityError,
+			"the gateway's execute_locally answer is for code %s, not the code sent (%s); nothing ran", got, want).
+			With("code_hash", want)
+	case ans.Code != "" && ans.Code != code:
+		return pmlerr.New(pmlerr.IntegrityError,
+			"the gateway's execute_locally answer carries other code than the code sent (%s); nothing ran", want).
+			With("code_hash", want)
 	}
-	return ids
+	return nil
 }
 
 // executeOffline runs code whose tools are all client-routed when the gateway
 // cannot be reached, with the built-in analyser and the cached routing rules.
 // Code that needs the gateway fails with the NETWORK_ERROR that got us here.
-func (p *Package) executeOffline(ctx context.Context, req wire.ExecuteRequest, netErr error, start time.Time) wire.Answer {
-	an, err := p.analyzer.Analyze(req.Code)
-	if err != nil {
-		return wire.ErrorAnswer(err, "")
-	}
+func (p *Package) executeOffline(ctx context.Context, req wire.ExecuteRequest, an *analysis.Analysis, netErr error, start time.Time) wire.Answer {
 	if p.routingRules(ctx).Resolve(an.Tools) == routing.Server && !an.Dynamic {
 		return wire.ErrorAnswer(netErr, "")
 	}
@@ -157,7 +171,11 @@ func (p *Package) router(rules routing.Rules, local *tools.Mux) tools.CallFunc {
 		}
 		if rules.Route(tool) == routing.Server {
 			ns, _ := tools.Split(tool)
-			return p.gw.Call(ctx, wire.CallRequest{Tool: tool, Args: args, Env: p.byokEnv(ctx, ns)})
+			env, err := p.byokEnv(ctx, ns)
+			if err != nil {
+				return nil, err
+			}
+			return p.gw.Call(ctx, wire.CallRequest{Tool: tool, Args: args, Env: env})
 		}
 		return local.Call(ctx, tool, args)
 	}

@@ -2,7 +2,6 @@ package pkgclient_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/pkgclient"
 )
 
 // liveGateway is a real gateway (gatewaytest.Start) served on a loopback
@@ -70,18 +70,7 @@ func (l *requestLog) wrap(next http.Handler) http.Handler {
 		if r.Method == http.MethodPost && r.URL.Path == "/mcp" {
 			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			var msg struct {
-				Method string `json:"method"`
-				Params struct {
-					Name      string `json:"name"`
-					Arguments struct {
-						Tool string `json:"tool"`
-					} `json:"arguments"`
-				} `json:"params"`
-			}
-			if json.Unmarshal(body, &msg) == nil {
-				seen.Method, seen.Tool, seen.CallTool = msg.Method, msg.Params.Name, msg.Params.Arguments.Tool
-			}
+			seen.Method, seen.Tool, seen.CallTool = pkgclient.ToolCallOf(body)
 		}
 		next.ServeHTTP(w, r)
 		l.mu.Lock()

@@ -20,9 +20,6 @@ type Gateway interface {
 	Discover(ctx context.Context, req wire.DiscoverRequest) (wire.DiscoverAnswer, error)
 	Routing(ctx context.Context) (routing.Rules, error)
 	ReportTools(ctx context.Context, clientID string, tools []store.ClientTool) error
-	// CatalogServer returns the install metadata of a stdio server the
-	// gateway's catalog offers for local use.
-	CatalogServer(ctx context.Context, name string) (gateway.CatalogEntry, bool, error)
 	// Admin runs the gateway's admin tool (capability rename, describe,
 	// visibility) with the AI client's arguments.
 	Admin(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
@@ -65,12 +62,6 @@ func (g *InProcess) Routing(context.Context) (routing.Rules, error) { return g.S
 // ReportTools implements Gateway.
 func (g *InProcess) ReportTools(ctx context.Context, clientID string, tools []store.ClientTool) error {
 	return g.Service.ReportClientTools(ctx, g.caller(), clientID, tools)
-}
-
-// CatalogServer implements Gateway.
-func (g *InProcess) CatalogServer(_ context.Context, name string) (gateway.CatalogEntry, bool, error) {
-	e, ok := g.Service.CatalogServer(name)
-	return e, ok, nil
 }
 
 // Close implements Gateway.

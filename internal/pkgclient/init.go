@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/atomicfile"
 )
 
 // InitOptions are `pml init`'s flags.
@@ -24,7 +25,11 @@ type InitOptions struct {
 	Force     bool
 	// Binary is the pml executable the AI client should start.
 	Binary string
-	Out    io.Writer // what init did, for the user
+	// HTTP makes .mcp.json point the AI client at `pml serve --port Port`
+	// with the workspace's serve token, instead of starting `pml stdio`.
+	HTTP bool
+	Port int
+	Out  io.Writer // what init did, for the user
 }
 
 // mcpJSON is Claude Code's `.mcp.json`.
@@ -88,12 +93,9 @@ func Init(o InitOptions) error {
 	}
 	fmt.Fprintf(o.Out, "wrote %s\n", pmlPath)
 
-	pmlServer := map[string]any{"command": o.Binary, "args": []string{"stdio"}, "env": map[string]string{"PML_WORKSPACE": ws}}
-	rawPML, _ := json.Marshal(pmlServer)
-	if err := writeJSON(mcpPath, mcpJSON{MCPServers: map[string]json.RawMessage{"pml": rawPML}}); err != nil {
+	if err := writePMLEntry(o, mcpPath); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "wrote %s (the AI client starts `%s stdio`)\n", mcpPath, o.Binary)
 	if len(migrated) > 0 {
 		fmt.Fprintf(o.Out, "moved servers into %s: %s\n", ConfigFile, strings.Join(migrated, ", "))
 	}
@@ -103,7 +105,11 @@ func Init(o InitOptions) error {
 		}
 		fmt.Fprintf(o.Out, "stored PML_API_KEY in .env\n")
 	}
-	if err := ensureGitignore(filepath.Join(ws, ".gitignore"), ConfigFile, StateDir+"/", ".env"); err != nil {
+	ignore := []string{ConfigFile, StateDir + "/", ".env"}
+	if o.HTTP {
+		ignore = append(ignore, ".mcp.json", ".mcp.json.bak*") // they hold the serve token
+	}
+	if err := ensureGitignore(filepath.Join(ws, ".gitignore"), ignore...); err != nil {
 		return err
 	}
 	p := cfg.Permissions
@@ -111,6 +117,36 @@ func Init(o InitOptions) error {
 	if o.CloudURL == "" {
 		fmt.Fprintln(o.Out, "mode: local (gateway in-process, no server needed); set cloud.url to use a remote gateway")
 	}
+	return nil
+}
+
+// writePMLEntry writes .mcp.json with the one server the AI client needs:
+// `pml stdio`, or with HTTP, the `pml serve` endpoint and its bearer token.
+// The token makes the file a secret: it is written with mode 0600.
+func writePMLEntry(o InitOptions, mcpPath string) error {
+	if !o.HTTP {
+		raw, _ := json.Marshal(map[string]any{"command": o.Binary, "args": []string{"stdio"}, "env": map[string]string{"PML_WORKSPACE": o.Workspace}})
+		if err := writeJSON(mcpPath, mcpJSON{MCPServers: map[string]json.RawMessage{"pml": raw}}); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.Out, "wrote %s (the AI client starts `%s stdio`)\n", mcpPath, o.Binary)
+		return nil
+	}
+	if o.Port <= 0 || o.Port > 65535 {
+		return fmt.Errorf("--port %d: want a TCP port (1-65535)", o.Port)
+	}
+	token, err := ServeToken(o.Workspace)
+	if err != nil {
+		return err
+	}
+	raw, _ := json.Marshal(map[string]any{"type": "http", "url": fmt.Sprintf("http://127.0.0.1:%d/mcp", o.Port),
+		"headers": map[string]string{"Authorization": "Bearer " + token}})
+	data, _ := json.MarshalIndent(mcpJSON{MCPServers: map[string]json.RawMessage{"pml": raw}}, "", "  ")
+	if err := atomicfile.WriteMode(mcpPath, append(data, '\n'), atomicfile.Fast, 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", mcpPath, err)
+	}
+	fmt.Fprintf(o.Out, "wrote %s (the AI client connects to `%s serve --port %d` with the token in %s; keep the file private)\n",
+		mcpPath, o.Binary, o.Port, filepath.Join(StateDir, ServeTokenFile))
 	return nil
 }
 
@@ -141,9 +177,15 @@ func writeJSON(path string, v any) error {
 }
 
 // backupFile copies path to the first free name of path.bak, path.bak.1, …
-// so an earlier backup (the user's original file) is never overwritten.
+// so an earlier backup (the user's original file) is never overwritten. The
+// copy keeps the original's mode: a .mcp.json holding the serve token stays
+// private.
 func backupFile(path string) (string, error) {
 	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(path)
 	if err != nil {
 		return "", err
 	}
@@ -152,7 +194,7 @@ func backupFile(path string) (string, error) {
 		if i > 0 {
 			backup += "." + strconv.Itoa(i)
 		}
-		f, err := os.OpenFile(backup, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(backup, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}

@@ -28,9 +28,9 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Package, error) {
 	if err := env.Reload(); err != nil && log != nil {
 		log.Warn("reading .env", "err", err)
 	}
-	url := os.Getenv("PML_CLOUD_URL")
+	url, urlSource := os.Getenv("PML_CLOUD_URL"), "PML_CLOUD_URL"
 	if url == "" {
-		url = cfg.Cloud.URL
+		url, urlSource = cfg.Cloud.URL, filepath.Join(ws, ConfigFile)+" cloud.url"
 	}
 	limits, err := limitsFromEnv()
 	if err != nil {
@@ -38,8 +38,13 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Package, error) {
 	}
 	var gw Gateway
 	if url != "" {
-		key, _ := env.Lookup("PML_API_KEY")
-		gw = NewRemote(url, key, filepath.Join(ws, StateDir))
+		if err := checkCloudURL(url, urlSource, insecureAllowed()); err != nil {
+			return nil, err
+		}
+		key, source := apiKey(env, ws)
+		r := NewRemote(url, key, filepath.Join(ws, StateDir))
+		r.auth.source = source
+		gw = r
 	} else {
 		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log, Limits: limits})
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,6 +34,7 @@ const ConnectTimeout = 5 * time.Second
 type Remote struct {
 	url      string
 	http     *http.Client
+	auth     *gatewayAuth
 	cacheDir string // routing rules cache
 
 	mu      sync.Mutex
@@ -58,8 +60,13 @@ func (g *Remote) unreachable() error {
 	return nil
 }
 
-// down turns err into a NETWORK_ERROR, remembering timeouts.
+// down turns err into a NETWORK_ERROR, remembering timeouts. An error that
+// already carries a wire code (UNAUTHORIZED from the transport) is the
+// gateway's answer, not its absence: it is returned as it is.
 func (g *Remote) down(err error) error {
+	if pe, ok := pmlerr.As(err); ok {
+		return pe
+	}
 	ne := networkError(g.url, err)
 	var nerr net.Error
 	if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &nerr) && nerr.Timeout()) {
@@ -72,7 +79,9 @@ func (g *Remote) down(err error) error {
 }
 
 // NewRemote returns a client for the gateway at baseURL (without /mcp).
-// cacheDir holds the routing rules cache; "" disables it.
+// The key is sent to that scheme and host only; Open has checked that it
+// does not travel in clear text to another machine. cacheDir holds the
+// routing rules cache; "" disables it.
 func NewRemote(baseURL, apiKey, cacheDir string) *Remote {
 	dialer := &net.Dialer{Timeout: ConnectTimeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
@@ -82,27 +91,15 @@ func NewRemote(baseURL, apiKey, cacheDir string) *Remote {
 		MaxIdleConnsPerHost:   16,
 		IdleConnTimeout:       90 * time.Second,
 	}
+	base := strings.TrimRight(baseURL, "/")
+	auth := &gatewayAuth{key: apiKey, source: keySource{kind: "given"}}
+	auth.base, _ = url.Parse(base) // unparsable: owns nothing, so no request carries the key
 	return &Remote{
-		url:      strings.TrimRight(baseURL, "/"),
-		http:     &http.Client{Transport: headers{next: transport, apiKey: apiKey}},
+		url:      base,
+		http:     &http.Client{Transport: headers{next: transport, auth: auth}},
+		auth:     auth,
 		cacheDir: cacheDir,
 	}
-}
-
-// headers adds what every request to the gateway carries.
-type headers struct {
-	next   http.RoundTripper
-	apiKey string
-}
-
-func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set(gateway.ClientHeader, "package")
-	r.Header.Set(gateway.TraceparentHeader, traceparent(r.Context()))
-	if h.apiKey != "" {
-		r.Header.Set("Authorization", "Bearer "+h.apiKey)
-	}
-	return h.next.RoundTrip(r)
 }
 
 func (g *Remote) connect(ctx context.Context) (*mcp.ClientSession, error) {
@@ -135,7 +132,12 @@ func (g *Remote) drop(s *mcp.ClientSession) {
 	}
 }
 
+// networkError is a failure to reach the gateway at url. An error that
+// already carries a wire code is kept (see down).
 func networkError(url string, err error) error {
+	if pe, ok := pmlerr.As(err); ok {
+		return pe
+	}
 	return &pmlerr.Error{Code: pmlerr.NetworkError, Message: fmt.Sprintf("gateway %s unreachable: %v", url, err), Err: err}
 }
 
@@ -302,56 +304,6 @@ func (g *Remote) ReportTools(ctx context.Context, clientID string, list []store.
 		return pmlerr.New(pmlerr.NetworkError, "gateway %s: reporting client tools: HTTP %d", g.url, resp.StatusCode)
 	}
 	return nil
-}
-
-// CatalogServer implements Gateway: the registry's metadata of the stdio
-// server "pml.mcp.<name>.server" (a 4-part name the gateway redirects to its
-// current hash).
-func (g *Remote) CatalogServer(ctx context.Context, name string) (gateway.CatalogEntry, bool, error) {
-	var e gateway.CatalogEntry
-	if err := g.unreachable(); err != nil {
-		return e, false, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.url+"/mcp/pml.mcp."+name+".server", nil)
-	if err != nil {
-		return e, false, err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := g.http.Do(req)
-	if err != nil {
-		return e, false, g.down(err)
-	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		return e, false, nil
-	case resp.StatusCode != http.StatusOK:
-		return e, false, pmlerr.New(pmlerr.NetworkError, "gateway %s: catalog entry %s: HTTP %d", g.url, name, resp.StatusCode)
-	}
-	var meta struct {
-		FQDN        string   `json:"fqdn"`
-		Type        string   `json:"type"`
-		Integrity   string   `json:"integrity"`
-		Description string   `json:"description"`
-		EnvRequired []string `json:"envRequired"`
-		Install     struct {
-			Command     string   `json:"command"`
-			Args        []string `json:"args"`
-			EnvRequired []string `json:"envRequired"`
-		} `json:"install"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&meta); err != nil {
-		return e, false, pmlerr.New(pmlerr.NetworkError, "gateway %s: catalog entry %s: %v", g.url, name, err)
-	}
-	e = gateway.CatalogEntry{Type: meta.Type, FQDN: meta.FQDN, Integrity: meta.Integrity, Description: meta.Description,
-		EnvRequired: meta.EnvRequired}
-	if e.EnvRequired == nil {
-		e.EnvRequired = meta.Install.EnvRequired
-	}
-	e.Install.Name, e.Install.Command, e.Install.Args, e.Install.EnvRequired = name, meta.Install.Command, meta.Install.Args, meta.Install.EnvRequired
-	return e, true, nil
 }
 
 // Close implements Gateway.

@@ -4,10 +4,15 @@ package pkgclient_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/pkgclient"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -29,15 +35,23 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// pml serve --port: the same package over Streamable HTTP at /mcp on
-// 127.0.0.1; SIGINT stops it and its local servers.
-func TestServeStreamableHTTP(t *testing.T) {
-	g := startGateway(t, gateway.Options{})
-	ws := fixtureWorkspace(t)
-	writeFile(t, ws, "data.txt", "served")
-	port := freePort(t)
-	cmd := exec.Command(pmlBinary(t), "serve", "--port", strconv.Itoa(port))
-	cmd.Env = pmlEnv(append(gatewayEnv(g), "PML_WORKSPACE="+ws)...)
+// connectHTTP opens an MCP session to a pml serve endpoint, with the token
+// unless it is "".
+func connectHTTP(endpoint, token string) (*mcp.ClientSession, error) {
+	h := http.Header{}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	return pkgclient.ConnectServe(ctx, endpoint, h)
+}
+
+// startServe runs `pml serve` in ws with args and waits until it listens.
+func startServe(t *testing.T, ws string, env []string, port int, args ...string) (*exec.Cmd, <-chan error) {
+	t.Helper()
+	cmd := exec.Command(pmlBinary(t), append([]string{"serve", "--port", strconv.Itoa(port)}, args...)...)
+	cmd.Env = pmlEnv(append(env, "PML_WORKSPACE="+ws)...)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -51,8 +65,6 @@ func TestServeStreamableHTTP(t *testing.T) {
 			t.Logf("pml serve stderr:\n%s", stderr)
 		}
 	})
-
-	endpoint := "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
 	waitFor(t, callTimeout, "pml serve to listen", func() bool {
 		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err == nil {
@@ -60,8 +72,23 @@ func TestServeStreamableHTTP(t *testing.T) {
 		}
 		return err == nil
 	})
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "http-client", Version: "0"}, nil).
-		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+	return cmd, exited
+}
+
+// pml serve --port: the same package over Streamable HTTP at /mcp on
+// 127.0.0.1; SIGINT stops it and its local servers.
+func TestServeStreamableHTTP(t *testing.T) {
+	g := startGateway(t, gateway.Options{})
+	ws := fixtureWorkspace(t)
+	writeFile(t, ws, "data.txt", "served")
+	port := freePort(t)
+	cmd, exited := startServe(t, ws, gatewayEnv(g), port)
+	endpoint := "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
+	if _, err := connectHTTP(endpoint, ""); err == nil {
+		t.Fatal("pml serve accepted a client without the workspace token")
+	}
+	token := readFile(t, filepath.Join(ws, pkgclient.StateDir, pkgclient.ServeTokenFile))
+	s, err := connectHTTP(endpoint, strings.TrimSpace(token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,4 +121,63 @@ func TestServeStreamableHTTP(t *testing.T) {
 	if left := waitGone([]int{res.Pid}, prompt); len(left) > 0 {
 		t.Fatalf("local server %v outlived pml serve", left)
 	}
+}
+
+// pml init --http writes an .mcp.json entry an HTTP client can use as it
+// is: the URL of pml serve and the workspace token; the file is private and
+// ignored by git. pml serve --no-auth takes clients without a token.
+func TestInitHTTPThenAIClientConnects(t *testing.T) {
+	ws := t.TempDir()
+	port := freePort(t)
+	if out, errOut, code := runPML(t, ws, nil, "", "init", "-y", "--http", "--port", strconv.Itoa(port)); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	mcpPath := filepath.Join(ws, ".mcp.json")
+	var cfg struct {
+		MCPServers map[string]struct {
+			Type    string            `json:"type"`
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, mcpPath)), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	entry := cfg.MCPServers["pml"]
+	token, ok := strings.CutPrefix(entry.Headers["Authorization"], "Bearer ")
+	if entry.Type != "http" || entry.URL != "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp" || !ok ||
+		token != strings.TrimSpace(readFile(t, filepath.Join(ws, pkgclient.StateDir, pkgclient.ServeTokenFile))) {
+		t.Fatalf(".mcp.json entry %+v", entry)
+	}
+	if fi, err := os.Stat(mcpPath); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf(".mcp.json mode %v %v", fi.Mode(), err)
+	}
+	if !slices.Contains(strings.Split(readFile(t, filepath.Join(ws, ".gitignore")), "\n"), ".mcp.json") {
+		t.Fatal(".mcp.json is not in .gitignore")
+	}
+
+	writeFile(t, ws, "todo.txt", "ship it")
+	startServe(t, ws, nil, port)
+	if _, err := connectHTTP(entry.URL, ""); err == nil {
+		t.Fatal("connected without the token")
+	}
+	s, err := connectHTTP(entry.URL, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var text string
+	wantLocal(t, callExecute(t, s, wire.ExecuteRequest{Code: `return await mcp.filesystem.read_file({path: "todo.txt"})`}), &text)
+	if text != "ship it" {
+		t.Fatalf("got %q", text)
+	}
+
+	open := freePort(t)
+	startServe(t, ws, nil, open, "--no-auth")
+	s2, err := connectHTTP("http://127.0.0.1:"+strconv.Itoa(open)+"/mcp", "")
+	if err != nil {
+		t.Fatalf("--no-auth: %v", err)
+	}
+	defer s2.Close()
+	wantLocal(t, callExecute(t, s2, wire.ExecuteRequest{Code: `return await mcp.filesystem.read_file({path: "todo.txt"})`}), &text)
 }

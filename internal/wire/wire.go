@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/registry/fqdn"
 )
 
 // ExecuteRequest is the input of the execute tool.
@@ -111,7 +112,11 @@ type Answer struct {
 	Logs            []string        `json:"logs,omitempty"`
 
 	// execute_locally
-	Code        string   `json:"code,omitempty"`
+	Code string `json:"code,omitempty"`
+	// CodeHash is CodeHash(code) of the code the gateway analysed. The
+	// package runs only the code its own client sent, and refuses an answer
+	// whose hash is not that code's.
+	CodeHash    string   `json:"code_hash,omitempty"`
 	DAG         *DAG     `json:"dag,omitempty"`
 	ClientTools []string `json:"client_tools,omitempty"`
 	// []string on success, []ToolRef on execute_locally.
@@ -156,7 +161,7 @@ func (a Answer) MarshalJSON() ([]byte, error) {
 // answer is a detail.
 var knownFields = map[string]bool{
 	"status": true, "result": true, "executed_locally": true, "workflow_id": true, "trace_id": true,
-	"duration_ms": true, "capability": true, "logs": true, "code": true, "dag": true, "client_tools": true,
+	"duration_ms": true, "capability": true, "logs": true, "code": true, "code_hash": true, "dag": true, "client_tools": true,
 	"tools_used": true, "approval_type": true, "description": true, "context": true, "options": true,
 	"reason": true, "error_code": true, "error": true,
 }
@@ -218,6 +223,10 @@ func (a Answer) Err() error {
 	}
 	return &pmlerr.Error{Code: code, Message: a.Error, Details: a.Details}
 }
+
+// CodeHash names code on the wire: "sha256-" and the lowercase hex SHA-256
+// of its UTF-8 bytes, the registry's integrity form.
+func CodeHash(code string) string { return fqdn.Integrity([]byte(code)) }
 
 // Bool returns a pointer to b, for the optional executed_locally flag.
 func Bool(b bool) *bool { return &b }

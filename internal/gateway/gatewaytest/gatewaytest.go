@@ -82,6 +82,11 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.next.RoundTrip(r)
 }
 
+// HTTPClient is a client that sends h with every request.
+func HTTPClient(h http.Header) *http.Client {
+	return &http.Client{Transport: headerTransport{headers: h, next: http.DefaultTransport}}
+}
+
 // Connect opens an MCP client session with the key; asPackage adds
 // X-PML-Client: package.
 func (g *Gateway) Connect(t testing.TB, key string, asPackage bool) *mcp.ClientSession {

