@@ -258,7 +258,7 @@ func (p *arenaPool) get(memoryLimit int64) (*arena, error) {
 	need := regionSize(memoryLimit)
 	select {
 	case a := <-p.free:
-		if a.region.size() >= need {
+		if a.region.size() >= int(memoryLimit)+arenaSlack {
 			return a, nil
 		}
 		a.region.unmap()
@@ -266,7 +266,11 @@ func (p *arenaPool) get(memoryLimit int64) (*arena, error) {
 	}
 	r, err := reserveRegion(need)
 	if err != nil {
-		return nil, err
+		// Where the system counts reserved address space against memory
+		// (strict overcommit), ask for no fragmentation headroom.
+		if r, err = reserveRegion(int(memoryLimit) + arenaSlack); err != nil {
+			return nil, err
+		}
 	}
 	return &arena{region: r, top: r.base}, nil
 }

@@ -63,7 +63,7 @@ func newMachine(memoryLimit int64) (*machine, error) {
 
 // fits reports whether the machine's heap can take a run with limit lim.
 func (m *machine) fits(memoryLimit int64) bool {
-	return m.engine.arena.region.size() >= regionSize(memoryLimit)
+	return m.engine.arena.region.size() >= int(memoryLimit)+arenaSlack
 }
 
 // close drops the VM; its heap goes whole, values and all.
