@@ -24,10 +24,9 @@ type callResult struct {
 
 // callJob is one call handed to a worker goroutine.
 type callJob struct {
-	seq    int
-	tool   string
-	args   json.RawMessage
-	budget int64 // bytes the result may take (see Limits.MaxCallBytes)
+	seq  int
+	tool string
+	args json.RawMessage
 }
 
 // A call the code made waits in run.queued until the code yields to the
@@ -65,7 +64,7 @@ func (r *run) worker(job callJob) {
 // by the timeout when the CallFunc does not honor its context (the worker
 // then stays with the CallFunc until it returns).
 func (r *run) invokeJob(job callJob) {
-	ctx, cancel := context.WithTimeout(job.context(r.ctx), r.lim.RPCTimeout)
+	ctx, cancel := context.WithTimeout(r.callContext(job), r.lim.RPCTimeout)
 	defer cancel()
 	var delivered atomic.Bool
 	deliver := func(value json.RawMessage, err error) {
@@ -99,7 +98,7 @@ func (r *run) callInline(job callJob) (callResult, bool) {
 		r.inline.Store(nil)
 		return callResult{id: job.seq, tool: job.tool, err: r.timeout(), argBytes: int64(len(job.args))}, true
 	}
-	ctx := newCallContext(job.context(r.ctx), r.lim.RPCTimeout)
+	ctx := newCallContext(r.callContext(job), r.lim.RPCTimeout)
 	defer ctx.end()
 	watchdog := time.AfterFunc(r.lim.RPCTimeout, func() { r.abandon(c, r.rpcTimeout(job.tool, context.DeadlineExceeded)) })
 	value, err := r.invoke(ctx, job.tool, job.args)
@@ -114,10 +113,10 @@ func (r *run) callInline(job callJob) (callResult, bool) {
 	return callResult{id: job.seq, tool: job.tool, value: value, err: err, argBytes: int64(len(job.args))}, true
 }
 
-// context is what a call's context carries: its issue position and the
-// bytes its result may take.
-func (job callJob) context(ctx context.Context) context.Context {
-	return tools.WithByteBudget(tools.WithCallSeq(ctx, job.seq), job.budget)
+// callContext is what a call's context carries: its issue position and the
+// run's byte budget.
+func (r *run) callContext(job callJob) context.Context {
+	return tools.WithBudget(tools.WithCallSeq(r.ctx, job.seq), r.budget)
 }
 
 // inlineCall is a call in progress on the VM goroutine.
@@ -202,8 +201,7 @@ func (r *run) deliver(res callResult) error {
 	delete(r.m.waiting, res.id)
 	defer waiting.free(r.m.engine)
 	if res.err == nil {
-		r.callBytes += int64(len(res.value))
-		if r.callBytes > r.lim.MaxCallBytes {
+		if !r.budget.Take(int64(len(res.value))) {
 			return r.callBudgetError(res.tool)
 		}
 		return r.settle(waiting, res.value)

@@ -135,8 +135,7 @@ func (r *run) startCall(tool string, args []byte) int {
 	r.seq++
 	r.inflight++
 	r.inflightBytes += n
-	r.callBytes += n
-	r.queued = append(r.queued, callJob{seq: seq, tool: tool, args: args, budget: r.lim.MaxCallBytes - r.callBytes})
+	r.queued = append(r.queued, callJob{seq: seq, tool: tool, args: args})
 	return seq
 }
 

@@ -60,7 +60,7 @@ func (r *run) callFromJS(a, b lib.TJSValue) lib.TJSValue {
 			return jsInt(callNeedsJS)
 		}
 	}
-	if r.callBytes+int64(len(text)) > r.lim.MaxCallBytes {
+	if !r.budget.Take(int64(len(text))) {
 		r.finish(nil, r.callBudgetError(tool))
 		return jsInt(callBusy)
 	}

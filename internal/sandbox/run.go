@@ -53,6 +53,7 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 		jobs:     make(chan callJob),
 		done:     make(chan runOutput, 1),
 		revoked:  make(chan struct{}),
+		budget:   tools.NewBudget(lim.MaxCallBytes),
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, r.timeout()
@@ -227,6 +228,7 @@ type run struct {
 	started  time.Time
 	call     tools.CallFunc
 	lim      Limits
+	budget   *tools.Budget // bytes moved through mcp.*, shared with the calls
 	m        *machine
 	finished chan struct{}              // closed when the run is over
 	results  chan callResult            // call goroutines -> VM goroutine
@@ -246,7 +248,6 @@ type run struct {
 	seq           int       // issue position of the next call
 	inflight      int
 	inflightBytes int64 // argument bytes of the calls in flight
-	callBytes     int64 // argument and result bytes moved through mcp.* so far
 	toolErrs      toolErrors
 	logs          []string
 	logBytes      int

@@ -97,7 +97,7 @@ func (t *Table) Call(ctx context.Context, tool string, args json.RawMessage) (js
 	if err != nil {
 		return nil, &pmlerr.Error{Code: pmlerr.ToolError, Message: fmt.Sprintf("%s: result is not JSON: %v", tool, err), Err: err}
 	}
-	if err := CheckByteBudget(ctx, tool, int64(len(out))); err != nil {
+	if err := CheckFits(ctx, tool, int64(len(out))); err != nil {
 		return nil, err
 	}
 	return out, nil

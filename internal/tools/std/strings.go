@@ -57,8 +57,8 @@ func stringTools() []tools.Func {
 				if n == 0 {
 					n = -1
 				}
-				// Each part costs its quotes and comma in JSON and a string
-				// header in Go: splitting a MiB into characters makes 16 MiB.
+				// Each part costs a string header in Go and its quotes and
+				// comma in JSON: splitting a MiB into characters builds 20 MiB.
 				parts := int64(utf8.RuneCountInString(a.Text))
 				if a.Separator != "" {
 					parts = int64(strings.Count(a.Text, a.Separator)) + 1
@@ -66,9 +66,11 @@ func stringTools() []tools.Func {
 				if n > 0 {
 					parts = min(parts, int64(n))
 				}
-				if err := tools.CheckByteBudget(ctx, "string:split", int64(len(a.Text))+3*parts); err != nil {
+				release, err := tools.Reserve(ctx, "string:split", 2*int64(len(a.Text))+19*parts)
+				if err != nil {
 					return nil, err
 				}
+				defer release()
 				return strings.SplitN(a.Text, a.Separator, n), nil
 			}),
 		tools.Typed(info("string:join",
