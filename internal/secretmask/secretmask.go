@@ -35,9 +35,9 @@ const DefaultMinLen = 8
 // Set holds the values to find. It is immutable and safe for concurrent use.
 type Set struct {
 	marker string
-	whole *strings.Replacer   // every variant of every value, exact
-	grams map[uint64]struct{} // FragmentLen-byte windows of token-like values' variants, ASCII case folded
-	bloom *[bloomWords]uint64 // a filter in front of grams: most windows miss it
+	whole  *strings.Replacer   // every variant of every value, exact
+	grams  map[uint64]struct{} // FragmentLen-byte windows of token-like values' variants, ASCII case folded
+	bloom  *[bloomWords]uint64 // a filter in front of grams: most windows miss it
 }
 
 const bloomWords = 1 << 10 // 64K bits

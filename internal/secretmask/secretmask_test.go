@@ -12,7 +12,7 @@ import (
 
 const (
 	token = "ghp_A1b2C3d4E5f6G7h8I9j0Kl+MnOp/QrStUv=" // token-like
-	dbURL = "postgres://app:pw@localhost:5432/dev"   // not token-like
+	dbURL = "postgres://app:pw@localhost:5432/dev"    // not token-like
 )
 
 func TestMaskFindsTransformsOfAValue(t *testing.T) {
@@ -44,13 +44,13 @@ func TestMaskFindsTransformsOfAValue(t *testing.T) {
 		}
 	}
 	for name, text := range map[string]string{
-		"short fragment":       token[4:11], // 7 bytes
-		"url fragment":         "connect to localhost:5432 please",
-		"short value":          "dev build",
-		"unrelated":            "nothing to see here, 1234567890",
-		"other token":          "ghp_ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ",
-		"hash of the value":    fmt.Sprintf("%x", sha256.Sum256([]byte(token))), // documented limit
-		"reversed":             reverse(token),                                   // documented limit
+		"short fragment":    token[4:11], // 7 bytes
+		"url fragment":      "connect to localhost:5432 please",
+		"short value":       "dev build",
+		"unrelated":         "nothing to see here, 1234567890",
+		"other token":       "ghp_ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ",
+		"hash of the value": fmt.Sprintf("%x", sha256.Sum256([]byte(token))), // documented limit
+		"reversed":          reverse(token),                                  // documented limit
 	} {
 		if got := s.Mask(text); got != text {
 			t.Errorf("%s: %q masked to %q", name, text, got)

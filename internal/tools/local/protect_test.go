@@ -61,7 +61,10 @@ func TestControlFilesAreNeverWritten(t *testing.T) {
 	}
 	for _, args := range writes {
 		for _, call := range []func(string, map[string]any) (string, error){
-			func(tool string, a map[string]any) (string, error) { out, err := f.call(t, tool, a); return string(out), err },
+			func(tool string, a map[string]any) (string, error) {
+				out, err := f.call(t, tool, a)
+				return string(out), err
+			},
 			func(tool string, a map[string]any) (string, error) { return f.callApproved(t, tool, a) },
 		} {
 			out, err := call("filesystem:write_file", args)
