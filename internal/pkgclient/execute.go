@@ -21,7 +21,20 @@ import (
 // plan is checked (permissions, dependencies, keys, integrity) and the code
 // runs in the local sandbox with per-call hybrid routing. When the gateway is
 // unreachable, code whose tools are all client-routed still runs here.
+//
+// Every answer leaves with the .env values (and the package's key) masked,
+// unless the person approved reading a .env file in that execution.
 func (p *Package) Execute(ctx context.Context, req wire.ExecuteRequest) wire.Answer {
+	ctx, scope := withAnswerScope(ctx)
+	ans := p.execute(ctx, req)
+	if scope.reveal {
+		return ans
+	}
+	_, mask := p.secretFilters()
+	return maskAnswer(ans, mask)
+}
+
+func (p *Package) execute(ctx context.Context, req wire.ExecuteRequest) wire.Answer {
 	start := time.Now()
 	cfg, _, err := p.refreshConfig()
 	if err != nil {
@@ -37,26 +50,28 @@ func (p *Package) Execute(ctx context.Context, req wire.ExecuteRequest) wire.Ans
 	if err := denied(cfg.Permissions, an.Tools); err != nil {
 		return wire.ErrorAnswer(err, "")
 	}
+	g := newGrants()
 	if p.routingRules(ctx).Resolve(an.Tools) == routing.Server && !an.Dynamic {
-		if items := p.askItems(cfg.Permissions, an.Tools); len(items) > 0 {
-			return p.pause(pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, tools: an.Tools, forward: true}, items, nil)
+		if items := askItems(cfg.Permissions, g, an.Tools); len(items) > 0 {
+			return p.pause(pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, tools: an.Tools, forward: true, grants: g}, items, nil)
 		}
 	}
-	return p.forward(ctx, req, start)
+	return p.forward(ctx, req, g, start)
 }
 
-// forward sends the code to the gateway and runs it here on execute_locally.
-func (p *Package) forward(ctx context.Context, req wire.ExecuteRequest, start time.Time) wire.Answer {
+// forward sends the code to the gateway and runs it here on execute_locally,
+// with the execution's grants so far.
+func (p *Package) forward(ctx context.Context, req wire.ExecuteRequest, g *grants, start time.Time) wire.Answer {
 	ans, err := p.gw.Execute(ctx, req)
 	switch {
 	case err != nil && isNetworkError(err):
-		return p.executeOffline(ctx, req, err, start)
+		return p.executeOffline(ctx, req, g, err, start)
 	case err != nil:
 		return wire.ErrorAnswer(err, "")
 	case ans.Status != wire.StatusExecuteLocally:
 		return ans
 	}
-	r := pendingRun{code: ans.Code, intent: req.Intent, opts: req.Options, workflowID: ans.WorkflowID, tools: toolIDs(ans.ToolsUsed)}
+	r := pendingRun{code: ans.Code, intent: req.Intent, opts: req.Options, workflowID: ans.WorkflowID, tools: toolIDs(ans.ToolsUsed), grants: g}
 	if r.code == "" {
 		r.code = req.Code
 	}
@@ -78,7 +93,7 @@ func toolIDs(v any) []string {
 // executeOffline runs code whose tools are all client-routed when the gateway
 // cannot be reached, with the built-in analyser and the cached routing rules.
 // Code that needs the gateway fails with the NETWORK_ERROR that got us here.
-func (p *Package) executeOffline(ctx context.Context, req wire.ExecuteRequest, netErr error, start time.Time) wire.Answer {
+func (p *Package) executeOffline(ctx context.Context, req wire.ExecuteRequest, g *grants, netErr error, start time.Time) wire.Answer {
 	an, err := p.analyzer.Analyze(req.Code)
 	if err != nil {
 		return wire.ErrorAnswer(err, "")
@@ -87,7 +102,7 @@ func (p *Package) executeOffline(ctx context.Context, req wire.ExecuteRequest, n
 		return wire.ErrorAnswer(netErr, "")
 	}
 	p.log.Info("gateway unreachable: running locally", "err", netErr)
-	return p.startLocal(ctx, pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, workflowID: newWorkflowID(), tools: an.Tools, offline: true}, nil, start)
+	return p.startLocal(ctx, pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, workflowID: newWorkflowID(), tools: an.Tools, offline: true, grants: g}, nil, start)
 }
 
 // startLocal checks the whole static plan, then runs it; a journal replays
@@ -101,7 +116,10 @@ func (p *Package) startLocal(ctx context.Context, r pendingRun, journal *approva
 	if err := denied(cfg.Permissions, r.tools); err != nil {
 		return wire.ErrorAnswer(err, r.workflowID)
 	}
-	items, err := p.planItems(ctx, cfg, rules, r.tools)
+	if r.grants == nil {
+		r.grants = newGrants()
+	}
+	items, err := p.planItems(ctx, cfg, rules, r.grants, r.tools)
 	if err != nil {
 		return wire.ErrorAnswer(err, r.workflowID)
 	}
@@ -123,10 +141,13 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 	_, local, _ := p.refreshConfig()
 	rec := p.newRecorder(an, rules)
 	call := rec.Wrap(journal.Wrap(p.gate(cfg.Permissions, p.router(rules, local)), isHalt))
-	res, err := sandbox.Run(ctx, an.JS, nil, call, p.limitsFor(r.opts))
+	res, err := sandbox.Run(withGrants(ctx, r.grants), an.JS, nil, call, p.limitsFor(r.opts))
 	var na needApproval
 	if errors.As(err, &na) {
 		return p.pause(r, []approval.Item{na.item}, journal)
+	}
+	if r.grants.revealsEnv() {
+		revealEnv(ctx)
 	}
 	traceID := p.finishTrace(rec, tracing.Trace{WorkflowID: r.workflowID, Code: r.code, ToolsUsed: an.Tools, Logs: res.Logs}, an, err)
 	if err != nil {
