@@ -68,7 +68,7 @@ type Package struct {
 	rules     routing.Rules
 	rulesAt   time.Time
 	haveRules bool
-	reported  string          // tool ids last reported to the gateway
+	reported  string // tool ids last reported to the gateway
 	catalog   map[string]catalogLookup
 	learning  sync.WaitGroup  // background capability reports
 	learned   map[string]bool // code hashes reported this session
