@@ -62,5 +62,6 @@ func Example() {
 	}
 	// Output:
 	// approval_required tool_permission Allow the code to call shell:exec? It is not in the allow list of .pml.json.
+	// Answer continue to approve this execution only, or always (continue_workflow with approved: true, always: true) to also add shell:exec to the allow list of .pml.json so it no longer asks.
 	// resumed: true writes: 1 journal: 2
 }

@@ -27,6 +27,12 @@ type Item struct {
 	Dependency  *Dependency    `json:"dependency,omitempty"`
 	Keys        []string       `json:"keys,omitempty"`      // missing env keys
 	Integrity   map[string]any `json:"integrity,omitempty"` // fqdn, old_hash, new_hash, old_fetched_at
+	// One call a tool flagged (a secret read, a hook write): approved for
+	// that call only, never "always".
+	Access   string `json:"access,omitempty"` // secret_read | hook_write
+	Path     string `json:"path,omitempty"`
+	ArgsHash string `json:"args_hash,omitempty"`
+	Once     bool   `json:"once,omitempty"`
 }
 
 // Dependency is an MCP server the package would install and run locally.
@@ -44,6 +50,22 @@ func ToolPermissionItem(toolID string) Item {
 		Type:        TypeToolPermission,
 		Tool:        toolID,
 		Description: fmt.Sprintf("Allow the code to call %s? It is not in the allow list of .pml.json.", toolID),
+	}
+}
+
+// CallItem asks to run one call of tool, with the arguments hashing to
+// argsHash, that the tool itself refused to make unapproved: reading a
+// secret file or writing a hook. Its approval covers that call in that
+// execution and nothing else.
+func CallItem(tool, argsHash, access, path, reason string) Item {
+	return Item{
+		Type:        TypeToolPermission,
+		Tool:        tool,
+		Access:      access,
+		Path:        path,
+		ArgsHash:    argsHash,
+		Once:        true,
+		Description: fmt.Sprintf("Allow %s on %s? %s. This approval covers this one call only; it is asked every time.", tool, path, reason),
 	}
 }
 

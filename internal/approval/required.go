@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -17,9 +18,32 @@ type Required struct {
 	Options      []string        `json:"options"`
 }
 
-// RequiredContext carries the items themselves.
+// RequiredContext carries the items themselves, and the tool ids that the
+// option "always" would add to the allow list of .pml.json.
 type RequiredContext struct {
-	Items []Item `json:"items"`
+	Items       []Item   `json:"items"`
+	AlwaysAllow []string `json:"always_allow,omitempty"`
+}
+
+// The options of an approval_required: continue approves this execution's
+// calls only; always (continue_workflow with approved and always true) also
+// adds AlwaysAllow to .pml.json; abort declines.
+const (
+	OptionContinue = "continue"
+	OptionAlways   = "always"
+	OptionAbort    = "abort"
+)
+
+// AlwaysAllow returns the tool ids of items that an "always" answer may add
+// to the allow list: tool permissions, but not the one-call items.
+func AlwaysAllow(items []Item) []string {
+	var out []string
+	for _, it := range items {
+		if it.Type == TypeToolPermission && !it.Once && it.Tool != "" && !slices.Contains(out, it.Tool) {
+			out = append(out, it.Tool)
+		}
+	}
+	return out
 }
 
 // typeRank orders item types by how much is at stake, which decides the
@@ -45,12 +69,19 @@ func NewRequired(workflowID string, items []Item) Required {
 	if len(lines) > 1 {
 		desc = "- " + strings.Join(lines, "\n- ")
 	}
+	always := AlwaysAllow(sorted)
+	options := []string{OptionContinue, OptionAbort}
+	if len(always) > 0 {
+		options = []string{OptionContinue, OptionAlways, OptionAbort}
+		desc += fmt.Sprintf("\nAnswer continue to approve this execution only, or always (continue_workflow with approved: true, always: true) "+
+			"to also add %s to the allow list of .pml.json so it no longer asks.", strings.Join(always, ", "))
+	}
 	return Required{
 		Status:       "approval_required",
 		ApprovalType: typ,
 		WorkflowID:   workflowID,
 		Description:  desc,
-		Context:      RequiredContext{Items: sorted},
-		Options:      []string{"continue", "abort"},
+		Context:      RequiredContext{Items: sorted, AlwaysAllow: always},
+		Options:      options,
 	}
 }

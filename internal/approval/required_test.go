@@ -32,11 +32,38 @@ func TestNewRequiredBatchesItemsByStake(t *testing.T) {
 	if items[0].Type != TypeToolPermission {
 		t.Error("NewRequired reordered the caller's slice")
 	}
-	if lines := strings.Split(r.Description, "\n"); len(lines) != 4 || !strings.HasPrefix(lines[0], "- Install the MCP server serena@1.2.0 (runs `npx -y serena`") {
+	lines := strings.Split(r.Description, "\n")
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "- Install the MCP server serena@1.2.0 (runs `npx -y serena`") ||
+		!strings.Contains(lines[4], "always") || !strings.Contains(lines[4], "shell:exec, filesystem:write_file") {
 		t.Errorf("description = %q", r.Description)
 	}
-	if got := strings.Join(r.Options, ","); got != "continue,abort" {
+	if got := strings.Join(r.Options, ","); got != "continue,always,abort" {
 		t.Errorf("options = %s", got)
+	}
+	if got := strings.Join(r.Context.AlwaysAllow, ","); got != "shell:exec,filesystem:write_file" {
+		t.Errorf("always_allow = %s", got)
+	}
+}
+
+// A one-call item (a secret read) is never offered "always"; nor is a plan
+// without tool permissions.
+func TestAlwaysIsNeverOfferedForOneCallItems(t *testing.T) {
+	for _, items := range [][]Item{
+		{CallItem("filesystem:read_file", "h", "secret_read", ".env", "it holds keys")},
+		{APIKeyItem("tavily", []string{"K"})},
+		{IntegrityItem("pml.mcp.x.server", "a", "b", time.Now())},
+	} {
+		r := NewRequired("wf", items)
+		if got := strings.Join(r.Options, ","); got != "continue,abort" || r.Context.AlwaysAllow != nil || strings.Contains(r.Description, "always") {
+			t.Errorf("%v: options %s, always_allow %v, description %q", items[0].Type, got, r.Context.AlwaysAllow, r.Description)
+		}
+	}
+	mixed := NewRequired("wf", []Item{
+		CallItem("filesystem:write_file", "h", "hook_write", ".git/hooks/pre-commit", "hooks run code"),
+		ToolPermissionItem("shell:exec"),
+	})
+	if got := strings.Join(mixed.Context.AlwaysAllow, ","); got != "shell:exec" {
+		t.Errorf("mixed always_allow = %s", got)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
 	"slices"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tools/local"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -33,6 +35,7 @@ type pendingRun struct {
 	// plan that needed approval first).
 	forward bool
 	offline bool
+	grants  *grants // this execution's approvals, kept across its pauses
 }
 
 // needApproval halts a run at a call the static plan could not see.
@@ -45,19 +48,6 @@ func isHalt(err error) bool {
 	return errors.As(err, &h)
 }
 
-// approve remembers tool approvals for the session (this process).
-func (p *Package) approve(tool string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.approved[tool] = true
-}
-
-func (p *Package) approvedTool(tool string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.approved[tool]
-}
-
 // denied refuses a plan with a denied tool before anything runs.
 func denied(perms approval.Permissions, toolIDs []string) error {
 	for _, t := range toolIDs {
@@ -68,11 +58,11 @@ func denied(perms approval.Permissions, toolIDs []string) error {
 	return nil
 }
 
-// askItems are the tool permissions the plan still needs.
-func (p *Package) askItems(perms approval.Permissions, toolIDs []string) []approval.Item {
+// askItems are the tool permissions the plan still needs in this execution.
+func askItems(perms approval.Permissions, g *grants, toolIDs []string) []approval.Item {
 	var items []approval.Item
 	for _, t := range toolIDs {
-		if perms.Decide(t) == approval.Ask && !p.approvedTool(t) {
+		if perms.Decide(t) == approval.Ask && !g.tool(t) {
 			items = append(items, approval.ToolPermissionItem(t))
 		}
 	}
@@ -82,8 +72,8 @@ func (p *Package) askItems(perms approval.Permissions, toolIDs []string) []appro
 // planItems checks every tool of a local plan before anything runs: tool
 // permissions, client tools whose server is not installed (installed
 // without asking when the tool is allowed), and missing API keys.
-func (p *Package) planItems(ctx context.Context, cfg Config, rules routing.Rules, toolIDs []string) ([]approval.Item, error) {
-	items := p.askItems(cfg.Permissions, toolIDs)
+func (p *Package) planItems(ctx context.Context, cfg Config, rules routing.Rules, g *grants, toolIDs []string) ([]approval.Item, error) {
+	items := askItems(cfg.Permissions, g, toolIDs)
 	_, local, _ := p.refreshConfig()
 	seen := map[string]bool{}
 	for _, t := range toolIDs {
@@ -187,9 +177,17 @@ func (p *Package) pause(r pendingRun, items []approval.Item, journal *approval.J
 		ApprovalType: string(req.ApprovalType),
 		WorkflowID:   wf.ID,
 		Description:  req.Description,
-		Context:      map[string]any{"items": req.Context.Items},
+		Context:      approvalContext(req.Context),
 		Options:      req.Options,
 	}
+}
+
+func approvalContext(c approval.RequiredContext) map[string]any {
+	out := map[string]any{"items": c.Items}
+	if len(c.AlwaysAllow) > 0 {
+		out["always_allow"] = c.AlwaysAllow
+	}
+	return out
 }
 
 // continueWorkflow answers an approval_required, locally: the gateway never
@@ -211,27 +209,46 @@ func (p *Package) continueWorkflow(ctx context.Context, req wire.ExecuteRequest,
 		}
 		return wire.Answer{Status: wire.StatusAborted, WorkflowID: cw.WorkflowID, Reason: "the user declined; nothing ran"}
 	}
+	r := wf.Payload.(pendingRun)
+	if r.grants == nil {
+		r.grants = newGrants()
+	}
 	for _, it := range wf.Items {
 		if err := p.apply(ctx, it); err != nil {
 			return wire.ErrorAnswer(err, cw.WorkflowID)
 		}
+		r.grants.grant(it)
 	}
-	r := wf.Payload.(pendingRun)
+	var added []string
+	if cw.Always {
+		if added, err = p.alwaysAllow(approval.AlwaysAllow(wf.Items)); err != nil {
+			return wire.ErrorAnswer(err, cw.WorkflowID)
+		}
+	}
+	var ans wire.Answer
 	if r.forward {
 		an, err := p.analyzer.Analyze(r.code)
 		if err != nil {
 			return wire.ErrorAnswer(err, cw.WorkflowID)
 		}
-		return p.forward(ctx, wire.ExecuteRequest{Code: r.code, Intent: r.intent, Options: r.opts}, an, start)
+		ans = p.forward(ctx, wire.ExecuteRequest{Code: r.code, Intent: r.intent, Options: r.opts}, an, r.grants, start)
+	} else {
+		ans = p.startLocal(ctx, r, wf.Journal, start)
 	}
-	return p.startLocal(ctx, r, wf.Journal, start)
+	if len(added) > 0 {
+		ans.Details = maps.Clone(ans.Details)
+		if ans.Details == nil {
+			ans.Details = map[string]any{}
+		}
+		ans.Details["always_allowed"] = added
+	}
+	return ans
 }
 
-// apply performs an approved item's action.
+// apply performs an approved item's action; a tool permission is recorded
+// in the execution's grants instead.
 func (p *Package) apply(ctx context.Context, it approval.Item) error {
 	switch it.Type {
-	case approval.TypeToolPermission:
-		p.approve(it.Tool)
 	case approval.TypeDependency:
 		if it.Dependency != nil {
 			return p.install(ctx, *it.Dependency)
@@ -248,19 +265,29 @@ func (p *Package) apply(ctx context.Context, it approval.Item) error {
 }
 
 // gate checks each call as it happens, for what the static plan could not
-// see (a dynamic mcp[x] access, an untaken branch): a denied tool fails; an
-// unapproved one halts the run so the person can decide.
+// see (a dynamic mcp[x] access, an untaken branch): a denied tool fails; one
+// not approved in this execution halts the run so the person can decide.
+// A call the tool itself refuses unapproved (a secret read, a hook write)
+// halts for an approval of that one call, and runs again with it.
 func (p *Package) gate(perms approval.Permissions, next tools.CallFunc) tools.CallFunc {
 	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		g := grantsFrom(ctx)
 		switch perms.Decide(tool) {
 		case approval.Deny:
 			return nil, pmlerr.New(pmlerr.PermissionDenied, "%s is denied by the permissions in %s", tool, ConfigFile).With("tool", tool)
 		case approval.Ask:
-			if !p.approvedTool(tool) {
+			if !g.tool(tool) {
 				return nil, &sandbox.HaltError{Err: needApproval{item: approval.ToolPermissionItem(tool)}}
 			}
 		}
-		return next(ctx, tool, args)
+		// Arguments are hashed only when some single call was approved.
+		approved := g.hasCalls() && g.call(tool, approval.ArgsHash(args))
+		out, err := next(local.WithApproval(ctx, approved), tool, args)
+		var na *local.NeedsApproval
+		if !approved && g != nil && errors.As(err, &na) {
+			return nil, &sandbox.HaltError{Err: needApproval{item: approval.CallItem(tool, approval.ArgsHash(args), na.Kind, na.Path, na.Reason)}}
+		}
+		return out, err
 	}
 }
 

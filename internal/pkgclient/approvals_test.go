@@ -24,6 +24,7 @@ type approvalEnv struct {
 	ws  string
 	bin string // fixture MCP server
 	pkg *Package
+	svc *gateway.Service // the in-process gateway of the last open
 	now time.Time
 	mu  sync.Mutex
 }
@@ -51,6 +52,7 @@ func (e *approvalEnv) open(catalog map[string]gateway.ServerEntry) *Package {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	e.svc = svc
 	pkg, err := New(Options{Workspace: e.ws, Gateway: &InProcess{Service: svc, Closer: closer.Close}, Now: e.clock})
 	if err != nil {
 		e.t.Fatal(err)
@@ -118,7 +120,7 @@ func TestAskApproveAndAbort(t *testing.T) {
 
 	a := e.exec(code)
 	wantStatus(t, a, wire.StatusApprovalRequired)
-	if a.ApprovalType != "tool_permission" || !strings.Contains(a.Description, "fx:count") || len(a.Options) != 2 {
+	if a.ApprovalType != "tool_permission" || !strings.Contains(a.Description, "fx:count") || strings.Join(a.Options, ",") != "continue,always,abort" {
 		t.Fatalf("approval: %+v", a)
 	}
 	// continue(false) aborts and nothing ran.
@@ -131,7 +133,7 @@ func TestAskApproveAndAbort(t *testing.T) {
 	if r := e.cont(a.WorkflowID, true); r.ErrorCode != pmlerr.WorkflowNotFound {
 		t.Fatalf("reused id: %+v", r)
 	}
-	// ask → continue(true) executes, and the approval is remembered for the session.
+	// ask → continue(true) executes; the approval covers that execution only.
 	a = e.exec(code)
 	wantStatus(t, a, wire.StatusApprovalRequired)
 	ok := e.cont(a.WorkflowID, true)
@@ -139,7 +141,10 @@ func TestAskApproveAndAbort(t *testing.T) {
 	if string(ok.Result) != "1" || counted(t, file) != 1 {
 		t.Fatalf("result %s, count %d", ok.Result, counted(t, file))
 	}
-	wantStatus(t, e.exec(code), wire.StatusSuccess)
+	wantStatus(t, e.exec(code), wire.StatusApprovalRequired)
+	if counted(t, file) != 1 {
+		t.Fatal("a second execution ran on the first one's approval")
+	}
 }
 
 func TestDeniedToolBlocksBeforeAnythingRuns(t *testing.T) {
@@ -199,7 +204,8 @@ func TestAPIKeyFlowReloadsDotEnv(t *testing.T) {
 	}
 	ok := e.cont(a.WorkflowID, true)
 	wantStatus(t, ok, wire.StatusSuccess)
-	if string(ok.Result) != `"s3cr3t-value"` {
+	// The server got the key; the AI client sees it masked, as every .env value.
+	if string(ok.Result) != `"[REDACTED]"` {
 		t.Fatalf("result %s", ok.Result)
 	}
 }

@@ -22,7 +22,7 @@ func TestBYOKKeySentWithTheCall(t *testing.T) {
 	e := newApprovalEnv(t, `{"permissions": {"allow": ["*"]}}`, nil)
 	e.pkg = e.open(map[string]gateway.ServerEntry{"keyed": {Hosted: true, ServerConfig: upstream.ServerConfig{
 		Type: "http", URL: srv.URL, Headers: map[string]string{"X-Api-Key": "${FX_BYOK_KEY}"}}}})
-	code := `return await mcp.keyed.header({name: "X-Api-Key"})`
+	code := `const h = await mcp.keyed.header({name: "X-Api-Key"}); return [h, h.length]`
 
 	a := e.exec(code)
 	wantStatus(t, a, wire.StatusApprovalRequired)
@@ -34,7 +34,9 @@ func TestBYOKKeySentWithTheCall(t *testing.T) {
 	}
 	ok := e.cont(a.WorkflowID, true)
 	wantStatus(t, ok, wire.StatusSuccess)
-	if string(ok.Result) != `"byok-12345"` {
+	// The server got the key (its length says so); the AI client sees it
+	// masked, as every .env value.
+	if string(ok.Result) != `["[REDACTED]",10]` {
 		t.Fatalf("the key did not reach the server: %s", ok.Result)
 	}
 

@@ -67,7 +67,7 @@ func (p *Package) callCapability(ctx context.Context, tool string, args json.Raw
 	out, err = registry.RunNested(ctx, tool, item.FQDN, an, args, p.gate(cfg.Permissions, p.router(rules, local)), p.limits,
 		func(t tracing.Trace) {
 			t.ExecutedLocally = true
-			p.submitTrace(tracing.NewSanitizer(p.env.DotEnvValues()).Trace(t))
+			p.submitTrace(p.sanitize(t))
 		})
 	return out, true, err
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -32,7 +33,16 @@ type Config struct {
 	Cloud       CloudConfig             `json:"cloud"`
 	Permissions approval.Permissions    `json:"permissions"`
 	Env         map[string]string       `json:"env,omitempty"`
+	Shell       ShellConfig             `json:"shell,omitzero"`
 	MCPServers  map[string]ServerConfig `json:"mcpServers,omitempty"`
+}
+
+// ShellConfig tunes the built-in shell:exec.
+type ShellConfig struct {
+	// Env names the variables a command gets beyond the minimal base
+	// (PATH, HOME, locale, terminal; see the README), their values taken
+	// from the environment, else the workspace .env.
+	Env []string `json:"env,omitempty"`
 }
 
 // CloudConfig says where the gateway is; an empty URL means local mode.
@@ -68,6 +78,11 @@ func LoadConfig(path string) (Config, error) {
 	if err := c.Permissions.Validate(); err != nil {
 		return c, configError(path, "permissions: "+err.Error())
 	}
+	for _, name := range c.Shell.Env {
+		if !envName.MatchString(name) {
+			return c, configError(path, fmt.Sprintf("shell.env: %q is not a variable name", name))
+		}
+	}
 	for name, s := range c.MCPServers {
 		if err := s.validate(name); err != nil {
 			return c, configError(path, err.Error())
@@ -75,6 +90,8 @@ func LoadConfig(path string) (Config, error) {
 	}
 	return c, nil
 }
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func configError(path, msg string) error {
 	return pmlerr.New(pmlerr.InvalidConfig, "%s: %s", path, msg).With("file", path)

@@ -23,7 +23,20 @@ import (
 // plan is checked (permissions, dependencies, keys, integrity) and the code
 // runs in the local sandbox with per-call hybrid routing. When the gateway is
 // unreachable, code whose tools are all client-routed still runs here.
+//
+// Every answer leaves with the .env values (and the package's key) masked,
+// unless the person approved reading a .env file in that execution.
 func (p *Package) Execute(ctx context.Context, req wire.ExecuteRequest) wire.Answer {
+	ctx, scope := withAnswerScope(ctx)
+	ans := p.execute(ctx, req)
+	if scope.reveal {
+		return ans
+	}
+	_, mask := p.secretFilters()
+	return maskAnswer(ans, mask)
+}
+
+func (p *Package) execute(ctx context.Context, req wire.ExecuteRequest) wire.Answer {
 	start := time.Now()
 	cfg, _, err := p.refreshConfig()
 	if err != nil {
@@ -39,24 +52,26 @@ func (p *Package) Execute(ctx context.Context, req wire.ExecuteRequest) wire.Ans
 	if err := denied(cfg.Permissions, an.Tools); err != nil {
 		return wire.ErrorAnswer(err, "")
 	}
+	g := newGrants()
 	if p.routingRules(ctx).Resolve(an.Tools) == routing.Server && !an.Dynamic {
-		if items := p.askItems(cfg.Permissions, an.Tools); len(items) > 0 {
-			return p.pause(pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, tools: an.Tools, forward: true}, items, nil)
+		if items := askItems(cfg.Permissions, g, an.Tools); len(items) > 0 {
+			return p.pause(pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, tools: an.Tools, forward: true, grants: g}, items, nil)
 		}
 	}
-	return p.forward(ctx, req, an, start)
+	return p.forward(ctx, req, an, g, start)
 }
 
-// forward sends the code to the gateway and runs it here on execute_locally.
-// What runs is the code the AI client sent, checked against the package's
-// own analysis of it: the answer only says that the code must run here. Its
-// code, tool list and DAG are never used, so a gateway (or anything between
-// it and us) cannot choose what runs on this machine or what is approved.
-func (p *Package) forward(ctx context.Context, req wire.ExecuteRequest, an *analysis.Analysis, start time.Time) wire.Answer {
+// forward sends the code to the gateway and runs it here on execute_locally,
+// with the execution's grants so far. What runs is the code the AI client
+// sent, checked against the package's own analysis of it: the answer only
+// says that the code must run here. Its code, tool list and DAG are never
+// used, so a gateway (or anything between it and us) cannot choose what runs
+// on this machine or what is approved.
+func (p *Package) forward(ctx context.Context, req wire.ExecuteRequest, an *analysis.Analysis, g *grants, start time.Time) wire.Answer {
 	ans, err := p.gw.Execute(ctx, req)
 	switch {
 	case err != nil && isNetworkError(err):
-		return p.executeOffline(ctx, req, an, err, start)
+		return p.executeOffline(ctx, req, an, g, err, start)
 	case err != nil:
 		return wire.ErrorAnswer(err, "")
 	case ans.Status != wire.StatusExecuteLocally:
@@ -66,7 +81,7 @@ func (p *Package) forward(ctx context.Context, req wire.ExecuteRequest, an *anal
 		p.log.Warn("refused an execute_locally answer", "err", err)
 		return wire.ErrorAnswer(err, ans.WorkflowID)
 	}
-	r := pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, workflowID: ans.WorkflowID, tools: an.Tools}
+	r := pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, workflowID: ans.WorkflowID, tools: an.Tools, grants: g}
 	return p.startLocal(ctx, r, nil, start)
 }
 
@@ -96,12 +111,12 @@ func checkDelegated(code string, ans wire.Answer) error {
 // executeOffline runs code whose tools are all client-routed when the gateway
 // cannot be reached, with the built-in analyser and the cached routing rules.
 // Code that needs the gateway fails with the NETWORK_ERROR that got us here.
-func (p *Package) executeOffline(ctx context.Context, req wire.ExecuteRequest, an *analysis.Analysis, netErr error, start time.Time) wire.Answer {
+func (p *Package) executeOffline(ctx context.Context, req wire.ExecuteRequest, an *analysis.Analysis, g *grants, netErr error, start time.Time) wire.Answer {
 	if p.routingRules(ctx).Resolve(an.Tools) == routing.Server && !an.Dynamic {
 		return wire.ErrorAnswer(netErr, "")
 	}
 	p.log.Info("gateway unreachable: running locally", "err", netErr)
-	return p.startLocal(ctx, pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, workflowID: newWorkflowID(), tools: an.Tools, offline: true}, nil, start)
+	return p.startLocal(ctx, pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, workflowID: newWorkflowID(), tools: an.Tools, offline: true, grants: g}, nil, start)
 }
 
 // startLocal checks the whole static plan, then runs it; a journal replays
@@ -115,7 +130,10 @@ func (p *Package) startLocal(ctx context.Context, r pendingRun, journal *approva
 	if err := denied(cfg.Permissions, r.tools); err != nil {
 		return wire.ErrorAnswer(err, r.workflowID)
 	}
-	items, err := p.planItems(ctx, cfg, rules, r.tools)
+	if r.grants == nil {
+		r.grants = newGrants()
+	}
+	items, err := p.planItems(ctx, cfg, rules, r.grants, r.tools)
 	if err != nil {
 		return wire.ErrorAnswer(err, r.workflowID)
 	}
@@ -137,10 +155,13 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 	_, local, _ := p.refreshConfig()
 	rec := p.newRecorder(an, rules)
 	call := rec.Wrap(journal.Wrap(p.gate(cfg.Permissions, p.router(rules, local)), isHalt))
-	res, err := sandbox.Run(ctx, an.JS, nil, call, p.limitsFor(r.opts))
+	res, err := sandbox.Run(withGrants(ctx, r.grants), an.JS, nil, call, p.limitsFor(r.opts))
 	var na needApproval
 	if errors.As(err, &na) {
 		return p.pause(r, []approval.Item{na.item}, journal)
+	}
+	if r.grants.revealsEnv() {
+		revealEnv(ctx)
 	}
 	traceID := p.finishTrace(rec, tracing.Trace{WorkflowID: r.workflowID, Code: r.code, ToolsUsed: an.Tools, Logs: res.Logs}, an, err)
 	if err != nil {

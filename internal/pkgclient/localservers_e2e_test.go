@@ -66,8 +66,11 @@ func TestStdioLocalServerEnvSubstitution(t *testing.T) {
 	p := startStdio(t, ws, append(gatewayEnv(g), "FROM_ENV=env-value"))
 
 	var got []string
-	wantLocal(t, p.execute(t, `return [await mcp.fx.env({name: "TOKEN"}), await mcp.fx.env({name: "FROM_PROCESS"}), await mcp.fx.cwd({})]`), &got)
-	if !slices.Equal(got, []string{"s3cr3t-from-dotenv", "pre-env-value-post", ws}) {
+	wantLocal(t, p.execute(t, `const tok = await mcp.fx.env({name: "TOKEN"});
+		return [tok, String(tok.length), await mcp.fx.env({name: "FROM_PROCESS"}), await mcp.fx.cwd({})]`), &got)
+	// The token reached the server (its length says so) and comes back
+	// masked, as every .env value the AI client could see.
+	if !slices.Equal(got, []string{"[REDACTED]", "18", "pre-env-value-post", ws}) {
 		t.Fatalf("got %q", got)
 	}
 }

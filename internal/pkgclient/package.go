@@ -18,6 +18,7 @@ import (
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/secretmask"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/tools/local"
@@ -67,11 +68,17 @@ type Package struct {
 	rules     routing.Rules
 	rulesAt   time.Time
 	haveRules bool
-	approved  map[string]bool // tools approved for this session
-	reported  string          // tool ids last reported to the gateway
+	reported  string // tool ids last reported to the gateway
 	catalog   map[string]catalogLookup
 	learning  sync.WaitGroup  // background capability reports
 	learned   map[string]bool // code hashes reported this session
+
+	cfgWrite sync.Mutex // serializes the package's own edits of .pml.json ("always")
+
+	secretMu   sync.Mutex // guards the secret filters, rebuilt when the values change
+	secretVals []string
+	sanitizer  *tracing.Sanitizer
+	answerMask *secretmask.Set
 }
 
 // stopGrace is how long a local server gets to exit after its stdin closes,
@@ -102,13 +109,12 @@ func New(o Options) (*Package, error) {
 		limits:    o.Limits,
 		analyzer:  analysis.New(512),
 		env:       approval.NewEnv(ws),
-		pool:      upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger}),
+		pool:      upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger, MinimalEnv: true}),
 		builtins:  local.New(ws),
 		rulesTTL:  o.RulesTTL,
 		workflows: approval.NewStore(approval.DefaultTTL, o.Now),
 		deps:      deps,
 		applied:   map[string]upstream.ServerConfig{},
-		approved:  map[string]bool{},
 		catalog:   map[string]catalogLookup{},
 		learned:   map[string]bool{},
 	}
@@ -168,6 +174,7 @@ func (p *Package) refreshConfig() (Config, *tools.Mux, error) {
 	if err := p.env.Reload(); err != nil {
 		p.log.Warn("reading .env", "err", err)
 	}
+	p.builtins = local.New(p.ws, local.WithShellEnv(cfg.Shell.Env, p.env.Lookup))
 	p.local = p.buildLocal(p.withDeps(cfg.MCPServers))
 	return p.cfg, p.local, nil
 }

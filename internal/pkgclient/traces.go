@@ -51,7 +51,7 @@ func (p *Package) newRecorder(an *analysis.Analysis, rules routing.Rules) *traci
 func (p *Package) finishTrace(rec *tracing.Recorder, meta tracing.Trace, an *analysis.Analysis, runErr error) string {
 	meta.ExecutedLocally = true
 	meta.DAG, _ = json.Marshal(an.DAG)
-	t := tracing.NewSanitizer(p.env.DotEnvValues()).Trace(rec.Finish(meta, runErr))
+	t := p.sanitize(rec.Finish(meta, runErr))
 	p.submitTrace(t)
 	return t.TraceID
 }

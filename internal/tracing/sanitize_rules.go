@@ -107,6 +107,9 @@ func (s *Sanitizer) applyRulesOnce(str string) string {
 	if s.secrets != nil {
 		str = s.secrets.Replace(str)
 	}
+	if s.transformed != nil {
+		str = s.transformed.Mask(str)
+	}
 	if containsAny(str, tokenHints) {
 		str = tokenRe.ReplaceAllLiteralString(str, Redacted)
 	}

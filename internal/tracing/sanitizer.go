@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pml-go/pml/internal/secretmask"
 )
 
 // Limits of the sanitizer.
@@ -52,7 +54,8 @@ const (
 // Output objects have sorted keys. Sanitizing twice gives the result of
 // sanitizing once.
 type Sanitizer struct {
-	secrets *strings.Replacer // nil when no secret values were given
+	secrets     *strings.Replacer // nil when no secret values were given
+	transformed *secretmask.Set   // nil likewise; see sanitize_transforms.go
 }
 
 // NewSanitizer returns a Sanitizer that also redacts every exact occurrence of
@@ -73,7 +76,7 @@ func NewSanitizer(secretValues []string) *Sanitizer {
 		enc, _ := json.Marshal(v)
 		add(string(enc[1 : len(enc)-1]))
 	}
-	s := &Sanitizer{}
+	s := &Sanitizer{transformed: newTransformed(secretValues)}
 	if len(vals) == 0 {
 		return s
 	}

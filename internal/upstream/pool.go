@@ -20,6 +20,11 @@ type Options struct {
 	StopGrace    time.Duration                     // wait after closing stdin, and again after SIGTERM; default 2 s
 	Logger       *slog.Logger                      // server stderr lines logged at Debug with attr server=name
 	OnStart      func(server string, restart bool) // hook for metrics; called after each successful start
+	// MinimalEnv starts stdio servers with only procenv's minimal base plus
+	// their configured env, instead of this process's whole environment. The
+	// package sets it (its environment holds the gateway key); the gateway's
+	// hosted servers are the operator's own and inherit.
+	MinimalEnv bool
 }
 
 const (

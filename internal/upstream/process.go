@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/pml-go/pml/internal/procenv"
 )
 
 // process is the child of a stdio server. We create the pipes ourselves
@@ -27,12 +29,16 @@ type process struct {
 	stderrDone chan struct{} // closed once the child's stderr reached EOF
 }
 
-func startProcess(cfg ServerConfig, logger *slog.Logger) (*process, error) {
+func startProcess(cfg ServerConfig, minimalEnv bool, logger *slog.Logger) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = cfg.Dir
-	cmd.Env = os.Environ()
-	for k, v := range cfg.Env {
-		cmd.Env = append(cmd.Env, k+"="+v) // the last duplicate wins in exec
+	if minimalEnv {
+		cmd.Env = procenv.Build(os.Environ(), cfg.Env)
+	} else {
+		cmd.Env = os.Environ()
+		for k, v := range cfg.Env {
+			cmd.Env = append(cmd.Env, k+"="+v) // the last duplicate wins in exec
+		}
 	}
 	cmd.SysProcAttr = sysProcAttr()
 

@@ -66,7 +66,7 @@ func (s *Server) connect(ctx context.Context) (*session, error) {
 	}
 	ss := &session{dead: make(chan struct{})}
 	if typ == TypeStdio {
-		ss.proc, err = startProcess(s.cfg, s.pool.opts.Logger)
+		ss.proc, err = startProcess(s.cfg, s.pool.opts.MinimalEnv, s.pool.opts.Logger)
 		if err != nil {
 			return nil, err
 		}

@@ -31,6 +31,9 @@ type ExecuteOptions struct {
 type ContinueWorkflow struct {
 	WorkflowID string `json:"workflow_id"`
 	Approved   *bool  `json:"approved"`
+	// Always (the option "always", only with Approved) also adds the
+	// approved tools to the allow list of .pml.json.
+	Always bool `json:"always,omitempty"`
 }
 
 // DecodeExecute parses and validates execute arguments; a malformed request
@@ -55,6 +58,9 @@ func DecodeExecute(raw json.RawMessage) (ExecuteRequest, error) {
 		}
 		if cw.Approved == nil {
 			return req, pmlerr.New(pmlerr.InvalidRequest, "continue_workflow.approved (true or false) is required")
+		}
+		if cw.Always && !*cw.Approved {
+			return req, pmlerr.New(pmlerr.InvalidRequest, "continue_workflow.always needs approved: true")
 		}
 	}
 	return req, nil

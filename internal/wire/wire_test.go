@@ -17,6 +17,8 @@ func TestDecodeExecuteRejectsGarbledRequests(t *testing.T) {
 		"continue_workflow not a map": `{"continue_workflow": "w"}`,
 		"negative timeout":            `{"code": "return 1", "options": {"timeout_ms": -5}}`,
 		"not an object":               `[1, 2]`,
+		"always without approval":     `{"continue_workflow": {"workflow_id": "w", "approved": false, "always": true}}`,
+		"always not a bool":           `{"continue_workflow": {"workflow_id": "w", "approved": true, "always": "yes"}}`,
 	}
 	for name, raw := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -29,6 +31,10 @@ func TestDecodeExecuteRejectsGarbledRequests(t *testing.T) {
 	req, err := DecodeExecute(json.RawMessage(`{"code":"return 1","continue_workflow":{"workflow_id":"w","approved":false}}`))
 	if err != nil || *req.ContinueWorkflow.Approved {
 		t.Fatalf("valid request: %v", err)
+	}
+	req, err = DecodeExecute(json.RawMessage(`{"continue_workflow":{"workflow_id":"w","approved":true,"always":true}}`))
+	if err != nil || !req.ContinueWorkflow.Always {
+		t.Fatalf("always: %+v %v", req.ContinueWorkflow, err)
 	}
 }
 

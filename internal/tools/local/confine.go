@@ -23,6 +23,7 @@ type place struct {
 	real    string // the path with every symlink resolved
 	rel     string // real relative to root ("." for the root itself)
 	linkRel string // relative path with the parent resolved but not the last component
+	lexRel  string // the path as given, cleaned, relative to root (no symlink resolved)
 	exists  bool
 }
 
@@ -73,7 +74,7 @@ func (w *workspace) resolve(p string) (place, error) {
 	if !within(root, real) {
 		return place{}, denied(p, "it resolves through a symlink to %s, outside the workspace %s", real, root)
 	}
-	pl := place{root: root, real: real, exists: exists, linkRel: rel}
+	pl := place{root: root, real: real, exists: exists, linkRel: rel, lexRel: rel}
 	pl.rel, _ = filepath.Rel(root, real)
 	if len(parts) > 0 {
 		parent, _, err := walk(root, parts[:len(parts)-1])

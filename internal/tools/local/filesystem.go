@@ -93,11 +93,14 @@ func (w *workspace) withRoot(p string, op func(r *os.Root, pl place) (any, error
 	return op(r, pl)
 }
 
-func (w *workspace) readFile(_ context.Context, a struct {
+func (w *workspace) readFile(ctx context.Context, a struct {
 	Path     string `json:"path"`
 	Encoding string `json:"encoding"`
 }) (any, error) {
 	return w.withRoot(a.Path, func(r *os.Root, pl place) (any, error) {
+		if err := checkSecretRead(ctx, a.Path, pl); err != nil {
+			return nil, err
+		}
 		f, err := r.Open(pl.rel)
 		if err != nil {
 			return nil, pathError(a.Path, err)
@@ -109,6 +112,9 @@ func (w *workspace) readFile(_ context.Context, a struct {
 		}
 		if fi.IsDir() {
 			return nil, pmlerr.New(pmlerr.ToolError, "%s is a directory; use filesystem:list_directory", a.Path)
+		}
+		if err := checkLinks(a.Path, fi); err != nil {
+			return nil, err
 		}
 		data, err := io.ReadAll(io.LimitReader(f, w.maxRead+1))
 		if err != nil {
@@ -127,7 +133,7 @@ func (w *workspace) readFile(_ context.Context, a struct {
 	})
 }
 
-func (w *workspace) writeFile(_ context.Context, a struct {
+func (w *workspace) writeFile(ctx context.Context, a struct {
 	Path     string `json:"path"`
 	Content  string `json:"content"`
 	Encoding string `json:"encoding"`
@@ -144,16 +150,25 @@ func (w *workspace) writeFile(_ context.Context, a struct {
 		if pl.rel == "." {
 			return nil, pmlerr.New(pmlerr.ToolError, "%s is the workspace directory, not a file", a.Path)
 		}
+		if err := checkWrite(ctx, a.Path, pl); err != nil {
+			return nil, err
+		}
 		if err := r.MkdirAll(filepath.Dir(pl.rel), 0o755); err != nil {
 			return nil, pathError(a.Path, err)
 		}
-		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		// Opened without O_TRUNC: the link count is checked on the opened
+		// file before its content changes.
+		flags := os.O_WRONLY | os.O_CREATE
 		if a.Append {
-			flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+			flags |= os.O_APPEND
 		}
 		f, err := r.OpenFile(pl.rel, flags, 0o644)
 		if err != nil {
 			return nil, pathError(a.Path, err)
+		}
+		if err := prepareWrite(a.Path, f, a.Append); err != nil {
+			f.Close()
+			return nil, err
 		}
 		n, werr := f.Write(data)
 		if cerr := f.Close(); werr == nil {
@@ -237,10 +252,13 @@ func (w *workspace) stat(_ context.Context, a struct {
 	})
 }
 
-func (w *workspace) makeDirectory(_ context.Context, a struct {
+func (w *workspace) makeDirectory(ctx context.Context, a struct {
 	Path string `json:"path"`
 }) (any, error) {
 	return w.withRoot(a.Path, func(r *os.Root, pl place) (any, error) {
+		if err := checkWrite(ctx, a.Path, pl); err != nil {
+			return nil, err
+		}
 		if err := r.MkdirAll(pl.rel, 0o755); err != nil {
 			return nil, pathError(a.Path, err)
 		}
@@ -248,7 +266,7 @@ func (w *workspace) makeDirectory(_ context.Context, a struct {
 	})
 }
 
-func (w *workspace) moveFile(_ context.Context, a struct {
+func (w *workspace) moveFile(ctx context.Context, a struct {
 	Source      string `json:"source"`
 	Destination string `json:"destination"`
 	Overwrite   bool   `json:"overwrite"`
@@ -263,6 +281,20 @@ func (w *workspace) moveFile(_ context.Context, a struct {
 	}
 	if src.linkRel == "." || dst.linkRel == "." {
 		return nil, pmlerr.New(pmlerr.ToolError, "the workspace directory itself cannot be moved or replaced")
+	}
+	// Moving a file changes both names: a protected one cannot be moved
+	// away (or replaced), and a secret renamed to notes.txt would be read
+	// without asking.
+	for _, c := range []struct {
+		arg string
+		pl  place
+	}{{a.Source, src}, {a.Destination, dst}} {
+		if err := checkWrite(ctx, c.arg, c.pl); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkSecretRead(ctx, a.Source, src); err != nil {
+		return nil, err
 	}
 	r, err := os.OpenRoot(src.root)
 	if err != nil {
@@ -341,4 +373,22 @@ func (w *workspace) searchFiles(ctx context.Context, a struct {
 		slices.Sort(out)
 		return out, nil
 	})
+}
+
+// prepareWrite checks an opened file's link count and, unless appending,
+// empties it.
+func prepareWrite(arg string, f *os.File, appending bool) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return pathError(arg, err)
+	}
+	if err := checkLinks(arg, fi); err != nil {
+		return err
+	}
+	if !appending {
+		if err := f.Truncate(0); err != nil {
+			return pathError(arg, err)
+		}
+	}
+	return nil
 }

@@ -38,6 +38,13 @@ func WithOutputLimit(n int) Option { return func(w *workspace) { w.outputLimit =
 // WithMaxReadSize sets the largest file read_file returns.
 func WithMaxReadSize(n int64) Option { return func(w *workspace) { w.maxRead = n } }
 
+// WithShellEnv names the variables shell:exec passes on beyond the minimal
+// base (procenv), with lookup giving their values; a name lookup does not
+// find is left out.
+func WithShellEnv(names []string, lookup func(string) (string, bool)) Option {
+	return func(w *workspace) { w.shellEnv, w.lookupEnv = slices.Clone(names), lookup }
+}
+
 // workspace is the configuration every tool shares. The directory is
 // resolved on each call, so a workspace created or moved after New works.
 type workspace struct {
@@ -45,6 +52,8 @@ type workspace struct {
 	shellTimeout time.Duration
 	outputLimit  int
 	maxRead      int64
+	shellEnv     []string // names passed to shell:exec beyond the minimal base
+	lookupEnv    func(string) (string, bool)
 }
 
 // New returns the provider of the filesystem and shell tools, confined to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/procenv"
 	"github.com/pml-go/pml/internal/tools"
 )
 
@@ -27,7 +29,7 @@ func (w *workspace) shellTools() []tools.Func {
 				"command":{"type":"string","minLength":1},
 				"cwd":{"type":"string","description":"Working directory. `+pathDoc+`"},
 				"timeout_ms":{"type":"integer","minimum":1,"maximum":%d},
-				"env":{"type":"object","additionalProperties":{"type":"string"},"description":"Variables added to the inherited environment."}
+				"env":{"type":"object","additionalProperties":{"type":"string"},"description":"Variables added to the command's environment, which holds only PATH, HOME, locale and terminal variables and those the workspace configures."}
 			},"required":["command"],"additionalProperties":false}`, maxShellTimeout.Milliseconds())),
 			w.exec),
 	}
@@ -69,10 +71,7 @@ func (w *workspace) exec(ctx context.Context, a execArgs) (any, error) {
 
 	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", a.Command)
 	cmd.Dir = dir.real
-	cmd.Env = os.Environ()
-	for k, v := range a.Env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd.Env = procenv.Build(os.Environ(), w.shellVars(a.Env))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = pipeGrace
@@ -102,6 +101,21 @@ func (w *workspace) exec(ctx context.Context, a execArgs) (any, error) {
 		return nil, fmt.Errorf("start /bin/sh: %w", err)
 	}
 	return res, nil
+}
+
+// shellVars are the variables a command gets beyond the minimal base: the
+// configured names that have a value, then the call's own env.
+func (w *workspace) shellVars(call map[string]string) map[string]string {
+	out := make(map[string]string, len(w.shellEnv)+len(call))
+	if w.lookupEnv != nil {
+		for _, name := range w.shellEnv {
+			if v, ok := w.lookupEnv(name); ok {
+				out[name] = v
+			}
+		}
+	}
+	maps.Copy(out, call)
+	return out
 }
 
 // cappedBuffer keeps the first limit bytes written to it and swallows the

@@ -134,3 +134,36 @@ func TestExecDoesNotHangOnBackgroundChildren(t *testing.T) {
 		_ = p.Kill()
 	}
 }
+
+// A command sees the minimal base, the configured names and the call's env;
+// never the package's gateway key or other exported secrets.
+func TestExecEnvironmentIsMinimal(t *testing.T) {
+	t.Setenv("PML_API_KEY", "pml_should_not_leak")
+	t.Setenv("GITHUB_TOKEN", "ghp_should_not_leak")
+	t.Setenv("NODE_ENV", "development")
+	lookup := func(name string) (string, bool) {
+		if name == "FROM_DOTENV" {
+			return "dotenv-value", true
+		}
+		return os.LookupEnv(name)
+	}
+	f := newFixture(t, WithShellEnv([]string{"NODE_ENV", "FROM_DOTENV", "UNSET_NAME"}, lookup))
+	var r execResult
+	f.ok(t, "shell:exec", map[string]any{"command": "env", "env": map[string]string{"CALL_VAR": "c"}}, &r)
+	for _, leak := range []string{"PML_API_KEY", "GITHUB_TOKEN", "UNSET_NAME"} {
+		if strings.Contains(r.Stdout, leak+"=") {
+			t.Fatalf("%s reached the command:\n%s", leak, r.Stdout)
+		}
+	}
+	for _, want := range []string{"PATH=", "NODE_ENV=development", "FROM_DOTENV=dotenv-value", "CALL_VAR=c"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Fatalf("%s missing:\n%s", want, r.Stdout)
+		}
+	}
+	// Without configured names, only the base.
+	g := newFixture(t)
+	g.ok(t, "shell:exec", map[string]any{"command": "env"}, &r)
+	if strings.Contains(r.Stdout, "NODE_ENV=") || strings.Contains(r.Stdout, "PML_API_KEY") {
+		t.Fatalf("unlisted variables reached the command:\n%s", r.Stdout)
+	}
+}
