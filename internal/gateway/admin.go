@@ -83,6 +83,10 @@ func (s *Service) Admin(ctx context.Context, c Caller, req AdminRequest) (AdminA
 		if err := s.registry.CheckName(cp.Namespace, cp.Action); err != nil {
 			return AdminAnswer{}, err
 		}
+		if c.servesLocally(cp.Namespace) {
+			// It could never be called from this workspace.
+			return AdminAnswer{}, registry.ReservedError(cp.Namespace, "is served by your PML package on your machine")
+		}
 	case "describe":
 		if req.Description == nil {
 			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "describe: description is required")

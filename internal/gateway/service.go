@@ -121,6 +121,10 @@ func (s *Service) Store() store.Store { return s.store }
 type Caller struct {
 	Scope     store.Scope
 	IsPackage bool
+	// ClientNamespaces are the namespaces the caller's package serves on its
+	// machine (ClientNamespacesHeader): always client tools, never a
+	// capability.
+	ClientNamespaces []string
 }
 
 // LocalScope is the tenant of local mode, where there are no keys.

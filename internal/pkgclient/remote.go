@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +35,8 @@ type Remote struct {
 	url      string
 	http     *http.Client
 	cacheDir string // routing rules cache
+
+	localNS *atomic.Pointer[string] // the ClientNamespacesHeader value
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
@@ -82,22 +85,34 @@ func NewRemote(baseURL, apiKey, cacheDir string) *Remote {
 		MaxIdleConnsPerHost:   16,
 		IdleConnTimeout:       90 * time.Second,
 	}
+	localNS := new(atomic.Pointer[string])
 	return &Remote{
 		url:      strings.TrimRight(baseURL, "/"),
-		http:     &http.Client{Transport: headers{next: transport, apiKey: apiKey}},
+		http:     &http.Client{Transport: headers{next: transport, apiKey: apiKey, localNS: localNS}},
 		cacheDir: cacheDir,
+		localNS:  localNS,
 	}
+}
+
+// SetClientNamespaces implements Gateway.
+func (g *Remote) SetClientNamespaces(namespaces []string) {
+	v := gateway.FormatClientNamespaces(namespaces)
+	g.localNS.Store(&v)
 }
 
 // headers adds what every request to the gateway carries.
 type headers struct {
-	next   http.RoundTripper
-	apiKey string
+	next    http.RoundTripper
+	apiKey  string
+	localNS *atomic.Pointer[string]
 }
 
 func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(gateway.ClientHeader, "package")
+	if ns := h.localNS.Load(); ns != nil && *ns != "" {
+		r.Header.Set(gateway.ClientNamespacesHeader, *ns)
+	}
 	r.Header.Set(gateway.TraceparentHeader, traceparent(r.Context()))
 	if h.apiKey != "" {
 		r.Header.Set("Authorization", "Bearer "+h.apiKey)

@@ -256,6 +256,7 @@ type DiscoveredTool struct {
 	Description string          `json:"description"`
 	Routing     string          `json:"routing"`
 	FQDN        string          `json:"fqdn,omitempty"`
+	Owner       string          `json:"owner,omitempty"` // a capability's "org/project"
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	Declaration string          `json:"declaration"`
 }

@@ -87,11 +87,19 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func (g *Gateway) Connect(t testing.TB, key string, asPackage bool) *mcp.ClientSession {
 	t.Helper()
 	h := http.Header{}
-	if key != "" {
-		h.Set("Authorization", "Bearer "+key)
-	}
 	if asPackage {
 		h.Set(gateway.ClientHeader, "package")
+	}
+	return g.ConnectWith(t, key, h)
+}
+
+// ConnectWith opens an MCP client session with the key and headers h on
+// every request.
+func (g *Gateway) ConnectWith(t testing.TB, key string, h http.Header) *mcp.ClientSession {
+	t.Helper()
+	h = h.Clone()
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
 	s, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
