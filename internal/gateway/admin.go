@@ -57,7 +57,8 @@ var adminSchema = json.RawMessage(`{"type":"object","properties":{
 func AdminTool() *mcp.Tool {
 	return &mcp.Tool{Name: "admin", InputSchema: adminSchema,
 		Description: "Manage learned capabilities (every successful execute is saved as one): " +
-			"rename {action:\"rename\", target, new_namespace, new_action} so code calls it as mcp.<new_namespace>.<new_action>(args); " +
+			"rename {action:\"rename\", target, new_namespace, new_action} so code calls it as mcp.<new_namespace>.<new_action>(args) " +
+			"(a tool's namespace is NAMESPACE_RESERVED); " +
 			"{action:\"describe\", target, description}; {action:\"visibility\", target, visibility: private|project|org|public}."}
 }
 

@@ -38,7 +38,7 @@ func (p *Package) callCapability(ctx context.Context, tool string, args json.Raw
 	reg := p.gw.Registry()
 	item, found, err := reg.Resolve(ctx, tool)
 	switch {
-	case err != nil && ns == registry.DefaultNamespace:
+	case err != nil && (ns == registry.DefaultNamespace || registry.IsQualified(tool)):
 		return nil, true, err // certainly meant a capability: say why it cannot run
 	case err != nil || !found:
 		return nil, false, nil

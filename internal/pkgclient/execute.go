@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
@@ -37,12 +38,28 @@ func (p *Package) Execute(ctx context.Context, req wire.ExecuteRequest) wire.Ans
 	if err := denied(cfg.Permissions, an.Tools); err != nil {
 		return wire.ErrorAnswer(err, "")
 	}
+	// A server-only plan is asked for here, before the gateway runs it; so is
+	// a capability called by its qualified name (another org's code, which
+	// the gateway may run at once), whatever the plan.
+	ask := qualifiedTools(an.Tools)
 	if p.routingRules(ctx).Resolve(an.Tools) == routing.Server && !an.Dynamic {
-		if items := p.askItems(cfg.Permissions, an.Tools); len(items) > 0 {
-			return p.pause(pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, tools: an.Tools, forward: true}, items, nil)
-		}
+		ask = an.Tools
+	}
+	if items := p.askItems(cfg.Permissions, ask); len(items) > 0 {
+		return p.pause(pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, tools: an.Tools, forward: true}, items, nil)
 	}
 	return p.forward(ctx, req, start)
+}
+
+// qualifiedTools are the tools of ids that name a capability with its owner.
+func qualifiedTools(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if registry.IsQualified(id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // forward sends the code to the gateway and runs it here on execute_locally.

@@ -180,3 +180,34 @@ func TestLocalNamespaceBeatsGatewayRouting(t *testing.T) {
 		}
 	}
 }
+
+// Another org's code called by its qualified name is asked for before the
+// gateway sees the code, unless .pml.json allows it.
+func TestQualifiedCallAsksFirst(t *testing.T) {
+	g := startGateway(t, gateway.Options{})
+	globex := g.Connect(t, g.NewKey(t, store.Scope{Org: "globex", Project: "web"}), false)
+	a := gatewaytest.Execute(t, globex, wire.ExecuteRequest{Code: `return "globex says " + args.n`, Intent: "hello"})
+	if a.Status != wire.StatusSuccess || a.Capability == nil {
+		t.Fatalf("globex's run: %+v", a)
+	}
+	adminOK(t, globex, gateway.AdminRequest{Action: "visibility", Target: a.Capability.ID, Visibility: "public"})
+	ws := t.TempDir()
+	writeFile(t, ws, ".pml.json", `{"version": "1", "permissions": {"allow": ["json"]}}`)
+	p := startStdio(t, ws, gatewayEnv(g))
+	g.rec.reset()
+
+	const code = `return await mcp["globex.web.cap"].hello({n: await mcp.json.parse({data: "1"})})`
+	ask := p.execute(t, code)
+	if ask.Status != wire.StatusApprovalRequired || ask.ApprovalType != "tool_permission" || !strings.Contains(ask.Description, "globex.web.cap:hello") {
+		t.Fatalf("want a tool_permission approval, got %+v", ask)
+	}
+	if n := len(g.rec.toolCalls("execute")); n != 0 {
+		t.Fatalf("the gateway got the code before the approval (%d executes)", n)
+	}
+	ok := p.executeReq(t, wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: ask.WorkflowID, Approved: wire.Bool(true)}})
+	var got string
+	wantSuccess(t, ok, &got)
+	if got != "globex says 1" {
+		t.Fatalf("got %q", got)
+	}
+}
