@@ -110,6 +110,9 @@ func (s *Service) isCapability(ctx context.Context, c Caller, id string) bool {
 // within learnCacheTTL reuses the reference instead of writing to the store
 // on every run (its usage count then grows once per TTL, not once per run).
 func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, an *analysis.Analysis, plan Plan) *wire.CapabilityRef {
+	if !req.Options.Learns() {
+		return nil
+	}
 	k := learnKey{scope: c.Scope, codeHash: an.CodeHash, intent: req.Intent}
 	now := time.Now()
 	if ref, ok := s.learned.get(k, now); ok {
@@ -147,9 +150,14 @@ func (s *Service) LearnLocal(ctx context.Context, c Caller, code, intent string)
 
 // saveCapability stores code under its default name; the same code in the
 // same project is one capability (deduplicated by code hash), however often
-// it runs and whatever its intent.
+// it runs and whatever its intent. Code or an intent holding a literal
+// secret is not saved: a capability is served as it is, and may be shared.
 func (s *Service) saveCapability(ctx context.Context, c Caller, code, intent string, an *analysis.Analysis, side routing.Side) (*wire.CapabilityRef, error) {
 	if s.store == nil || c.Scope.Org == "" {
+		return nil, nil
+	}
+	if holdsSecret(code, intent) {
+		s.log.Info("run not learned: its code or intent holds a secret", "org", c.Scope.Org, "project", c.Scope.Project, "code_hash", an.CodeHash)
 		return nil, nil
 	}
 	saved, err := s.registry.Save(ctx, store.Capability{

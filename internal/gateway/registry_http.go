@@ -42,6 +42,12 @@ func (s *Service) serveRegistryEntry(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
 		return
 	}
+	if e.Capability != nil && holdsSecret(string(e.Body)) {
+		// Stored before such code stopped being learned: never served.
+		writeJSONError(w, http.StatusForbidden, "secret_withheld",
+			"MCP '"+n.Base()+"' holds a literal secret in its code and is not served; pass the value as an argument instead")
+		return
+	}
 	h := w.Header()
 	if n.Hash == "" {
 		// "Current" changes with every new version: never cache the redirect.

@@ -64,7 +64,7 @@ func qualifiedTools(ids []string) []string {
 
 // forward sends the code to the gateway and runs it here on execute_locally.
 func (p *Package) forward(ctx context.Context, req wire.ExecuteRequest, start time.Time) wire.Answer {
-	ans, err := p.gw.Execute(ctx, req)
+	ans, err := p.gw.Execute(ctx, p.noLearn(req))
 	switch {
 	case err != nil && isNetworkError(err):
 		return p.executeOffline(ctx, req, err, start)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -209,5 +210,46 @@ func TestQualifiedCallAsksFirst(t *testing.T) {
 	wantSuccess(t, ok, &got)
 	if got != "globex says 1" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// The package never lets code holding a secret be learned: a value of the
+// workspace .env (which the gateway cannot know) or a vendor key, whether the
+// gateway runs the code or the package does and reports it.
+func TestSecretsNotLearnedThroughPackage(t *testing.T) {
+	g := startGateway(t, gateway.Options{})
+	ws := newWorkspace(t, nil)
+	writeFile(t, ws, ".env", "MY_SERVICE_KEY=plainvalue-from-dotenv\n")
+	writeFile(t, ws, "a.txt", "hello")
+	p := startStdio(t, ws, gatewayEnv(g))
+	acme := store.Scope{Org: "acme", Project: "web"}
+	learned := func() []store.Capability {
+		caps, _, err := g.Service.Store().ListCapabilities(context.Background(), store.CapabilityFilter{Viewer: acme})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return caps
+	}
+
+	// Server-only code with a .env value: run by the gateway, not learned.
+	wantSuccess(t, p.execute(t, `return await mcp.string.upper({text: "plainvalue-from-dotenv"})`), nil)
+	// Local runs with a .env value and with a vendor key: not reported.
+	wantLocal(t, p.execute(t, `const k = "plainvalue-from-dotenv"; return (await mcp.filesystem.read_file({path: "a.txt"})) + k.length`), nil)
+	wantLocal(t, p.execute(t, `const k = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"; return (await mcp.filesystem.read_file({path: "a.txt"})) + k.length`), nil)
+	if caps := learned(); len(caps) != 0 {
+		t.Fatalf("learned %+v", caps)
+	}
+	// A local run without a secret is reported and learned, in the background.
+	wantLocal(t, p.execute(t, `return await mcp.filesystem.read_file({path: "a.txt"})`), nil)
+	deadline := time.Now().Add(callTimeout)
+	for len(learned()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	caps := learned()
+	if len(caps) != 1 || strings.Contains(caps[0].Code, "plainvalue") {
+		t.Fatalf("learned %+v", caps)
+	}
+	if n := len(g.rec.paths("/api/v1/capabilities")); n != 1 {
+		t.Fatalf("%d capability reports, want the one without a secret", n)
 	}
 }

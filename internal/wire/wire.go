@@ -23,7 +23,14 @@ type ExecuteRequest struct {
 // ExecuteOptions tune one execution.
 type ExecuteOptions struct {
 	TimeoutMS int `json:"timeout_ms,omitempty"`
+	// Learn false asks the gateway not to save the run as a capability (the
+	// package sets it for code holding a value of the workspace .env).
+	Learn *bool `json:"learn,omitempty"`
 }
+
+// Learns reports whether a successful run with o may be saved as a
+// capability: unless o says learn false.
+func (o *ExecuteOptions) Learns() bool { return o == nil || o.Learn == nil || *o.Learn }
 
 // ContinueWorkflow answers an approval_required.
 type ContinueWorkflow struct {
