@@ -42,7 +42,7 @@ func (s *Service) serveRegistryEntry(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
 		return
 	}
-	if e.Capability != nil && holdsSecret(string(e.Body)) {
+	if s.withheld(e) {
 		// Stored before such code stopped being learned: never served.
 		writeJSONError(w, http.StatusForbidden, "secret_withheld",
 			"MCP '"+n.Base()+"' holds a literal secret in its code and is not served; pass the value as an argument instead")
