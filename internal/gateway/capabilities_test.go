@@ -198,6 +198,8 @@ func TestAdminErrors(t *testing.T) {
 		{"bad name", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "has space"}, pmlerr.InvalidRequest},
 		{"nothing to rename", s, gateway.AdminRequest{Action: "rename", Target: ref.ID}, pmlerr.InvalidRequest},
 		{"no description", s, gateway.AdminRequest{Action: "describe", Target: ref.ID}, pmlerr.InvalidRequest},
+		{"secret description", s, gateway.AdminRequest{Action: "describe", Target: ref.ID, Description: ptr("calls with token=ghp_abcdefghijklmnopqrstuvwxyz0123456789")}, pmlerr.InvalidRequest},
+		{"secret name", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, pmlerr.InvalidRequest},
 		{"bad visibility", s, gateway.AdminRequest{Action: "visibility", Target: ref.ID, Visibility: "world"}, pmlerr.InvalidRequest},
 		{"sibling project", sibling, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "x"}, pmlerr.PermissionDenied},
 		{"other org", foreign, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "x"}, pmlerr.UnknownTool},
@@ -258,3 +260,5 @@ func TestLearnEndpoint(t *testing.T) {
 		t.Fatalf("next request: HTTP %d", r.status)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
