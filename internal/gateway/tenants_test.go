@@ -26,16 +26,24 @@ func connectServing(t *testing.T, g *gatewaytest.Gateway, key, namespaces string
 	return g.ConnectWith(t, key, h)
 }
 
-// A namespace the caller's package serves is a client tool whatever the
-// store holds under it: execute hands the code back, call refuses to run
-// it here, discover leaves the capability out and rename refuses the name.
-func TestClientNamespacesPinToClient(t *testing.T) {
+// mytoolSum starts a gateway whose tenant acme/web has a capability named
+// mytool:sum, and connects to it as a package that says nothing of what it serves.
+func mytoolSum(t *testing.T) (*gatewaytest.Gateway, *mcp.ClientSession, wire.CapabilityRef) {
+	t.Helper()
 	g := startRegistry(t)
 	plain := g.Connect(t, g.Key, true)
 	ref := learn(t, plain, sumCode, "Sum two numbers")
 	if _, failed := admin(t, plain, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "mytool", NewAction: "sum"}); failed.Status != "" {
 		t.Fatal(failed)
 	}
+	return g, plain, ref
+}
+
+// A namespace the caller's package serves is a client tool whatever the
+// store holds under it: execute hands the code back, call refuses to run
+// it here, discover leaves the capability out and rename refuses the name.
+func TestClientNamespacesPinToClient(t *testing.T) {
+	g, plain, ref := mytoolSum(t)
 	const code = `return await mcp.mytool.sum({a: 1, b: 2})`
 	// Without the header, the name is the project's capability.
 	if a := gatewaytest.Execute(t, plain, wire.ExecuteRequest{Code: code}); a.Status != wire.StatusSuccess || string(a.Result) != "3" {
@@ -82,12 +90,7 @@ func TestClientNamespacesPinToClient(t *testing.T) {
 // The header is bounded and only names namespaces: junk is ignored, and a
 // list over 256 names keeps its first 256.
 func TestClientNamespacesHeaderBounds(t *testing.T) {
-	g := startRegistry(t)
-	plain := g.Connect(t, g.Key, true)
-	ref := learn(t, plain, sumCode, "Sum two numbers")
-	if _, failed := admin(t, plain, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "mytool", NewAction: "sum"}); failed.Status != "" {
-		t.Fatal(failed)
-	}
+	g, plain, _ := mytoolSum(t)
 	const code = `return await mcp.mytool.sum({})`
 	filler := make([]string, 256)
 	for i := range filler {
