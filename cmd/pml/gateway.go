@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/sandbox"
@@ -17,8 +18,12 @@ import (
 	"github.com/pml-go/pml/internal/store/storeopen"
 )
 
+// defaultMetricsAddr is where /metrics is served unless --metrics-addr says
+// otherwise: loopback, since the series count every tenant's executions.
+const defaultMetricsAddr = "127.0.0.1:9464"
+
 func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
-	var addr, db, configPath string
+	var addr, db, configPath, metricsAddr string
 	var limits sandbox.Limits
 	cmd := &cobra.Command{
 		Use:   "gateway",
@@ -37,10 +42,12 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer closer.Close()
-			return serveHTTP(cmd.Context(), log, addr, svc.Handler())
+			return serveGateway(cmd.Context(), log, addr, metricsAddr, svc)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
+	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", defaultMetricsAddr,
+		`listen address of GET /metrics (every tenant's counts, no key: keep it private), or "off"`)
 	cmd.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
 	cmd.Flags().StringVar(&configPath, "config", "", "gateway config JSON (servers, routing)")
 	cmd.Flags().DurationVar(&limits.Timeout, "timeout", sandbox.DefaultLimits().Timeout, "wall clock of an execution, waiting on tools included; requests may ask less (at most 5m)")
@@ -76,6 +83,28 @@ func newKeyCmd() *cobra.Command {
 	_ = create.MarkFlagRequired("project")
 	key.AddCommand(create)
 	return key
+}
+
+// serveGateway serves the gateway on addr and its metrics on metricsAddr
+// ("off": none) until ctx ends; either failing to listen stops both.
+func serveGateway(ctx context.Context, log *slog.Logger, addr, metricsAddr string, svc *gateway.Service) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return serveHTTP(ctx, log, addr, svc.Handler()) })
+	if metricsAddr != "off" {
+		if host, _, err := net.SplitHostPort(metricsAddr); err == nil && !isLoopback(host) {
+			log.Warn("metrics listener is not on loopback: it shows every tenant's counts to anyone who reaches it", "addr", metricsAddr)
+		}
+		g.Go(func() error { return serveHTTP(ctx, log.With("server", "metrics"), metricsAddr, svc.MetricsHandler()) })
+	}
+	return g.Wait()
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // serveHTTP serves h on addr until ctx ends. Then requests get 2 s to

@@ -57,7 +57,8 @@ var adminSchema = json.RawMessage(`{"type":"object","properties":{
 func AdminTool() *mcp.Tool {
 	return &mcp.Tool{Name: "admin", InputSchema: adminSchema,
 		Description: "Manage learned capabilities (every successful execute is saved as one): " +
-			"rename {action:\"rename\", target, new_namespace, new_action} so code calls it as mcp.<new_namespace>.<new_action>(args); " +
+			"rename {action:\"rename\", target, new_namespace, new_action} so code calls it as mcp.<new_namespace>.<new_action>(args) " +
+			"(a tool's namespace is NAMESPACE_RESERVED); " +
 			"{action:\"describe\", target, description}; {action:\"visibility\", target, visibility: private|project|org|public}."}
 }
 
@@ -83,9 +84,19 @@ func (s *Service) Admin(ctx context.Context, c Caller, req AdminRequest) (AdminA
 		if err := s.registry.CheckName(cp.Namespace, cp.Action); err != nil {
 			return AdminAnswer{}, err
 		}
+		if holdsSecret(cp.Namespace + ":" + cp.Action) {
+			return AdminAnswer{}, secretRefused("name")
+		}
+		if c.servesLocally(cp.Namespace) {
+			// It could never be called from this workspace.
+			return AdminAnswer{}, registry.ReservedError(cp.Namespace, "is served by your PML package on your machine")
+		}
 	case "describe":
 		if req.Description == nil {
 			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "describe: description is required")
+		}
+		if holdsSecret(*req.Description) {
+			return AdminAnswer{}, secretRefused("description")
 		}
 		cp.Description = *req.Description
 	case "visibility":
@@ -150,4 +161,10 @@ func (s *Service) adminTarget(ctx context.Context, c Caller, target string) (sto
 
 func noCapability(target string) error {
 	return pmlerr.New(pmlerr.UnknownTool, "no capability %q visible to this key", target).With("target", target)
+}
+
+// secretRefused refuses a name or description holding a secret: they are
+// served to whoever sees the capability.
+func secretRefused(what string) error {
+	return pmlerr.New(pmlerr.InvalidRequest, "the new %s holds a secret; a capability is shared as it is", what)
 }

@@ -70,13 +70,16 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 	for _, d := range caps {
 		all = append(all, tools.Info{ID: d.ID, Description: d.Description, InputSchema: d.InputSchema})
 	}
-	return s.rank(all, req, caps), nil
+	return s.rank(c, all, req, caps), nil
 }
 
-func (s *Service) rank(all []tools.Info, req wire.DiscoverRequest, caps map[string]wire.DiscoveredTool) wire.DiscoverAnswer {
+func (s *Service) rank(c Caller, all []tools.Info, req wire.DiscoverRequest, caps map[string]wire.DiscoveredTool) wire.DiscoverAnswer {
 	return RankTools(all, req, func(id string) wire.DiscoveredTool {
 		if d, ok := caps[id]; ok {
 			return d
+		}
+		if ns, _ := tools.Split(id); c.servesLocally(ns) {
+			return wire.DiscoveredTool{Kind: "tool", Routing: string(routing.Client)}
 		}
 		return wire.DiscoveredTool{Kind: "tool", Routing: string(s.rules.Route(id))}
 	})

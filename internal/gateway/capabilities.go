@@ -42,9 +42,10 @@ func (s *Service) bridge(c Caller) tools.CallFunc {
 }
 
 // capability resolves a tool id to the capability the caller would call.
-// Tool namespaces never name one, without a store round trip.
+// Tool namespaces, the gateway's or the caller's package's, never name one,
+// without a store round trip.
 func (s *Service) capability(ctx context.Context, c Caller, id string) (registry.Entry, bool, error) {
-	if ns, _ := tools.Split(id); s.registry.Reserved(ns) {
+	if ns, _ := tools.Split(id); s.registry.Reserved(ns) || c.servesLocally(ns) {
 		return registry.Entry{}, false, nil
 	}
 	if _, ok := s.byokFor(id); ok {
@@ -60,11 +61,22 @@ func (s *Service) capability(ctx context.Context, c Caller, id string) (registry
 // routeTool says where one tool of a plan runs and its FQDN when known: a
 // capability runs where its own tools do (client as soon as one does), a
 // built-in or a configured server's tool where the rules say.
+//
+// A namespace the caller's package serves is the client's whatever the
+// rules, the configured servers or the store say: the package answers those
+// calls with its own tools.
 func (s *Service) routeTool(ctx context.Context, c Caller, id string) (routing.Side, string) {
-	if e, ok := s.registry.Builtin(id); ok {
+	ns, _ := tools.Split(id)
+	local := c.servesLocally(ns)
+	if e, ok := s.registry.Builtin(id); ok && (!local || e.Routing == routing.Client) {
+		if local {
+			return routing.Client, e.FQDN()
+		}
 		return s.rules.Route(id), e.FQDN()
 	}
-	ns, _ := tools.Split(id)
+	if local {
+		return routing.Client, ""
+	}
 	if e, ok := s.registry.Server(ns); ok {
 		return s.rules.Route(id), e.FQDN()
 	}
@@ -77,9 +89,9 @@ func (s *Service) routeTool(ctx context.Context, c Caller, id string) (routing.S
 	switch {
 	case ok:
 		return e.Routing, e.FQDN()
-	case ns == registry.DefaultNamespace:
-		// The capabilities' namespace is the gateway's: an unknown name in it
-		// is an unknown tool here, not a tool of the user's machine.
+	case ns == registry.DefaultNamespace || registry.IsQualified(id):
+		// The capabilities' names are the gateway's: an unknown one is an
+		// unknown tool here, not a tool of the user's machine.
 		return routing.Server, ""
 	}
 	return s.rules.Route(id), ""
@@ -98,6 +110,9 @@ func (s *Service) isCapability(ctx context.Context, c Caller, id string) bool {
 // within learnCacheTTL reuses the reference instead of writing to the store
 // on every run (its usage count then grows once per TTL, not once per run).
 func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, an *analysis.Analysis, plan Plan) *wire.CapabilityRef {
+	if !req.Options.Learns() {
+		return nil
+	}
 	k := learnKey{scope: c.Scope, codeHash: an.CodeHash, intent: req.Intent}
 	now := time.Now()
 	if ref, ok := s.learned.get(k, now); ok {
@@ -135,9 +150,14 @@ func (s *Service) LearnLocal(ctx context.Context, c Caller, code, intent string)
 
 // saveCapability stores code under its default name; the same code in the
 // same project is one capability (deduplicated by code hash), however often
-// it runs and whatever its intent.
+// it runs and whatever its intent. Code or an intent holding a literal
+// secret is not saved: a capability is served as it is, and may be shared.
 func (s *Service) saveCapability(ctx context.Context, c Caller, code, intent string, an *analysis.Analysis, side routing.Side) (*wire.CapabilityRef, error) {
 	if s.store == nil || c.Scope.Org == "" {
+		return nil, nil
+	}
+	if holdsSecret(code, intent) {
+		s.log.Info("run not learned: its code or intent holds a secret", "org", c.Scope.Org, "project", c.Scope.Project, "code_hash", an.CodeHash)
 		return nil, nil
 	}
 	saved, err := s.registry.Save(ctx, store.Capability{
@@ -165,9 +185,11 @@ func capabilityRef(c store.Capability) (*wire.CapabilityRef, error) {
 	return &wire.CapabilityRef{ID: c.ID, FQDN: e.FQDN(), Name: c.Namespace + ":" + c.Action}, nil
 }
 
-// discoverCapabilities are the capabilities the caller would call by each
-// name (its own project's first, then its org's, then public ones), as
-// discover hits.
+// discoverCapabilities are the capabilities the caller can call, as
+// discover hits by the id code calls them with: its own project's and its
+// org's by bare name (its own project's first), other orgs' public ones by
+// their qualified name (registry.IsQualified). Every hit names its owner.
+// Names the caller's package serves are left out: its calls never reach them.
 func (s *Service) discoverCapabilities(ctx context.Context, c Caller) map[string]wire.DiscoveredTool {
 	entries, err := s.registry.Capabilities(ctx, c.Scope, "")
 	if err != nil {
@@ -179,12 +201,15 @@ func (s *Service) discoverCapabilities(ctx context.Context, c Caller) map[string
 	for _, e := range entries {
 		cp := e.Capability
 		id := cp.Namespace + ":" + cp.Action
-		r := 2
+		r := 0
 		switch {
-		case cp.Scope == c.Scope:
-			r = 0
-		case cp.Scope.Org == c.Scope.Org:
+		case cp.Scope.Org != c.Scope.Org:
+			id, r = registry.QualifiedID(*cp), 2
+		case cp.Scope != c.Scope:
 			r = 1
+		}
+		if r < 2 && c.servesLocally(cp.Namespace) {
+			continue
 		}
 		if prev, seen := rank[id]; seen && prev <= r {
 			continue
@@ -194,8 +219,11 @@ func (s *Service) discoverCapabilities(ctx context.Context, c Caller) map[string
 		if desc == "" {
 			desc = fmt.Sprintf("Learned capability using %v.", cp.ToolsUsed)
 		}
+		if r == 2 {
+			desc = fmt.Sprintf("[public capability of %s: its code, not yours] %s", registry.Owner(cp.Scope), desc)
+		}
 		out[id] = wire.DiscoveredTool{ID: id, Kind: "capability", Description: desc, Routing: cp.Routing,
-			FQDN: e.FQDN(), InputSchema: cp.ArgsSchema}
+			FQDN: e.FQDN(), Owner: registry.Owner(cp.Scope), InputSchema: cp.ArgsSchema}
 	}
 	return out
 }

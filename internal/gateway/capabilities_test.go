@@ -188,11 +188,18 @@ func TestAdminErrors(t *testing.T) {
 		{"unknown fqdn", s, gateway.AdminRequest{Action: "rename", Target: "acme.web.cap.nope", NewAction: "x"}, pmlerr.UnknownTool},
 		{"built-in", s, gateway.AdminRequest{Action: "rename", Target: "pml.std.json.parse", NewAction: "x"}, pmlerr.InvalidRequest},
 		{"stale hash", s, gateway.AdminRequest{Action: "rename", Target: ref.FQDN[:len(ref.FQDN)-4] + otherHash(ref.FQDN), NewAction: "x"}, pmlerr.InvalidRequest},
-		{"tool namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "filesystem"}, pmlerr.InvalidRequest},
-		{"hosted namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "tavily"}, pmlerr.InvalidRequest},
+		{"client built-in namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "filesystem"}, pmlerr.NamespaceReserved},
+		{"std namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "json"}, pmlerr.NamespaceReserved},
+		{"default rules' client namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "docker"}, pmlerr.NamespaceReserved},
+		{"another letter case", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "Git"}, pmlerr.NamespaceReserved},
+		{"hosted namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "tavily"}, pmlerr.NamespaceReserved},
+		{"catalog namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "serena"}, pmlerr.NamespaceReserved},
+		{"qualified namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "acme.web.calc"}, pmlerr.InvalidRequest},
 		{"bad name", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "has space"}, pmlerr.InvalidRequest},
 		{"nothing to rename", s, gateway.AdminRequest{Action: "rename", Target: ref.ID}, pmlerr.InvalidRequest},
 		{"no description", s, gateway.AdminRequest{Action: "describe", Target: ref.ID}, pmlerr.InvalidRequest},
+		{"secret description", s, gateway.AdminRequest{Action: "describe", Target: ref.ID, Description: ptr("calls with token=ghp_abcdefghijklmnopqrstuvwxyz0123456789")}, pmlerr.InvalidRequest},
+		{"secret name", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, pmlerr.InvalidRequest},
 		{"bad visibility", s, gateway.AdminRequest{Action: "visibility", Target: ref.ID, Visibility: "world"}, pmlerr.InvalidRequest},
 		{"sibling project", sibling, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "x"}, pmlerr.PermissionDenied},
 		{"other org", foreign, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "x"}, pmlerr.UnknownTool},
@@ -253,3 +260,5 @@ func TestLearnEndpoint(t *testing.T) {
 		t.Fatalf("next request: HTTP %d", r.status)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -289,9 +289,33 @@ func TestHTTPSurface(t *testing.T) {
 	if r := get("/healthz", ""); r.StatusCode != 200 {
 		t.Fatalf("healthz %d", r.StatusCode)
 	}
-	r = get("/metrics", "")
-	body, _ = io.ReadAll(r.Body)
+	// Metrics are the operator's, on their own listener: not served here,
+	// with or without a key.
+	for _, key := range []string{g.Key, ""} {
+		req, _ := http.NewRequest(http.MethodGet, g.URL+"/metrics", nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || strings.Contains(string(body), "pml_executions_total") {
+			t.Fatalf("public /metrics (key %v): HTTP %d", key != "", resp.StatusCode)
+		}
+	}
+	resp, err := http.Get(g.MetricsURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
 	if !strings.Contains(string(body), "pml_executions_total") || !strings.Contains(string(body), "pml_execution_duration_seconds") {
 		t.Fatalf("metrics missing series")
+	}
+	if r := get("/healthz", ""); r.StatusCode != 200 {
+		t.Fatalf("the gateway stopped serving: %d", r.StatusCode)
 	}
 }

@@ -108,7 +108,7 @@ func (s *Service) Plan(ctx context.Context, c Caller, an *analysis.Analysis) Pla
 			p.ClientTools = append(p.ClientTools, id)
 			p.Side = routing.Client
 		}
-		if b, ok := s.byokFor(id); ok && !slices.Contains(p.KeyServers, b.cfg.Name) {
+		if b, ok := s.byokFor(id); ok && !c.servesLocally(b.cfg.Name) && !slices.Contains(p.KeyServers, b.cfg.Name) {
 			p.KeyServers = append(p.KeyServers, b.cfg.Name)
 			p.Side = routing.Client
 		}

@@ -40,7 +40,7 @@ func (s *Service) Handler() http.Handler {
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /ui/", ui)
 	mux.HandleFunc("GET /healthz", s.serveHealth)
-	mux.Handle("GET /metrics", s.metrics.Handler())
+	// No /metrics here: MetricsHandler serves it on the operator's listener.
 	return limitBody(s.traceContext(mux))
 }
 

@@ -121,6 +121,7 @@ func callerOf(req *mcp.CallToolRequest) Caller {
 		}
 	}
 	c.IsPackage = strings.EqualFold(req.Extra.Header.Get(ClientHeader), "package")
+	c.ClientNamespaces = clientNamespaces(req.Extra.Header)
 	return c
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/pml-go/pml/internal/registry"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/tools/local"
 	"github.com/pml-go/pml/internal/tools/std"
 )
@@ -26,7 +28,9 @@ func (s *Service) newRegistry(hosted map[string]ServerEntry) *registry.Registry 
 		servers = append(servers, registry.Server{Name: name, Hosted: true, Transport: e.serverType(),
 			URL: e.URL, EnvRequired: envRequired(e.ServerConfig), Description: e.Description})
 	}
-	reserved := slices.Concat(s.tools.Namespaces(), local.Namespaces())
+	// The default rules' namespaces stay tools' names even where this
+	// gateway's rules leave some out: packages route them to their machine.
+	reserved := slices.Concat(s.tools.Namespaces(), local.Namespaces(), ruleNamespaces(routing.Default()))
 	r, err := registry.New(registry.Options{Store: s.store, Builtins: slices.Concat(builtins, clientBuiltins),
 		Rules: s.rules, Servers: servers, Reserved: reserved})
 	if err != nil {
@@ -45,4 +49,14 @@ func envKeys(env map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// ruleNamespaces are the namespaces r's patterns name.
+func ruleNamespaces(r routing.Rules) []string {
+	var out []string
+	for _, p := range slices.Concat(r.Client, r.Server) {
+		ns, _ := tools.Split(p)
+		out = append(out, ns)
+	}
+	return out
 }

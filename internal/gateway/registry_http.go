@@ -42,6 +42,12 @@ func (s *Service) serveRegistryEntry(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
 		return
 	}
+	if s.withheld(e) {
+		// Stored before such code stopped being learned: never served.
+		writeJSONError(w, http.StatusForbidden, "secret_withheld",
+			"MCP '"+n.Base()+"' holds a literal secret in its code and is not served; pass the value as an argument instead")
+		return
+	}
 	h := w.Header()
 	if n.Hash == "" {
 		// "Current" changes with every new version: never cache the redirect.
@@ -160,7 +166,7 @@ func (s *Service) serveLearn(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, "bad_request", "capability report: "+err.Error())
 		return
 	}
-	ref, err := s.LearnLocal(r.Context(), Caller{Scope: sc, IsPackage: true}, req.Code, req.Intent)
+	ref, err := s.LearnLocal(r.Context(), Caller{Scope: sc, IsPackage: true, ClientNamespaces: clientNamespaces(r.Header)}, req.Code, req.Intent)
 	switch {
 	case err != nil && pmlerr.CodeOf(err, pmlerr.Internal) == pmlerr.Internal:
 		s.log.Error("learning a local run", "err", err)

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -253,10 +254,21 @@ func TestRegistryTenantIsolation(t *testing.T) {
 	if r.status != http.StatusOK || r.header.Get("Cache-Control") != "public, max-age=3600" {
 		t.Fatalf("public entry: HTTP %d %v", r.status, r.header)
 	}
+	// Listed for the other org, but a bare name never reaches it: that org
+	// calls it by its qualified name.
 	var cat struct{ Items []struct{ FQDN string } }
+	_ = json.Unmarshal(get(t, g, other, "/mcp?type=code").body, &cat)
+	if !slices.ContainsFunc(cat.Items, func(it struct{ FQDN string }) bool { return it.FQDN == ref.FQDN }) {
+		t.Fatalf("public capability missing from another tenant's catalog: %+v", cat)
+	}
+	cat.Items = nil
 	_ = json.Unmarshal(get(t, g, other, "/mcp?type=code&name=cap:sum_two_numbers").body, &cat)
+	if len(cat.Items) != 0 {
+		t.Fatalf("another org's public capability under a bare name: %+v", cat)
+	}
+	_ = json.Unmarshal(get(t, g, other, "/mcp?type=code&name=acme.web.cap:sum_two_numbers").body, &cat)
 	if len(cat.Items) != 1 || cat.Items[0].FQDN != ref.FQDN {
-		t.Fatalf("public capability in another tenant's catalog: %+v", cat)
+		t.Fatalf("public capability by its qualified name: %+v", cat)
 	}
 }
 

@@ -63,6 +63,8 @@ type Service struct {
 	telemetry *telemetry.Exporter
 	byok      map[string]byokServer
 	registry  *registry.Registry
+	// secretChecks remembers which served capabilities hold a secret.
+	secretChecks *secretChecks
 }
 
 // New builds a Service; zero fields of cfg get working defaults.
@@ -80,6 +82,8 @@ func New(cfg Config) *Service {
 		validate:  tools.NewValidator(),
 		keys:      newTTLCache[string, store.Scope](keyCacheTTL, keyCacheSize),
 		learned:   newTTLCache[learnKey, *wire.CapabilityRef](learnCacheTTL, learnCacheSize),
+
+		secretChecks: newSecretChecks(),
 	}
 	if s.rules.Default == "" && len(s.rules.Client) == 0 && len(s.rules.Server) == 0 {
 		s.rules = routing.Default()
@@ -121,6 +125,10 @@ func (s *Service) Store() store.Store { return s.store }
 type Caller struct {
 	Scope     store.Scope
 	IsPackage bool
+	// ClientNamespaces are the namespaces the caller's package serves on its
+	// machine (ClientNamespacesHeader): always client tools, never a
+	// capability.
+	ClientNamespaces []string
 }
 
 // LocalScope is the tenant of local mode, where there are no keys.

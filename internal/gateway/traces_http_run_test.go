@@ -98,7 +98,7 @@ func TestMetricsFed(t *testing.T) {
 	apiCall(t, http.MethodPost, g.URL+"/api/traces", g.Key, map[string]any{"traces": []tracing.Trace{local}},
 		map[string]string{gateway.TraceQueueHeader: "0", gateway.TracesDroppedHeader: "0"})
 
-	_, metrics := apiCall(t, http.MethodGet, g.URL+"/metrics", "", nil, nil)
+	_, metrics := apiCall(t, http.MethodGet, g.MetricsURL+"/metrics", "", nil, nil)
 	for _, want := range []string{
 		`pml_executions_total{side="server",status="success"} 1`,
 		`pml_executions_total{side="server",status="error"} 1`,

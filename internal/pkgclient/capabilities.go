@@ -38,7 +38,7 @@ func (p *Package) callCapability(ctx context.Context, tool string, args json.Raw
 	reg := p.gw.Registry()
 	item, found, err := reg.Resolve(ctx, tool)
 	switch {
-	case err != nil && (ns == registry.DefaultNamespace || pmlerr.CodeOf(err, "") == pmlerr.Unauthorized):
+	case err != nil && (ns == registry.DefaultNamespace || registry.IsQualified(tool) || pmlerr.CodeOf(err, "") == pmlerr.Unauthorized):
 		return nil, true, err // meant a capability, or a refused key: say why it cannot run
 	case err != nil || !found:
 		return nil, false, nil
@@ -81,6 +81,10 @@ const learnTimeout = ConnectTimeout
 // deduplicates by code hash, so each distinct code is reported once per
 // session: repeating it would only cost a request and a write per run.
 func (p *Package) learnLater(code, intent string, an *analysis.Analysis) {
+	if p.holdsSecret(code, intent) {
+		p.log.Debug("run not reported for learning: it holds a secret", "code_hash", an.CodeHash)
+		return
+	}
 	p.mu.Lock()
 	if p.learned[an.CodeHash] {
 		p.mu.Unlock()
@@ -99,6 +103,29 @@ func (p *Package) learnLater(code, intent string, an *analysis.Analysis) {
 			p.mu.Unlock()
 		}
 	}()
+}
+
+// holdsSecret reports whether code or its intent holds a literal secret: by
+// the trace sanitizer's secret rules, or a value of the workspace .env. Such
+// code is never learned: a capability is served as it is, and may be shared.
+func (p *Package) holdsSecret(code, intent string) bool {
+	san := tracing.NewSanitizer(p.env.DotEnvValues())
+	return san.HasSecret(code) || san.HasSecret(intent)
+}
+
+// noLearn is req asking the gateway not to learn it when it holds a secret
+// the gateway cannot know of (a .env value), or any other.
+func (p *Package) noLearn(req wire.ExecuteRequest) wire.ExecuteRequest {
+	if !req.Options.Learns() || !p.holdsSecret(req.Code, req.Intent) {
+		return req
+	}
+	opts := wire.ExecuteOptions{}
+	if req.Options != nil {
+		opts = *req.Options
+	}
+	opts.Learn = wire.Bool(false)
+	req.Options = &opts
+	return req
 }
 
 // learnLocal reports a successful local run to the gateway, which saves it

@@ -167,7 +167,7 @@ func TestPackageAdminTool(t *testing.T) {
 		t.Fatalf("rename: %v", out)
 	}
 	out, isErr = call(map[string]any{"action": "rename", "target": ref.ID, "new_namespace": "filesystem"})
-	if !isErr || out["error_code"] != "INVALID_REQUEST" {
+	if !isErr || out["error_code"] != string(pmlerr.NamespaceReserved) {
 		t.Fatalf("rename into a tool namespace: %v", out)
 	}
 	a := e.exec(`return await mcp.text.shout({ path: "note.txt" })`)

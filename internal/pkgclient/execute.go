@@ -9,6 +9,7 @@ import (
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
@@ -52,13 +53,29 @@ func (p *Package) execute(ctx context.Context, req wire.ExecuteRequest) wire.Ans
 	if err := denied(cfg.Permissions, an.Tools); err != nil {
 		return wire.ErrorAnswer(err, "")
 	}
+	// A server-only plan is asked for here, before the gateway runs it; so is
+	// a capability called by its qualified name (another org's code, which
+	// the gateway may run at once), whatever the plan.
 	g := newGrants()
+	ask := qualifiedTools(an.Tools)
 	if p.routingRules(ctx).Resolve(an.Tools) == routing.Server && !an.Dynamic {
-		if items := askItems(cfg.Permissions, g, an.Tools); len(items) > 0 {
-			return p.pause(pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, tools: an.Tools, forward: true, grants: g}, items, nil)
-		}
+		ask = an.Tools
+	}
+	if items := askItems(cfg.Permissions, g, ask); len(items) > 0 {
+		return p.pause(pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, tools: an.Tools, forward: true, grants: g}, items, nil)
 	}
 	return p.forward(ctx, req, an, g, start)
+}
+
+// qualifiedTools are the tools of ids that name a capability with its owner.
+func qualifiedTools(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if registry.IsQualified(id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // forward sends the code to the gateway and runs it here on execute_locally,
@@ -68,7 +85,7 @@ func (p *Package) execute(ctx context.Context, req wire.ExecuteRequest) wire.Ans
 // used, so a gateway (or anything between it and us) cannot choose what runs
 // on this machine or what is approved.
 func (p *Package) forward(ctx context.Context, req wire.ExecuteRequest, an *analysis.Analysis, g *grants, start time.Time) wire.Answer {
-	ans, err := p.gw.Execute(ctx, req)
+	ans, err := p.gw.Execute(ctx, p.noLearn(req))
 	switch {
 	case err != nil && isNetworkError(err):
 		return p.executeOffline(ctx, req, an, g, err, start)

@@ -56,6 +56,17 @@ func (l *requestLog) toolCalls(name string) []seenRequest {
 	return out
 }
 
+// paths returns the requests to path.
+func (l *requestLog) paths(path string) []seenRequest {
+	var out []seenRequest
+	for _, r := range l.all() {
+		if r.Path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func (l *requestLog) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/gateway"
@@ -122,8 +123,9 @@ func (a *gatewayAuth) refused(resp *http.Response) error {
 // headers adds what every request to the gateway carries, and turns the
 // gateway's 401 and 403 into UNAUTHORIZED.
 type headers struct {
-	next http.RoundTripper
-	auth *gatewayAuth
+	next    http.RoundTripper
+	auth    *gatewayAuth
+	localNS *atomic.Pointer[string] // the ClientNamespacesHeader value
 }
 
 func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -132,6 +134,9 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	r = r.Clone(r.Context())
 	r.Header.Set(gateway.ClientHeader, "package")
+	if ns := h.localNS.Load(); ns != nil && *ns != "" {
+		r.Header.Set(gateway.ClientNamespacesHeader, *ns)
+	}
 	r.Header.Set(gateway.TraceparentHeader, traceparent(r.Context()))
 	if h.auth.key != "" {
 		r.Header.Set("Authorization", "Bearer "+h.auth.key)

@@ -3,6 +3,7 @@ package pkgclient
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 
 	"github.com/pml-go/pml/internal/gateway"
 	regclient "github.com/pml-go/pml/internal/registry/client"
@@ -28,6 +29,9 @@ type Gateway interface {
 	LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error)
 	// Registry returns a client of the gateway's registry (GET /mcp/{fqdn}).
 	Registry() *regclient.Client
+	// SetClientNamespaces names the namespaces the package serves on this
+	// machine; every later request tells the gateway.
+	SetClientNamespaces(namespaces []string)
 	Close() error
 }
 
@@ -35,11 +39,19 @@ type Gateway interface {
 type InProcess struct {
 	Service *gateway.Service
 	Closer  func() error
+	local   atomic.Pointer[[]string]
 }
 
 func (g *InProcess) caller() gateway.Caller {
-	return gateway.Caller{Scope: gateway.LocalScope, IsPackage: true}
+	c := gateway.Caller{Scope: gateway.LocalScope, IsPackage: true}
+	if ns := g.local.Load(); ns != nil {
+		c.ClientNamespaces = *ns
+	}
+	return c
 }
+
+// SetClientNamespaces implements Gateway.
+func (g *InProcess) SetClientNamespaces(namespaces []string) { g.local.Store(&namespaces) }
 
 // Execute implements Gateway.
 func (g *InProcess) Execute(ctx context.Context, req wire.ExecuteRequest) (wire.Answer, error) {

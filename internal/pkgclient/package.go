@@ -65,6 +65,7 @@ type Package struct {
 	applied   map[string]upstream.ServerConfig // servers currently in the pool, as started
 	missing   map[string][]string              // server -> ${VAR}s set nowhere
 	local     *tools.Mux
+	localNS   []string // local's namespaces: always routed here
 	rules     routing.Rules
 	rulesAt   time.Time
 	haveRules bool
@@ -166,7 +167,7 @@ func (p *Package) refreshConfig() (Config, *tools.Mux, error) {
 		p.cfgErr = err
 		p.log.Error("config", "err", err)
 		if p.local == nil {
-			p.local = p.buildLocal(nil)
+			p.setLocal(p.buildLocal(nil))
 		}
 		return p.cfg, p.local, err
 	}
@@ -175,8 +176,18 @@ func (p *Package) refreshConfig() (Config, *tools.Mux, error) {
 		p.log.Warn("reading .env", "err", err)
 	}
 	p.builtins = local.New(p.ws, local.WithShellEnv(cfg.Shell.Env, p.env.Lookup))
-	p.local = p.buildLocal(p.withDeps(cfg.MCPServers))
+	p.setLocal(p.buildLocal(p.withDeps(cfg.MCPServers)))
 	return p.cfg, p.local, nil
+}
+
+// setLocal installs the local tools and tells the gateway client which
+// namespaces they serve: the package routes those here whatever the
+// gateway's rules or registry say, and the gateway is told so with every
+// request, so its analysis agrees (README "Tenants and names"). Called with
+// p.mu held.
+func (p *Package) setLocal(local *tools.Mux) {
+	p.local, p.localNS = local, local.Namespaces()
+	p.gw.SetClientNamespaces(p.localNS)
 }
 
 // withDeps adds the installed dependencies (.pml/deps.json) to the
@@ -236,12 +247,13 @@ func (p *Package) buildLocal(servers map[string]ServerConfig) *tools.Mux {
 }
 
 // routingRules returns the gateway's rules, refreshed at most every RulesTTL;
-// when the gateway is unreachable, the last known (or cached) rules.
+// when the gateway is unreachable, the last known (or cached) rules. The
+// namespaces served here are pinned to the client (routing.Rules.Local).
 func (p *Package) routingRules(ctx context.Context) routing.Rules {
 	p.mu.Lock()
 	if p.haveRules && time.Since(p.rulesAt) < p.rulesTTL {
 		defer p.mu.Unlock()
-		return p.rules
+		return p.rules.WithLocal(p.localNS)
 	}
 	p.mu.Unlock()
 	rules, err := p.gw.Routing(ctx)
@@ -253,7 +265,7 @@ func (p *Package) routingRules(ctx context.Context) routing.Rules {
 	if err == nil || !p.haveRules {
 		p.rules, p.rulesAt, p.haveRules = rules, time.Now(), true
 	}
-	return p.rules
+	return p.rules.WithLocal(p.localNS)
 }
 
 // clientID identifies this workspace's package to the gateway, persisted in

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,6 +37,8 @@ type Remote struct {
 	http     *http.Client
 	auth     *gatewayAuth
 	cacheDir string // routing rules cache
+
+	localNS *atomic.Pointer[string] // the ClientNamespacesHeader value
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
@@ -94,12 +97,20 @@ func NewRemote(baseURL, apiKey, cacheDir string) *Remote {
 	base := strings.TrimRight(baseURL, "/")
 	auth := &gatewayAuth{key: apiKey, source: keySource{kind: "given"}}
 	auth.base, _ = url.Parse(base) // unparsable: owns nothing, so no request carries the key
+	localNS := new(atomic.Pointer[string])
 	return &Remote{
 		url:      base,
-		http:     &http.Client{Transport: headers{next: transport, auth: auth}},
+		http:     &http.Client{Transport: headers{next: transport, auth: auth, localNS: localNS}},
 		auth:     auth,
 		cacheDir: cacheDir,
+		localNS:  localNS,
 	}
+}
+
+// SetClientNamespaces implements Gateway.
+func (g *Remote) SetClientNamespaces(namespaces []string) {
+	v := gateway.FormatClientNamespaces(namespaces)
+	g.localNS.Store(&v)
 }
 
 func (g *Remote) connect(ctx context.Context) (*mcp.ClientSession, error) {

@@ -69,7 +69,10 @@ func (p *Package) Discover(ctx context.Context, req wire.DiscoverRequest) (wire.
 		kinds[t.ID] = wire.DiscoveredTool{Kind: "tool", Routing: "client"}
 	}
 	for _, t := range remote.Tools {
-		if seen[t.ID] {
+		// A namespace served here is this machine's alone: whatever the
+		// gateway lists under it would never be called.
+		ns, _ := tools.Split(t.ID)
+		if _, served := local.Provider(ns); seen[t.ID] || served {
 			continue
 		}
 		seen[t.ID] = true

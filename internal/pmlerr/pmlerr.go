@@ -31,6 +31,7 @@ const (
 	InvalidRequest            Code = "INVALID_REQUEST"
 	InvalidConfig             Code = "INVALID_CONFIG"
 	APIKeyRequired            Code = "API_KEY_REQUIRED"
+	NamespaceReserved         Code = "NAMESPACE_RESERVED" // a capability name taken from tools
 	Internal                  Code = "INTERNAL_ERROR"
 )
 

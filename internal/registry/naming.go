@@ -48,15 +48,23 @@ func DefaultAction(intent, codeHash string) string {
 }
 
 // CheckName validates a capability name given to rename: both parts must be
-// valid FQDN parts and the namespace must not be a tool's.
+// valid FQDN parts (so no dot: a dotted namespace is a qualified name) and
+// the namespace must not be a tool's, in any letter case ("Filesystem"
+// reads as filesystem to a person or a model choosing what to call).
 func (r *Registry) CheckName(namespace, action string) error {
 	n := fqdn.Name{Org: "o", Project: "p", Namespace: namespace, Action: action}
 	if err := n.Validate(); err != nil {
 		return pmlerr.New(pmlerr.InvalidRequest, "capability name %s:%s: %v", namespace, action, err)
 	}
-	if r.reserved[namespace] {
-		return pmlerr.New(pmlerr.InvalidRequest,
-			"namespace %q belongs to tools; a capability cannot take it (use %q or a name of your own)", namespace, DefaultNamespace)
+	if r.reservedFold[strings.ToLower(namespace)] {
+		return ReservedError(namespace, "belongs to tools (built-in, configured or routed by this gateway)")
 	}
 	return nil
+}
+
+// ReservedError refuses a capability name whose namespace is a tool's.
+func ReservedError(namespace, why string) error {
+	return pmlerr.New(pmlerr.NamespaceReserved,
+		"namespace %q %s; a capability cannot take it (use %q or a name of your own)", namespace, why, DefaultNamespace).
+		With("namespace", namespace)
 }

@@ -42,8 +42,10 @@ type Registry struct {
 	byTool   map[string]Entry // built-ins by tool id
 	servers  map[string]Metadata
 	reserved map[string]bool
-	saves    singleflight.Group
-	lookups  lookupCache
+	// reservedFold is reserved in lower case, for names given to rename.
+	reservedFold map[string]bool
+	saves        singleflight.Group
+	lookups      lookupCache
 }
 
 // New builds a registry.
@@ -93,6 +95,10 @@ func New(o Options) (*Registry, error) {
 				r.reserved[ns] = true
 			}
 		}
+	}
+	r.reservedFold = make(map[string]bool, len(r.reserved))
+	for ns := range r.reserved {
+		r.reservedFold[strings.ToLower(ns)] = true
 	}
 	slices.SortFunc(r.ordered, func(a, b Entry) int { return strings.Compare(a.FQDN(), b.FQDN()) })
 	return r, nil
@@ -181,18 +187,29 @@ func notFound(n fqdn.Name) error {
 	return fmt.Errorf("MCP '%s' not in registry: %w", n.Base(), ErrNotFound)
 }
 
-// Resolve finds what a tool id ("ns:action") names for viewer besides a
-// tool: the current version of the capability it would call, preferring the
-// viewer's own project, then its org, then public ones. ok is false when it
-// names no capability (a reserved namespace never does).
+// Resolve finds what a tool id names for viewer besides a tool: the current
+// version of the capability it would call. A bare "ns:action" is the
+// viewer's own project's capability, else one its org shares; never another
+// org's, public or not, so no other tenant can put code behind a name the
+// viewer calls. Another org's public capability is called by its qualified
+// id (IsQualified). ok is false when toolID names no capability (a reserved
+// namespace never does).
 func (r *Registry) Resolve(ctx context.Context, viewer store.Scope, toolID string) (e Entry, ok bool, err error) {
 	ns, action := tools.Split(toolID)
-	if r.store == nil || r.reserved[ns] || action == "" {
+	switch {
+	case r.store == nil || action == "":
+		return Entry{}, false, nil
+	case IsQualified(toolID):
+		return r.resolveQualified(ctx, viewer, toolID)
+	case r.reserved[ns]:
 		return Entry{}, false, nil
 	}
 	e, ok, err = r.lookup(ctx, viewer, ns, action)
 	if err != nil {
 		return Entry{}, false, fmt.Errorf("resolving %s: %w", toolID, err)
+	}
+	if ok && e.Capability.Scope.Org != viewer.Org {
+		return Entry{}, false, nil // the store's view includes everyone's public ones
 	}
 	return e, ok, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/store"
@@ -190,14 +191,16 @@ func TestTenantIsolation(t *testing.T) {
 	saveCap(t, st, acme, "cap", "org_one", "return 'o'", store.VisibilityOrg)
 	saveCap(t, st, acme, "cap", "public_one", "return 'x'", store.VisibilityPublic)
 
+	// sees: by FQDN and by qualified id; bare: by bare name, which never
+	// reaches another org's capability, public or not.
 	tests := []struct {
-		viewer store.Scope
-		name   string
-		sees   bool
+		viewer     store.Scope
+		name       string
+		sees, bare bool
 	}{
-		{acme, "private_one", true}, {acme, "org_one", true}, {acme, "public_one", true},
-		{acmeAPI, "private_one", false}, {acmeAPI, "org_one", true}, {acmeAPI, "public_one", true},
-		{globex, "private_one", false}, {globex, "org_one", false}, {globex, "public_one", true},
+		{acme, "private_one", true, true}, {acme, "org_one", true, true}, {acme, "public_one", true, true},
+		{acmeAPI, "private_one", false, false}, {acmeAPI, "org_one", true, true}, {acmeAPI, "public_one", true, true},
+		{globex, "private_one", false, false}, {globex, "org_one", false, false}, {globex, "public_one", true, false},
 	}
 	for _, tt := range tests {
 		n := mustParse(t, "acme.web.cap."+tt.name)
@@ -216,8 +219,21 @@ func TestTenantIsolation(t *testing.T) {
 			}
 		}
 		_, resolved, _ := r.Resolve(ctx, tt.viewer, "cap:"+tt.name)
-		if resolved != tt.sees {
+		if resolved != tt.bare {
 			t.Errorf("%v resolve cap:%s = %v", tt.viewer, tt.name, resolved)
+		}
+		q, resolved, err := r.Resolve(ctx, tt.viewer, "acme.web.cap:"+tt.name)
+		if resolved != tt.sees || err != nil || resolved && q.FQDN() != e.FQDN() {
+			t.Errorf("%v resolve acme.web.cap:%s = %v %v", tt.viewer, tt.name, resolved, err)
+		}
+		if tt.sees {
+			// Pinned to the current hash it resolves; to another, nothing.
+			if _, ok, _ := r.Resolve(ctx, tt.viewer, "acme.web.cap:"+tt.name+"."+e.Name.Hash); !ok {
+				t.Errorf("%v: pinned current hash does not resolve", tt.viewer)
+			}
+			if _, ok, _ := r.Resolve(ctx, tt.viewer, "acme.web.cap:"+tt.name+"."+otherHash4(e.Name.Hash)); ok {
+				t.Errorf("%v: a stale pinned hash resolves", tt.viewer)
+			}
 		}
 		if tt.sees && e.Shared != (tt.name == "public_one") {
 			t.Errorf("%s shared=%v", tt.name, e.Shared)
@@ -262,14 +278,16 @@ func TestReservedNamespaces(t *testing.T) {
 			t.Errorf("%s resolved to a capability", id)
 		}
 	}
-	for _, ns := range []string{"json", "filesystem", "serena", "tavily", "git"} {
-		if err := r.CheckName(ns, "x"); err == nil {
-			t.Errorf("CheckName(%s) accepted a tool namespace", ns)
+	// Built-in (std and client), hosted, catalog, and the routing rules'
+	// namespaces, in any letter case.
+	for _, ns := range []string{"json", "filesystem", "serena", "tavily", "git", "docker", "collections", "Filesystem", "SHELL"} {
+		if err := r.CheckName(ns, "x"); pmlerr.CodeOf(err, "") != pmlerr.NamespaceReserved {
+			t.Errorf("CheckName(%s) = %v, want %s", ns, err, pmlerr.NamespaceReserved)
 		}
 	}
-	for _, bad := range [][2]string{{"a.b", "x"}, {"", "x"}, {"ok", "sp ace"}} {
-		if err := r.CheckName(bad[0], bad[1]); err == nil {
-			t.Errorf("CheckName%v accepted", bad)
+	for _, bad := range [][2]string{{"a.b", "x"}, {"acme.web.cap", "x"}, {"", "x"}, {"ok", "sp ace"}, {"ok", "a.b"}} {
+		if err := r.CheckName(bad[0], bad[1]); pmlerr.CodeOf(err, "") != pmlerr.InvalidRequest {
+			t.Errorf("CheckName%v = %v, want %s", bad, err, pmlerr.InvalidRequest)
 		}
 	}
 	if err := r.CheckName("fs", "read_json"); err != nil {
@@ -372,5 +390,40 @@ func TestVisible(t *testing.T) {
 	c := store.Capability{Scope: acme, Visibility: store.VisibilityProject}
 	if !Visible(acme, c) || Visible(acmeAPI, c) || Visible(globex, c) {
 		t.Error("project visibility is the project's own")
+	}
+}
+
+func otherHash4(h string) string {
+	if h == "0000" {
+		return "ffff"
+	}
+	return "0000"
+}
+
+// Qualified ids: only "org.project.ns:action[.hash4]" parses; a built-in's
+// FQDN written that way is not a capability.
+func TestQualified(t *testing.T) {
+	for id, want := range map[string]string{
+		"acme.web.cap:sum":        "acme.web.cap.sum",
+		"acme.web.cap:sum.ab12":   "acme.web.cap.sum.ab12",
+		"cap:sum":                 "",
+		"acme.cap:sum":            "",
+		"acme.web.cap:sum.AB12":   "",
+		"acme.web.cap:sum.ab12.x": "",
+		"acme.web.cap:":           "",
+		"a.b.c.d:e":               "",
+		"acme.web.cap:sum:x":      "",
+		"acme.web.c p:sum":        "",
+		"acme..cap:sum":           "",
+	} {
+		n, ok := Qualified(id)
+		if got := map[bool]string{true: n.String()}[ok]; got != want {
+			t.Errorf("Qualified(%q) = %q, want %q", id, got, want)
+		}
+	}
+	st := openStore(t)
+	r := testRegistry(t, st)
+	if _, ok, err := r.Resolve(context.Background(), acme, "pml.std.json:parse"); ok || err != nil {
+		t.Fatalf("a built-in resolves as a qualified capability: %v %v", ok, err)
 	}
 }

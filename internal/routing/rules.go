@@ -30,6 +30,10 @@ type Rules struct {
 	Client  []string `json:"client"`
 	Server  []string `json:"server"`
 	Default Side     `json:"default"`
+	// Local are namespaces served on this machine (the package's built-in
+	// client tools, configured servers and dependencies): client whatever
+	// the patterns say. Never part of the served document.
+	Local []string `json:"-"`
 }
 
 //go:embed default.json
@@ -120,9 +124,20 @@ func best(patterns []string, tool string) int {
 	return m
 }
 
+// WithLocal returns r with namespaces pinned to the client (Local).
+func (r Rules) WithLocal(namespaces []string) Rules {
+	r.Local = namespaces
+	return r
+}
+
 // Route returns where one tool ("ns:action") runs. On a tie between the two
 // lists the client wins: code we cannot prove server-safe stays on the user's machine.
 func (r Rules) Route(tool string) Side {
+	if len(r.Local) > 0 {
+		if ns, _ := tools.Split(tool); slices.Contains(r.Local, ns) {
+			return Client
+		}
+	}
 	c, s := best(r.Client, tool), best(r.Server, tool)
 	switch {
 	case c == 0 && s == 0:

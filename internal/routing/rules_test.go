@@ -108,3 +108,20 @@ func TestJSONETagStable(t *testing.T) {
 		t.Fatal("etag did not change with rules")
 	}
 }
+
+// Namespaces served on this machine are the client's over any pattern,
+// and never part of the served document.
+func TestWithLocalPinsClient(t *testing.T) {
+	plain := Rules{Server: []string{"json", "fx:run", "fx"}, Default: Server}
+	r := plain.WithLocal([]string{"fx", "json"})
+	for tool, want := range map[string]Side{"fx:run": Client, "fx:other": Client, "json:parse": Client, "math:add": Server} {
+		if got := r.Route(tool); got != want {
+			t.Errorf("Route(%q) = %s, want %s", tool, got, want)
+		}
+	}
+	body, etag := r.JSON()
+	plainBody, plainETag := plain.JSON()
+	if string(body) != string(plainBody) || etag != plainETag {
+		t.Fatalf("served document %s, want %s", body, plainBody)
+	}
+}

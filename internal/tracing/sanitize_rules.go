@@ -92,15 +92,23 @@ func (s *Sanitizer) applyRules(str string) string {
 }
 
 // applyRulesOnce runs every string rule over s once. The order matters only
-// for readability of the result: whole secrets first, then name/value pairs,
-// then personal data.
+// for readability of the result: secrets first, then personal data.
 func (s *Sanitizer) applyRulesOnce(str string) string {
 	if str == "" {
 		return str
 	}
 	// Invalid bytes would come back from a JSON round trip as U+FFFD anyway;
 	// fixing them first keeps sanitizing idempotent.
-	str = strings.ToValidUTF8(str, "\uFFFD")
+	str = s.redactSecrets(strings.ToValidUTF8(str, "\uFFFD"))
+	if strings.Contains(str, "@") {
+		str = emailRe.ReplaceAllLiteralString(str, MaskEmail)
+	}
+	return maskNumbers(str)
+}
+
+// redactSecrets runs the rules that remove secrets (not personal data):
+// whole secrets first, then name/value pairs.
+func (s *Sanitizer) redactSecrets(str string) string {
 	if strings.Contains(str, "PRIVATE KEY-----") {
 		str = pemRe.ReplaceAllLiteralString(str, Redacted)
 	}
@@ -126,10 +134,7 @@ func (s *Sanitizer) applyRulesOnce(str string) string {
 	if containsAny(lower, kvHints) {
 		str = redactPairs(str)
 	}
-	if strings.Contains(str, "@") {
-		str = emailRe.ReplaceAllLiteralString(str, MaskEmail)
-	}
-	return maskNumbers(str)
+	return str
 }
 
 func containsAny(s string, subs []string) bool {

@@ -25,7 +25,14 @@ type ExecuteRequest struct {
 type ExecuteOptions struct {
 	TimeoutMS   int `json:"timeout_ms,omitempty"`    // wall clock, waiting on tools included
 	CPUBudgetMS int `json:"cpu_budget_ms,omitempty"` // time spent running JS
+	// Learn false asks the gateway not to save the run as a capability (the
+	// package sets it for code holding a value of the workspace .env).
+	Learn *bool `json:"learn,omitempty"`
 }
+
+// Learns reports whether a successful run with o may be saved as a
+// capability: unless o says learn false.
+func (o *ExecuteOptions) Learns() bool { return o == nil || o.Learn == nil || *o.Learn }
 
 // ContinueWorkflow answers an approval_required.
 type ContinueWorkflow struct {
@@ -275,6 +282,7 @@ type DiscoveredTool struct {
 	Description string          `json:"description"`
 	Routing     string          `json:"routing"`
 	FQDN        string          `json:"fqdn,omitempty"`
+	Owner       string          `json:"owner,omitempty"` // a capability's "org/project"
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	Declaration string          `json:"declaration"`
 }

@@ -21,18 +21,22 @@ import (
 
 // replica is one running `pml gateway` process.
 type replica struct {
-	name   string
-	url    string // http://127.0.0.1:PORT, without /mcp
-	cmd    *exec.Cmd
-	exited chan struct{} // closed when the process has exited
-	log    *lockedBuffer // its stderr, for failure messages
+	name       string
+	url        string // http://127.0.0.1:PORT, without /mcp
+	metricsURL string // its --metrics-addr listener
+	cmd        *exec.Cmd
+	exited     chan struct{} // closed when the process has exited
+	log        *lockedBuffer // its stderr, for failure messages
 }
 
 // startupTimeout covers migrations under the advisory lock while another
 // replica holds it, on a machine loaded by other test binaries.
 const startupTimeout = 30 * time.Second
 
-var listeningRE = regexp.MustCompile(`msg=listening addr=(http://\S+)`)
+var (
+	listeningRE        = regexp.MustCompile(`msg=listening addr=(http://\S+)`)
+	metricsListeningRE = regexp.MustCompile(`msg=listening server=metrics addr=(http://\S+)`)
+)
 
 // startReplica runs `pml gateway --addr 127.0.0.1:0 --db dsn [extra...]` and
 // waits for its "listening" log line. The process is stopped when t ends,
@@ -70,26 +74,30 @@ func startReplicas(t testing.TB, n int, dsn string, extra ...string) []*replica 
 }
 
 func launchReplica(name, dsn string, extra ...string) (*replica, error) {
-	args := append([]string{"gateway", "--addr", "127.0.0.1:0", "--db", dsn}, extra...)
+	args := append([]string{"gateway", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--db", dsn}, extra...)
 	cmd := exec.Command(pmlBin, args...)
 	cmd.Env = append(os.Environ(), "PML_DEBUG=")
 	// SIGKILL if the test binary dies first; see fork below.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	addr := make(chan string, 1)
-	r := &replica{name: name, cmd: cmd, exited: make(chan struct{}), log: &lockedBuffer{addr: addr}}
+	addr, metricsAddr := make(chan string, 1), make(chan string, 1)
+	r := &replica{name: name, cmd: cmd, exited: make(chan struct{}), log: &lockedBuffer{addr: addr, metricsAddr: metricsAddr}}
 	cmd.Stderr = r.log
 	if err := r.fork(); err != nil {
 		return nil, fmt.Errorf("%s: start: %w", name, err)
 	}
-	select {
-	case r.url = <-addr:
-		return r, nil
-	case <-r.exited:
-		return nil, fmt.Errorf("%s exited during startup: %v\n%s", name, cmd.ProcessState, r.log)
-	case <-time.After(startupTimeout):
-		r.stop()
-		return nil, fmt.Errorf("%s not listening after %v\n%s", name, startupTimeout, r.log)
+	timeout := time.After(startupTimeout)
+	for r.url == "" || r.metricsURL == "" {
+		select {
+		case r.url = <-addr:
+		case r.metricsURL = <-metricsAddr:
+		case <-r.exited:
+			return nil, fmt.Errorf("%s exited during startup: %v\n%s", name, cmd.ProcessState, r.log)
+		case <-timeout:
+			r.stop()
+			return nil, fmt.Errorf("%s not listening after %v\n%s", name, startupTimeout, r.log)
+		}
 	}
+	return r, nil
 }
 
 // fork starts the process from a goroutine locked to its OS thread until the
@@ -140,7 +148,7 @@ func (r *replica) stop() {
 // metric returns the value of one Prometheus series of the replica's
 // /metrics, given as it appears there (name{labels}); 0 when absent.
 func (r *replica) metric(ctx context.Context, series string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.url+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.metricsURL+"/metrics", nil)
 	if err != nil {
 		return 0, err
 	}
@@ -172,26 +180,32 @@ func (r *replica) serverSuccesses(t testing.TB) int {
 }
 
 // lockedBuffer keeps a replica's stderr for failure messages, and sends the
-// address of its "listening" line on addr once.
+// addresses of its "listening" lines on addr and metricsAddr once each.
 type lockedBuffer struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	scanned int // bytes of buf already searched for the listen line
-	addr    chan<- string
+	mu          sync.Mutex
+	buf         bytes.Buffer
+	scanned     int // bytes of buf already searched for the listen lines
+	addr        chan<- string
+	metricsAddr chan<- string
 }
 
 func (b *lockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.buf.Write(p)
-	if b.addr == nil {
+	if b.addr == nil && b.metricsAddr == nil {
 		return len(p), nil
 	}
 	all := b.buf.Bytes()
 	if end := bytes.LastIndexByte(all, '\n'); end >= b.scanned {
-		if m := listeningRE.FindSubmatch(all[b.scanned:end]); m != nil {
+		lines := all[b.scanned:end]
+		if m := listeningRE.FindSubmatch(lines); m != nil && b.addr != nil {
 			b.addr <- string(m[1])
 			b.addr = nil
+		}
+		if m := metricsListeningRE.FindSubmatch(lines); m != nil && b.metricsAddr != nil {
+			b.metricsAddr <- string(m[1])
+			b.metricsAddr = nil
 		}
 		b.scanned = end + 1
 	}

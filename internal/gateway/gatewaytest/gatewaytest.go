@@ -20,10 +20,13 @@ import (
 
 // Gateway is a running gateway.
 type Gateway struct {
-	URL     string // base URL, without /mcp
-	Key     string
-	Service *gateway.Service
-	server  *http.Server
+	URL string // base URL, without /mcp
+	// MetricsURL is the operator's listener (Service.MetricsHandler), as
+	// `pml gateway --metrics-addr` serves it.
+	MetricsURL string
+	Key        string
+	Service    *gateway.Service
+	server     *http.Server
 }
 
 // Start runs a gateway on SQLite in a temp dir with opts (DB is filled in
@@ -46,11 +49,18 @@ func Start(t testing.TB, opts gateway.Options) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &Gateway{URL: "http://" + ln.Addr().String(), Key: key, Service: svc,
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Gateway{URL: "http://" + ln.Addr().String(), MetricsURL: "http://" + mln.Addr().String(), Key: key, Service: svc,
 		server: &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second}}
+	metrics := &http.Server{Handler: svc.MetricsHandler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = g.server.Serve(ln) }()
+	go func() { _ = metrics.Serve(mln) }()
 	t.Cleanup(func() {
 		_ = g.server.Close()
+		_ = metrics.Close()
 		_ = closer.Close()
 	})
 	return g
@@ -92,11 +102,19 @@ func HTTPClient(h http.Header) *http.Client {
 func (g *Gateway) Connect(t testing.TB, key string, asPackage bool) *mcp.ClientSession {
 	t.Helper()
 	h := http.Header{}
-	if key != "" {
-		h.Set("Authorization", "Bearer "+key)
-	}
 	if asPackage {
 		h.Set(gateway.ClientHeader, "package")
+	}
+	return g.ConnectWith(t, key, h)
+}
+
+// ConnectWith opens an MCP client session with the key and headers h on
+// every request.
+func (g *Gateway) ConnectWith(t testing.TB, key string, h http.Header) *mcp.ClientSession {
+	t.Helper()
+	h = h.Clone()
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil)
 	s, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{

@@ -1,0 +1,43 @@
+package gateway
+
+import (
+	"github.com/pml-go/pml/internal/lru"
+	"github.com/pml-go/pml/internal/registry"
+	"github.com/pml-go/pml/internal/tracing"
+)
+
+// holdsSecret reports whether any of texts (a capability's code, its
+// intent) holds a literal secret by the trace sanitizer's secret rules. Such
+// code is not learned, and a capability stored before that rule is never
+// served (README "Tenants and names").
+func holdsSecret(texts ...string) bool {
+	san := tracing.NewSanitizer(nil)
+	for _, t := range texts {
+		if san.HasSecret(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretChecks remembers holdsSecret per content integrity: the registry
+// serves the same entries over and over, and the rules cost tens of
+// microseconds per kilobyte of code.
+type secretChecks = lru.Cache[string, bool]
+
+const secretChecksSize = 10_000
+
+func newSecretChecks() *secretChecks {
+	return lru.New[string, bool](secretChecksSize, secretChecksSize*128)
+}
+
+// withheld reports whether e is a capability whose code holds a secret.
+func (s *Service) withheld(e registry.Entry) bool {
+	if e.Capability == nil {
+		return false
+	}
+	if v, ok := s.secretChecks.Get(e.Integrity); ok {
+		return v
+	}
+	return s.secretChecks.Add(e.Integrity, holdsSecret(string(e.Body)), len(e.Integrity))
+}

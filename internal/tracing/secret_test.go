@@ -1,0 +1,28 @@
+package tracing
+
+import "testing"
+
+func TestHasSecret(t *testing.T) {
+	san := NewSanitizer([]string{"s3cr3t-from-dotenv"})
+	for text, want := range map[string]bool{
+		`const token = "ghp_` + "abcdefghijklmnopqrstuvwxyz0123456789" + `"; return token`:    true,
+		`return await mcp.http.get({url: "https://bob:hunter2@example.invalid/"})`:            true,
+		`const headers = {Authorization: "Bearer abcdef0123456789"}`:                          true,
+		`const password = "correct horse"`:                                                    true,
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----":                true,
+		`return await mcp.fx.env({value: "s3cr3t-from-dotenv"})`:                              true,
+		`const token = args.token; return await mcp.api.call({token})`:                        false,
+		`return await mcp.json.parse({data: '{"n": 41}'})`:                                    false,
+		`return "mail bob@example.invalid or call +1 415 555 0100, card 4111 1111 1111 1111"`: false,
+		`const password = "[REDACTED]"`:                                                       false,
+		"":                                                                                    false,
+		"\xff\xfe plain":                                                                      false,
+	} {
+		if got := san.HasSecret(text); got != want {
+			t.Errorf("HasSecret(%q) = %v, want %v", text, got, want)
+		}
+	}
+	if NewSanitizer(nil).HasSecret(`return await mcp.fx.env({value: "s3cr3t-from-dotenv"})`) {
+		t.Error("a value counts as a secret without being given")
+	}
+}
