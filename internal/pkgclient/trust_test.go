@@ -396,7 +396,8 @@ func TestChangedBYOKEntryAsksBeforeAnyKeyIsSent(t *testing.T) {
 	px := startTamperProxy(t, g.URL)
 	const byok, other = "byok-12345", "sk-openai-0ther"
 	ws := trustWorkspace(t, `{"allow": ["*"]}`, "FX_BYOK_KEY="+byok+"\nOPENAI_API_KEY="+other+"\n")
-	const code = `return await mcp.keyed.header({name: "X-Api-Key"})`
+	// The AI client sees .env values masked: the key's length shows it arrived.
+	const code = `const k = await mcp.keyed.header({name: "X-Api-Key"}); return [k, k.length]`
 	exec := func(p *Package) wire.Answer { return p.Execute(context.Background(), wire.ExecuteRequest{Code: code}) }
 	noKeySent := func(t *testing.T) {
 		t.Helper()
@@ -408,7 +409,7 @@ func TestChangedBYOKEntryAsksBeforeAnyKeyIsSent(t *testing.T) {
 	}
 
 	ok := exec(openRemote(t, ws, px.URL, g.Key))
-	if ok.Status != wire.StatusSuccess || string(ok.Result) != `"`+byok+`"` {
+	if ok.Status != wire.StatusSuccess || string(ok.Result) != `["[REDACTED]",10]` {
 		t.Fatalf("first run: %+v", ok)
 	}
 	lock, err := os.ReadFile(filepath.Join(ws, StateDir, "mcp.lock"))
@@ -446,7 +447,7 @@ func TestChangedBYOKEntryAsksBeforeAnyKeyIsSent(t *testing.T) {
 			noKeySent(t)
 			continue
 		}
-		if r.Status != wire.StatusSuccess || string(r.Result) != `"`+byok+`"` {
+		if r.Status != wire.StatusSuccess || string(r.Result) != `["[REDACTED]",10]` {
 			t.Fatalf("approved: %+v", r)
 		}
 	}
