@@ -11,13 +11,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/store/storeopen"
 )
 
 func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var addr, db, configPath string
+	var adm admissionFlags
 	cmd := &cobra.Command{
 		Use:   "gateway",
 		Short: "Run the PML gateway (MCP Streamable HTTP at /mcp)",
@@ -30,7 +33,9 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 					return err
 				}
 			}
-			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log})
+			ctrl := admission.New(adm.limits(), sandbox.Limits{})
+			log.Info("admission", "limits", ctrl.Limits().String())
+			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Admission: ctrl})
 			if err != nil {
 				return err
 			}
@@ -41,6 +46,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	cmd.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
 	cmd.Flags().StringVar(&configPath, "config", "", "gateway config JSON (servers, routing)")
+	adm.register(cmd)
 	cmd.AddCommand(newKeyCmd())
 	return cmd
 }

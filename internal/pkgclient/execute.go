@@ -121,9 +121,14 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 		return wire.ErrorAnswer(err, r.workflowID)
 	}
 	_, local, _ := p.refreshConfig()
+	runCtx, vm, err := p.admission.Enter(ctx, localTenant)
+	if err != nil {
+		return wire.ErrorAnswer(err, r.workflowID)
+	}
 	rec := p.newRecorder(an, rules)
-	call := rec.Wrap(journal.Wrap(p.gate(cfg.Permissions, p.router(rules, local)), isHalt))
-	res, err := sandbox.Run(ctx, an.JS, nil, call, p.limitsFor(r.opts))
+	call := vm.Wrap(rec.Wrap(journal.Wrap(p.gate(cfg.Permissions, p.router(rules, local)), isHalt)))
+	res, err := sandbox.Run(runCtx, an.JS, nil, call, p.limitsFor(r.opts))
+	vm.Exit()
 	var na needApproval
 	if errors.As(err, &na) {
 		return p.pause(r, []approval.Item{na.item}, journal)
@@ -147,6 +152,9 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 	p.learnLater(r.code, r.intent, an)
 	return ans
 }
+
+// localTenant is the one tenant whose code the package runs.
+const localTenant = ""
 
 // router is the sandbox's mcp bridge in the package: client tools to local
 // tools, server tools to the gateway's call.

@@ -84,7 +84,7 @@ func NewRemote(baseURL, apiKey, cacheDir string) *Remote {
 	}
 	return &Remote{
 		url:      strings.TrimRight(baseURL, "/"),
-		http:     &http.Client{Transport: headers{next: transport, apiKey: apiKey}},
+		http:     &http.Client{Transport: headers{next: overloadAware{next: transport}, apiKey: apiKey}},
 		cacheDir: cacheDir,
 	}
 }
@@ -149,6 +149,9 @@ func (g *Remote) callTool(ctx context.Context, name string, args any) (string, b
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", false, ctx.Err()
+		}
+		if pe, ok := pmlerr.As(err); ok && overloaded(pe) {
+			return "", false, pe // the session is fine: the gateway is busy
 		}
 		g.drop(s)
 		return "", false, g.down(err)

@@ -31,6 +31,7 @@ const (
 	InvalidRequest            Code = "INVALID_REQUEST"
 	InvalidConfig             Code = "INVALID_CONFIG"
 	APIKeyRequired            Code = "API_KEY_REQUIRED"
+	Overloaded                Code = "OVERLOADED" // not admitted (too many executions, or memory short); details: retry_after_ms
 	Internal                  Code = "INTERNAL_ERROR"
 )
 
