@@ -33,7 +33,11 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 					return err
 				}
 			}
-			ctrl := admission.New(adm.limits(), sandbox.Limits{})
+			lims := adm.limits()
+			if err := lims.Validate(); err != nil {
+				return err
+			}
+			ctrl := admission.New(lims, sandbox.Limits{})
 			log.Info("admission", "limits", ctrl.Limits().String())
 			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Admission: ctrl})
 			if err != nil {

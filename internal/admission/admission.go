@@ -138,6 +138,20 @@ func (l Limits) WithDefaults(sl sandbox.Limits) Limits {
 	return l
 }
 
+// Validate refuses limits that cannot mean anything: negative counts of
+// executions or running places, negative waits.
+func (l Limits) Validate() error {
+	switch {
+	case l.MaxExecutions < 0:
+		return fmt.Errorf("admission: max executions %d: want 0 (the default) or more", l.MaxExecutions)
+	case l.MaxRunning < 0:
+		return fmt.Errorf("admission: max running %d: want 0 (the default) or more", l.MaxRunning)
+	case l.QueueWait < 0 || l.StartWait < 0:
+		return fmt.Errorf("admission: negative wait (%v, %v)", l.QueueWait, l.StartWait)
+	}
+	return nil
+}
+
 // QueueLength is the MaxQueue for a queue of n places, 0 being none.
 func QueueLength(n int) int {
 	if n == 0 {

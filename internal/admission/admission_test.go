@@ -432,3 +432,30 @@ func TestNoQueue(t *testing.T) {
 	}
 	a.Exit()
 }
+
+// A tenant gets its share of the running places too: its code running
+// flat out leaves the rest to others.
+func TestTenantShareOfRunningPlaces(t *testing.T) {
+	c := small(Limits{MaxExecutions: 4, MaxExecutionsPerTenant: 2, MaxRunning: 2, StartWait: 50 * time.Millisecond})
+	_, a1 := enter(t, c, "a")
+	// a's second execution is admitted but finds a's one running place taken.
+	_, _, err := c.Enter(context.Background(), "a")
+	wantOverloaded(t, err, "running")
+	_, b1 := enter(t, c, "b")
+	wantStats(t, c, 2, 2, 0)
+	a1.Exit()
+	b1.Exit()
+	wantStats(t, c, 0, 0, 0)
+}
+
+func TestValidate(t *testing.T) {
+	for _, l := range []Limits{{MaxExecutions: -1}, {MaxRunning: -2}, {QueueWait: -time.Second}, {StartWait: -1}} {
+		if err := l.Validate(); err == nil {
+			t.Errorf("%+v accepted", l)
+		}
+	}
+	// Negative values that mean "none" are fine.
+	if err := (Limits{MaxExecutionsPerTenant: -1, MaxQueue: -1, MemoryCeiling: -1}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+}

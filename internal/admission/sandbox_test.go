@@ -71,9 +71,11 @@ func TestNoPlaceBackHaltsTheVM(t *testing.T) {
 	_, b := enter(t, c, "x") // takes the place
 	cancel()
 	var halt *sandbox.HaltError
-	if err := <-errs; !errors.As(err, &halt) {
+	err := <-errs
+	if !errors.As(err, &halt) {
 		t.Fatalf("want a halt, got %v", err)
 	}
+	wantOverloaded(t, halt.Err, "running")
 	wantStats(t, c, 2, 1, 0)
 	b.Exit()
 	a.Exit()

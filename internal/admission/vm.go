@@ -143,7 +143,7 @@ func (v *VM) Exit() {
 // code waits, so the execution's running place goes to other work; before
 // the code gets the call's result back, the place is taken again (ahead of
 // new work). A VM that cannot get it back before the call's context ends
-// is halted.
+// is halted with OVERLOADED.
 func (v *VM) Wrap(call tools.CallFunc) tools.CallFunc {
 	// mu orders this VM's transitions: calls in flight together start and
 	// end on different goroutines.
@@ -165,7 +165,8 @@ func (v *VM) Wrap(call tools.CallFunc) tools.CallFunc {
 		}
 		mu.Unlock()
 		if back != nil {
-			return nil, &sandbox.HaltError{Err: back}
+			return nil, &sandbox.HaltError{Err: v.t.c.refuse(ReasonWait, "running",
+				"no running place came free before the call's deadline, so the code cannot go on (%v)", back)}
 		}
 		return out, err
 	}

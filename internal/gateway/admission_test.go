@@ -150,7 +150,7 @@ func TestOverloadedThenServedAgain(t *testing.T) {
 	wantMetric(t, metricsText(t, g), "pml_executions_queued 1")
 	wantMetric(t, metricsText(t, g), "pml_executions_running 0") // both wait on the tool
 
-	// Places and queue full: 429 at the HTTP level, for raw HTTP clients...
+	// Places and queue full: 429 at the HTTP level, for raw HTTP clients,
 	resp := mcpCall(t, g, g.Key)
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "2" {
 		t.Fatalf("status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
@@ -161,6 +161,11 @@ func TestOverloadedThenServedAgain(t *testing.T) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Error != "overloaded" || body.RetryAfterMS != 1500 {
 		t.Fatalf("429 body %+v (%v)", body, err)
+	}
+	// A request without a valid key is still 401: load is shown only to
+	// callers with a key.
+	if resp := mcpCall(t, g, "pml_not_a_key"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("bad key while saturated: status %d", resp.StatusCode)
 	}
 	// ...and for the Go SDK client, whose session survives it.
 	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute", Arguments: wire.ExecuteRequest{Code: "return 1"}}); err == nil || !strings.Contains(err.Error(), "Too Many Requests") {

@@ -64,8 +64,10 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 		return s.fail(start, "server", wire.ErrorAnswer(err, workflowID))
 	}
 	rec := s.newRecorder(an, plan)
-	res, err := sandbox.Run(runCtx, an.JS, nil, vm.Wrap(rec.Wrap(s.bridge(c))), s.limitsFor(req.Options))
-	vm.Exit()
+	res, err := func() (sandbox.Result, error) {
+		defer vm.Exit() // before the trace is written: the run no longer needs its places
+		return sandbox.Run(runCtx, an.JS, nil, vm.Wrap(rec.Wrap(s.bridge(c))), s.limitsFor(req.Options))
+	}()
 	traceID := s.finishTrace(ctx, c, rec, tracing.Trace{WorkflowID: workflowID, Code: req.Code, ToolsUsed: an.Tools, Logs: res.Logs}, an, err)
 	if err != nil {
 		a := wire.ErrorAnswer(an.MapError(err), workflowID)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,4 +144,27 @@ func TestGateway429IsOverloaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantResult(t, p.Execute(context.Background(), wire.ExecuteRequest{Code: "return await mcp.math.add({a: 1, b: 2})"}), "3")
+}
+
+func TestAdmissionFromEnv(t *testing.T) {
+	t.Setenv("PML_MAX_EXECUTIONS", "12")
+	t.Setenv("PML_MAX_RUNNING", "3")
+	t.Setenv("PML_MAX_QUEUE", "0")
+	t.Setenv("PML_QUEUE_WAIT_MS", "250")
+	l, err := admissionFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := l.WithDefaults(sandbox.Limits{})
+	if got.MaxExecutions != 12 || got.MaxExecutionsPerTenant != 12 || got.MaxRunning != 3 || got.MaxQueue != 0 || got.QueueWait != 250*time.Millisecond {
+		t.Fatalf("%s", got)
+	}
+	for name, bad := range map[string]string{"PML_MAX_EXECUTIONS": "-1", "PML_MAX_RUNNING": "many", "PML_MAX_QUEUE": "-3", "PML_QUEUE_WAIT_MS": "0"} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, bad)
+			if _, err := admissionFromEnv(); err == nil || !strings.Contains(err.Error(), name) {
+				t.Fatalf("%s=%s: %v", name, bad, err)
+			}
+		})
+	}
 }

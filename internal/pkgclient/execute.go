@@ -127,8 +127,10 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 	}
 	rec := p.newRecorder(an, rules)
 	call := vm.Wrap(rec.Wrap(journal.Wrap(p.gate(cfg.Permissions, p.router(rules, local)), isHalt)))
-	res, err := sandbox.Run(runCtx, an.JS, nil, call, p.limitsFor(r.opts))
-	vm.Exit()
+	res, err := func() (sandbox.Result, error) {
+		defer vm.Exit()
+		return sandbox.Run(runCtx, an.JS, nil, call, p.limitsFor(r.opts))
+	}()
 	var na needApproval
 	if errors.As(err, &na) {
 		return p.pause(r, []approval.Item{na.item}, journal)
