@@ -10,6 +10,7 @@ import (
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/testfixture"
 )
 
 // small is a controller with explicit limits and no memory ceiling.
@@ -52,18 +53,6 @@ func wantStats(t *testing.T, c *Controller, admitted, running, queued int) {
 	}
 }
 
-// eventually polls cond: what it waits for happens on other goroutines.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func TestQueueThenOverloaded(t *testing.T) {
 	c := small(Limits{MaxExecutions: 2, MaxExecutionsPerTenant: -1, MaxQueue: 1, QueueWait: 200 * time.Millisecond})
 	_, a := enter(t, c, "x")
@@ -77,7 +66,7 @@ func TestQueueThenOverloaded(t *testing.T) {
 		}
 		queued <- err
 	}()
-	eventually(t, "a queued request", func() bool { return c.Stats().Queued == 1 })
+	testfixture.WaitFor(t, "a queued request", func() bool { return c.Stats().Queued == 1 })
 	_, _, err := c.Enter(context.Background(), "x")
 	wantOverloaded(t, err, "executions")
 	// Nothing frees within QueueWait: the queued one is refused too.
@@ -109,7 +98,7 @@ func TestQueuedRequestGetsTheFreedPlace(t *testing.T) {
 			got <- err
 		}()
 	}
-	eventually(t, "two queued", func() bool { return c.Stats().Queued == 2 })
+	testfixture.WaitFor(t, "two queued", func() bool { return c.Stats().Queued == 2 })
 	a.Exit()
 	for range 2 {
 		if err := <-got; err != nil {
@@ -136,7 +125,7 @@ func TestTenantCapDoesNotBlockOthers(t *testing.T) {
 			errs <- err
 		}()
 	}
-	eventually(t, "a's queue share taken", func() bool { return c.Stats().Queued == 2 })
+	testfixture.WaitFor(t, "a's queue share taken", func() bool { return c.Stats().Queued == 2 })
 	_, _, err := c.Enter(context.Background(), "a")
 	wantOverloaded(t, err, "executions_per_tenant")
 	// b gets in at once, twice.
@@ -169,7 +158,7 @@ func TestRunningPlaceIsFreeWhileACallIsInFlight(t *testing.T) {
 		}
 		bIn <- vm
 	}()
-	eventually(t, "b waiting to run", func() bool { return c.Stats().WaitingToRun == 1 })
+	testfixture.WaitFor(t, "b waiting to run", func() bool { return c.Stats().WaitingToRun == 1 })
 	wantStats(t, c, 2, 1, 0)
 
 	// a calls a tool: b runs meanwhile.
@@ -198,9 +187,9 @@ func TestRunningPlaceIsFreeWhileACallIsInFlight(t *testing.T) {
 		}
 		cIn <- vm
 	}()
-	eventually(t, "c waiting to run", func() bool { return c.Stats().WaitingToRun == 1 })
+	testfixture.WaitFor(t, "c waiting to run", func() bool { return c.Stats().WaitingToRun == 1 })
 	close(release)
-	eventually(t, "a waiting to run again", func() bool { return c.Stats().WaitingToRun == 2 })
+	testfixture.WaitFor(t, "a waiting to run again", func() bool { return c.Stats().WaitingToRun == 2 })
 	b.Exit()
 	<-aBack // a got the place back
 	select {
@@ -295,7 +284,7 @@ func TestShedOnlyWhenPlacesAndQueueAreFull(t *testing.T) {
 		_, _, err := c.Enter(ctx, "x")
 		queued <- err
 	}()
-	eventually(t, "queued", func() bool { return c.Stats().Queued == 1 })
+	testfixture.WaitFor(t, "queued", func() bool { return c.Stats().Queued == 1 })
 	retry, shed := c.Shed()
 	if !shed || retry != time.Minute {
 		t.Fatalf("shed %v retry %v", shed, retry)
@@ -326,7 +315,7 @@ func TestLateCallAfterExitTakesNothing(t *testing.T) {
 		_, _ = call(ctx, "t:t", nil)
 		close(done)
 	}()
-	eventually(t, "the call in flight", func() bool { return c.Stats().Running == 0 })
+	testfixture.WaitFor(t, "the call in flight", func() bool { return c.Stats().Running == 0 })
 	vm.Exit()
 	close(release)
 	<-done

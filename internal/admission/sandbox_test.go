@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/testfixture"
 )
 
 // Real sandbox runs: with one running place, a run parked on a tool leaves
@@ -67,7 +68,7 @@ func TestNoPlaceBackHaltsTheVM(t *testing.T) {
 		})(callCtx, "t:t", nil)
 		errs <- err
 	}()
-	eventually(t, "a's call in flight", func() bool { return c.Stats().Running == 0 })
+	testfixture.WaitFor(t, "a's call in flight", func() bool { return c.Stats().Running == 0 })
 	_, b := enter(t, c, "x") // takes the place
 	cancel()
 	var halt *sandbox.HaltError

@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -59,17 +58,6 @@ func holdAsync(s *mcp.ClientSession) <-chan wire.Answer {
 	return out
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // wantOverloaded checks an OVERLOADED answer carries retry_after_ms and
 // names the limit.
 func wantOverloaded(t *testing.T, a wire.Answer, retryMS int64, limit string) {
@@ -109,20 +97,6 @@ func mcpCall(t *testing.T, g *gatewaytest.Gateway, key string) *http.Response {
 	return resp
 }
 
-func metricsText(t *testing.T, g *gatewaytest.Gateway) string {
-	t.Helper()
-	resp, err := http.Get(g.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func wantMetric(t *testing.T, text, line string) {
 	t.Helper()
 	for _, l := range strings.Split(text, "\n") {
@@ -143,12 +117,13 @@ func TestOverloadedThenServedAgain(t *testing.T) {
 	ctrl := g.Service.Admission()
 
 	parked := []<-chan wire.Answer{holdAsync(s), holdAsync(s)}
-	waitFor(t, "two executions at the gate", func() bool { return gate.Waiting() == 2 })
+	testfixture.WaitFor(t, "two executions at the gate", func() bool { return gate.Waiting() == 2 })
 	queued := holdAsync(s)
-	waitFor(t, "one request queued", func() bool { return ctrl.Stats().Queued == 1 })
-	wantMetric(t, metricsText(t, g), "pml_executions_admitted 2")
-	wantMetric(t, metricsText(t, g), "pml_executions_queued 1")
-	wantMetric(t, metricsText(t, g), "pml_executions_running 0") // both wait on the tool
+	testfixture.WaitFor(t, "one request queued", func() bool { return ctrl.Stats().Queued == 1 })
+	metrics := string(get(t, g, "", "/metrics").body)
+	wantMetric(t, metrics, "pml_executions_admitted 2")
+	wantMetric(t, metrics, "pml_executions_queued 1")
+	wantMetric(t, metrics, "pml_executions_running 0") // both wait on the tool
 
 	// Places and queue full: 429 at the HTTP level, for raw HTTP clients,
 	resp := mcpCall(t, g, g.Key)
@@ -174,9 +149,9 @@ func TestOverloadedThenServedAgain(t *testing.T) {
 
 	// The queued request gets no place within QueueWait.
 	wantOverloaded(t, <-queued, 1500, "executions")
-	text := metricsText(t, g)
-	wantMetric(t, text, `pml_executions_rejected_total{reason="queue_full"} 2`)
-	wantMetric(t, text, `pml_executions_rejected_total{reason="wait"} 1`)
+	metrics = string(get(t, g, "", "/metrics").body)
+	wantMetric(t, metrics, `pml_executions_rejected_total{reason="queue_full"} 2`)
+	wantMetric(t, metrics, `pml_executions_rejected_total{reason="wait"} 1`)
 
 	// Capacity frees: the parked ones finish and the next request runs.
 	gate.Open()
@@ -196,7 +171,7 @@ func TestQueuedRequestRunsWhenAPlaceFrees(t *testing.T) {
 	g, gate := startAdmitting(t, admission.Limits{MaxExecutions: 1, MaxExecutionsPerTenant: 1, MaxQueue: 4, QueueWait: time.Minute})
 	s := g.Connect(t, g.Key, false)
 	first := holdAsync(s)
-	waitFor(t, "the first at the gate", func() bool { return gate.Waiting() == 1 })
+	testfixture.WaitFor(t, "the first at the gate", func() bool { return gate.Waiting() == 1 })
 	second := make(chan wire.Answer, 1)
 	go func() {
 		a, err := answer(context.Background(), s, "return 7")
@@ -205,7 +180,7 @@ func TestQueuedRequestRunsWhenAPlaceFrees(t *testing.T) {
 		}
 		second <- a
 	}()
-	waitFor(t, "the second queued", func() bool { return g.Service.Admission().Stats().Queued == 1 })
+	testfixture.WaitFor(t, "the second queued", func() bool { return g.Service.Admission().Stats().Queued == 1 })
 	gate.Open()
 	wantSuccess(t, <-first, holdWant)
 	wantSuccess(t, <-second, "7")
@@ -219,7 +194,7 @@ func TestTenantAtItsCapDoesNotBlockAnother(t *testing.T) {
 	b := g.Connect(t, g.NewKey(t, store.Scope{Org: "other", Project: "p"}), false)
 
 	parked := []<-chan wire.Answer{holdAsync(a), holdAsync(a)}
-	waitFor(t, "a's two executions at the gate", func() bool { return gate.Waiting() == 2 })
+	testfixture.WaitFor(t, "a's two executions at the gate", func() bool { return gate.Waiting() == 2 })
 	over, err := answer(context.Background(), a, "return 1")
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +204,7 @@ func TestTenantAtItsCapDoesNotBlockAnother(t *testing.T) {
 	// b runs code, and parks executions of its own, while a is at its cap.
 	alive(t, b)
 	bParked := holdAsync(b)
-	waitFor(t, "b at the gate too", func() bool { return gate.Waiting() == 3 })
+	testfixture.WaitFor(t, "b at the gate too", func() bool { return gate.Waiting() == 3 })
 
 	gate.Open()
 	for _, c := range append(parked, bParked) {
@@ -251,7 +226,7 @@ func TestDirectCapabilityCallIsAdmitted(t *testing.T) {
 	capID := learned.Capability.Name
 
 	parked := holdAsync(s)
-	waitFor(t, "the tenant's one place taken", func() bool { return gate.Waiting() == 1 })
+	testfixture.WaitFor(t, "the tenant's one place taken", func() bool { return gate.Waiting() == 1 })
 	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "call", Arguments: wire.CallRequest{Tool: capID, Args: json.RawMessage(`{"a": 2}`)}})
 	if err != nil {
 		t.Fatal(err)

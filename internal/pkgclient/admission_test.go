@@ -43,17 +43,6 @@ func executeAsync(p *Package, code string) <-chan wire.Answer {
 	return out
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 func wantOverloaded(t *testing.T, a wire.Answer, retryMS int64) {
 	t.Helper()
 	if a.Status != wire.StatusError || a.ErrorCode != pmlerr.Overloaded {
@@ -88,13 +77,13 @@ func TestLocalRunsAreAdmitted(t *testing.T) {
 	t.Cleanup(func() { _ = p.Close() })
 
 	parked := []<-chan wire.Answer{executeAsync(p, holdCode), executeAsync(p, holdCode)}
-	waitUntil(t, "two local runs at the gate", func() bool { return gate.Waiting() == 2 })
+	testfixture.WaitFor(t, "two local runs at the gate", func() bool { return gate.Waiting() == 2 })
 	if s := ctrl.Stats(); s.Admitted != 2 || s.Running != 0 {
 		t.Fatalf("stats with two runs parked: %+v", s)
 	}
 	// Server-only code, run by the in-process gateway, queues for a place...
 	queued := executeAsync(p, "return await mcp.math.add({a: 1, b: 2})")
-	waitUntil(t, "a queued request", func() bool { return ctrl.Stats().Queued == 1 })
+	testfixture.WaitFor(t, "a queued request", func() bool { return ctrl.Stats().Queued == 1 })
 	// ...a local run finds the queue full and is refused at once...
 	wantOverloaded(t, p.Execute(context.Background(), wire.ExecuteRequest{Code: holdCode}), 2000)
 	// ...and the queued one gets no place in time.
@@ -135,7 +124,7 @@ func TestGateway429IsOverloaded(t *testing.T) {
 		_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute", Arguments: wire.ExecuteRequest{Code: holdCode}})
 		held <- err
 	}()
-	waitUntil(t, "the gateway's place taken", func() bool { return gate.Waiting() == 1 })
+	testfixture.WaitFor(t, "the gateway's place taken", func() bool { return gate.Waiting() == 1 })
 
 	// Server-only code: the gateway sheds the request.
 	wantOverloaded(t, p.Execute(context.Background(), wire.ExecuteRequest{Code: "return await mcp.math.add({a: 1, b: 2})"}), 3000)
