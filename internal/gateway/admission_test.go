@@ -112,7 +112,7 @@ func wantMetric(t *testing.T, text, line string) {
 // HTTP request itself is refused with 429 and Retry-After before it is
 // parsed. Once a place frees, the next request runs.
 func TestOverloadedThenServedAgain(t *testing.T) {
-	g, gate := startAdmitting(t, admission.Limits{MaxExecutions: 2, MaxExecutionsPerTenant: 2, MaxQueue: 1, QueueWait: 1500 * time.Millisecond})
+	g, gate := startAdmitting(t, admission.Limits{MaxExecutions: 2, MaxExecutionsPerTenant: 2, MaxQueue: 1, QueueWait: 4 * time.Second})
 	s := g.Connect(t, g.Key, false)
 	ctrl := g.Service.Admission()
 
@@ -127,14 +127,14 @@ func TestOverloadedThenServedAgain(t *testing.T) {
 
 	// Places and queue full: 429 at the HTTP level, for raw HTTP clients,
 	resp := mcpCall(t, g, g.Key)
-	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "2" {
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "4" {
 		t.Fatalf("status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	var body struct {
 		Error        string `json:"error"`
 		RetryAfterMS int64  `json:"retry_after_ms"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Error != "overloaded" || body.RetryAfterMS != 1500 {
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Error != "overloaded" || body.RetryAfterMS != 4000 {
 		t.Fatalf("429 body %+v (%v)", body, err)
 	}
 	// A request without a valid key is still 401: load is shown only to
@@ -148,7 +148,7 @@ func TestOverloadedThenServedAgain(t *testing.T) {
 	}
 
 	// The queued request gets no place within QueueWait.
-	wantOverloaded(t, <-queued, 1500, "executions")
+	wantOverloaded(t, <-queued, 4000, "executions")
 	metrics = string(get(t, g, "", "/metrics").body)
 	wantMetric(t, metrics, `pml_executions_rejected_total{reason="queue_full"} 2`)
 	wantMetric(t, metrics, `pml_executions_rejected_total{reason="wait"} 1`)
@@ -240,11 +240,12 @@ func TestDirectCapabilityCallIsAdmitted(t *testing.T) {
 	}
 }
 
-// Load: 50 executions (16 under -race) filling their sandbox heap at once, with normal
-// executions interleaved, against a gateway with the default admission.
-// Every request gets an answer (MEMORY_LIMIT, or OVERLOADED had it been
-// refused), the normal ones keep succeeding, and the process stays under
-// 2 GB: at most MaxRunning executions run (and so fill a heap) at a time.
+// Load: 50 executions (16 under -race) filling their sandbox heap at once,
+// with normal executions of another tenant interleaved, against a gateway
+// with the default admission. Every request gets an answer (MEMORY_LIMIT, or
+// OVERLOADED had it been refused), the normal ones keep succeeding, and the
+// process stays under 2 GB: only running executions fill a heap, and at
+// most MaxRunning (the fillers' tenant: its share) run at a time.
 func TestHeapFillersUnderLoad(t *testing.T) {
 	fillers := 50
 	opts := gateway.Options{}
@@ -255,7 +256,11 @@ func TestHeapFillersUnderLoad(t *testing.T) {
 		opts.Limits = sandbox.Limits{MemoryBytes: 2 << 20}
 	}
 	g := gatewaytest.Start(t, opts)
-	sessions := connectMany(t, g, g.URL+"/mcp", 10, loadTransport(fillers+10))
+	tr := loadTransport(fillers + 10)
+	sessions := connectMany(t, g, g.URL+"/mcp", 10, tr)
+	// The normal executions are another tenant's: its share of the running
+	// places keeps them from queueing behind the fillers.
+	other := connectVia(t, g.URL+"/mcp", g.NewKey(t, store.Scope{Org: "other", Project: "p"}), tr)
 	lim := g.Service.Admission().Limits()
 	t.Logf("admission: %s", lim)
 
@@ -292,7 +297,7 @@ func TestHeapFillersUnderLoad(t *testing.T) {
 				return
 			default:
 			}
-			if err := execute(ctx, sessions[normalRuns%len(sessions)], threeStdCalls, threeStdCallsResult); err != nil {
+			if err := execute(ctx, other, threeStdCalls, threeStdCallsResult); err != nil {
 				mu.Lock()
 				failures = append(failures, "normal execution: "+err.Error())
 				mu.Unlock()
