@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
@@ -25,6 +26,7 @@ const defaultMetricsAddr = "127.0.0.1:9464"
 func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var addr, db, configPath, metricsAddr string
 	var limits sandbox.Limits
+	var adm admissionFlags
 	cmd := &cobra.Command{
 		Use:   "gateway",
 		Short: "Run the PML gateway (MCP Streamable HTTP at /mcp)",
@@ -37,7 +39,13 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 					return err
 				}
 			}
-			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits})
+			lims := adm.limits()
+			if err := lims.Validate(); err != nil {
+				return err
+			}
+			ctrl := admission.New(lims, limits)
+			log.Info("admission", "limits", ctrl.Limits().String())
+			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits, Admission: ctrl})
 			if err != nil {
 				return err
 			}
@@ -52,6 +60,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	cmd.Flags().StringVar(&configPath, "config", "", "gateway config JSON (servers, routing)")
 	cmd.Flags().DurationVar(&limits.Timeout, "timeout", sandbox.DefaultLimits().Timeout, "wall clock of an execution, waiting on tools included; requests may ask less (at most 5m)")
 	cmd.Flags().DurationVar(&limits.CPUBudget, "cpu-budget", sandbox.DefaultLimits().CPUBudget, "time an execution may spend running JS; requests may ask less")
+	adm.register(cmd)
 	cmd.AddCommand(newKeyCmd())
 	return cmd
 }

@@ -88,28 +88,41 @@ func connectMany(tb testing.TB, g *gatewaytest.Gateway, endpoint string, n int, 
 // result when want is empty). Safe on any goroutine: it returns an error
 // rather than failing the test.
 func execute(ctx context.Context, s *mcp.ClientSession, code, want string) error {
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "execute", Arguments: wire.ExecuteRequest{Code: code}})
+	a, err := answer(ctx, s, code)
 	if err != nil {
-		return fmt.Errorf("execute: %w", err)
+		return err
 	}
-	if len(res.Content) != 1 {
-		return fmt.Errorf("execute: %d content items", len(res.Content))
-	}
-	text, _ := res.Content[0].(*mcp.TextContent)
-	if text == nil {
-		return errors.New("execute: content is not text")
-	}
-	var a wire.Answer
-	if err := json.Unmarshal([]byte(text.Text), &a); err != nil {
-		return fmt.Errorf("execute: answer is not JSON: %w", err)
-	}
-	if a.Status != wire.StatusSuccess || res.IsError {
+	if a.Status != wire.StatusSuccess {
 		return fmt.Errorf("execute: %s %s: %s", a.Status, a.ErrorCode, a.Error)
 	}
 	if want != "" && string(a.Result) != want {
 		return fmt.Errorf("execute: result %s, want %s", a.Result, want)
 	}
 	return nil
+}
+
+// answer runs code and decodes the answer, whatever its status, checking
+// that isError agrees with it. Safe on any goroutine.
+func answer(ctx context.Context, s *mcp.ClientSession, code string) (wire.Answer, error) {
+	var a wire.Answer
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "execute", Arguments: wire.ExecuteRequest{Code: code}})
+	if err != nil {
+		return a, fmt.Errorf("execute: %w", err)
+	}
+	if len(res.Content) != 1 {
+		return a, fmt.Errorf("execute: %d content items", len(res.Content))
+	}
+	text, _ := res.Content[0].(*mcp.TextContent)
+	if text == nil {
+		return a, errors.New("execute: content is not text")
+	}
+	if err := json.Unmarshal([]byte(text.Text), &a); err != nil {
+		return a, fmt.Errorf("execute: answer is not JSON: %w", err)
+	}
+	if res.IsError != (a.Status == wire.StatusError) {
+		return a, fmt.Errorf("execute: isError %v with status %s", res.IsError, a.Status)
+	}
+	return a, nil
 }
 
 // load is the outcome of many concurrent executions.

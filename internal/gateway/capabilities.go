@@ -36,7 +36,14 @@ func (s *Service) bridge(c Caller) tools.CallFunc {
 		if err != nil {
 			return nil, pmlerr.New(pmlerr.ToolError, "capability %s: stored code no longer analyses: %v", tool, err)
 		}
-		return registry.RunNested(ctx, tool, e.FQDN(), an, args, call, s.limits, func(t tracing.Trace) { s.keepTrace(ctx, c, t) })
+		// A nested VM runs code too: it joins the calling execution's
+		// admission, or is admitted as one of its own for a direct call.
+		runCtx, vm, err := s.admission.Enter(ctx, c.tenant())
+		if err != nil {
+			return nil, err
+		}
+		defer vm.Exit()
+		return registry.RunNested(runCtx, tool, e.FQDN(), an, args, vm.Wrap(call), s.limits, func(t tracing.Trace) { s.keepTrace(ctx, c, t) })
 	}
 	return call
 }

@@ -60,8 +60,15 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 	if err := s.checkServerTools(ctx, c, an.Tools); err != nil {
 		return s.fail(start, "server", wire.ErrorAnswer(err, workflowID))
 	}
+	runCtx, vm, err := s.admission.Enter(ctx, c.tenant())
+	if err != nil {
+		return s.fail(start, "server", wire.ErrorAnswer(err, workflowID))
+	}
 	rec := s.newRecorder(an, plan)
-	res, err := sandbox.Run(ctx, an.JS, nil, rec.Wrap(s.bridge(c)), s.limitsFor(req.Options))
+	res, err := func() (sandbox.Result, error) {
+		defer vm.Exit() // before the trace is written: the run no longer needs its places
+		return sandbox.Run(runCtx, an.JS, nil, vm.Wrap(rec.Wrap(s.bridge(c))), s.limitsFor(req.Options))
+	}()
 	traceID := s.finishTrace(ctx, c, rec, tracing.Trace{WorkflowID: workflowID, Code: req.Code, ToolsUsed: an.Tools, Logs: res.Logs}, an, err)
 	if err != nil {
 		a := wire.ErrorAnswer(an.MapError(err), workflowID)

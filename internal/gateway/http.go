@@ -25,7 +25,7 @@ func (s *Service) Handler() http.Handler {
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log})
 
 	mux := http.NewServeMux()
-	mux.Handle("POST /mcp", s.requireKey(mcpHandler))
+	mux.Handle("POST /mcp", s.requireKey(s.shedLoad(mcpHandler)))
 	mux.Handle("GET /mcp", s.requireKey(s.mcpOrCatalog(mcpHandler)))
 	mux.Handle("GET /mcp/{fqdn}", s.requireKey(http.HandlerFunc(s.serveRegistryEntry)))
 	mux.Handle("POST /api/v1/capabilities", s.requireKey(http.HandlerFunc(s.serveLearn)))

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 
+	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
@@ -43,6 +44,9 @@ type Config struct {
 	Metrics  *Metrics
 	// Telemetry exports traces to OpenTelemetry; nil exports nothing.
 	Telemetry *telemetry.Exporter
+	// Admission bounds the executions run at once; nil: one with the
+	// default limits for Limits.
+	Admission *admission.Controller
 }
 
 // Service implements the gateway's MCP tools. Safe for concurrent use; it
@@ -65,6 +69,7 @@ type Service struct {
 	registry  *registry.Registry
 	// secretChecks remembers which served capabilities hold a secret.
 	secretChecks *secretChecks
+	admission *admission.Controller
 }
 
 // New builds a Service; zero fields of cfg get working defaults.
@@ -79,6 +84,7 @@ func New(cfg Config) *Service {
 		log:       cfg.Logger,
 		metrics:   cfg.Metrics,
 		telemetry: cfg.Telemetry,
+		admission: cfg.Admission,
 		validate:  tools.NewValidator(),
 		keys:      newTTLCache[string, store.Scope](keyCacheTTL, keyCacheSize),
 		learned:   newTTLCache[learnKey, *wire.CapabilityRef](learnCacheTTL, learnCacheSize),
@@ -103,6 +109,10 @@ func New(cfg Config) *Service {
 	if s.catalog == nil {
 		s.catalog = map[string]ServerEntry{}
 	}
+	if s.admission == nil {
+		s.admission = admission.New(admission.Limits{}, s.limits)
+	}
+	s.metrics.watchAdmission(s.admission)
 	s.byok = map[string]byokServer{}
 	for name, cfg := range cfg.BYOK {
 		s.byok[name] = byokServer{cfg: cfg, keys: envRequired(cfg), log: s.log}
@@ -117,6 +127,9 @@ func (s *Service) Rules() routing.Rules { return s.rules }
 // Metrics returns the service's metrics registry.
 func (s *Service) Metrics() *Metrics { return s.metrics }
 
+// Admission returns the controller that admits the service's executions.
+func (s *Service) Admission() *admission.Controller { return s.admission }
+
 // Store returns the service's store.
 func (s *Service) Store() store.Store { return s.store }
 
@@ -130,6 +143,9 @@ type Caller struct {
 	// capability.
 	ClientNamespaces []string
 }
+
+// tenant names the caller's scope for admission.
+func (c Caller) tenant() string { return c.Scope.Org + "\x00" + c.Scope.Project }
 
 // LocalScope is the tenant of local mode, where there are no keys.
 var LocalScope = store.Scope{Org: "local", Project: "default"}

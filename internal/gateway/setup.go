@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/routing"
@@ -97,6 +98,9 @@ type Options struct {
 	Config FileConfig
 	Logger *slog.Logger
 	Limits sandbox.Limits
+	// Admission bounds the executions run at once (README "Admission and
+	// overload"); nil: the defaults for Limits.
+	Admission *admission.Controller
 }
 
 // Open assembles a gateway Service from its options: the store, the
@@ -161,6 +165,7 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		Logger:    log,
 		Metrics:   metrics,
 		Telemetry: tel,
+		Admission: o.Admission,
 	})
 	return svc, closerFunc(func() error { return errors.Join(pool.Close(), st.Close(), shutdownTelemetry(tel)) }), nil
 }

@@ -64,7 +64,13 @@ func (p *Package) callCapability(ctx context.Context, tool string, args json.Raw
 	if err != nil {
 		return nil, true, pmlerr.New(pmlerr.ToolError, "capability %s: its code does not analyse: %v", tool, err)
 	}
-	out, err = registry.RunNested(ctx, tool, item.FQDN, an, args, p.gate(cfg.Permissions, p.router(rules, local)), p.limits,
+	// The nested VM runs code too: it joins the calling run's admission.
+	runCtx, vm, err := p.admission.Enter(ctx, localTenant)
+	if err != nil {
+		return nil, true, err
+	}
+	defer vm.Exit()
+	out, err = registry.RunNested(runCtx, tool, item.FQDN, an, args, vm.Wrap(p.gate(cfg.Permissions, p.router(rules, local))), p.limits,
 		func(t tracing.Trace) {
 			t.ExecutedLocally = true
 			p.submitTrace(p.sanitize(t))

@@ -170,9 +170,16 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 		return wire.ErrorAnswer(err, r.workflowID)
 	}
 	_, local, _ := p.refreshConfig()
+	runCtx, vm, err := p.admission.Enter(ctx, localTenant)
+	if err != nil {
+		return wire.ErrorAnswer(err, r.workflowID)
+	}
 	rec := p.newRecorder(an, rules)
-	call := rec.Wrap(journal.Wrap(p.gate(cfg.Permissions, p.router(rules, local)), isHalt))
-	res, err := sandbox.Run(withGrants(ctx, r.grants), an.JS, nil, call, p.limitsFor(r.opts))
+	call := vm.Wrap(rec.Wrap(journal.Wrap(p.gate(cfg.Permissions, p.router(rules, local)), isHalt)))
+	res, err := func() (sandbox.Result, error) {
+		defer vm.Exit()
+		return sandbox.Run(withGrants(runCtx, r.grants), an.JS, nil, call, p.limitsFor(r.opts))
+	}()
 	var na needApproval
 	if errors.As(err, &na) {
 		return p.pause(r, []approval.Item{na.item}, journal)
@@ -199,6 +206,9 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 	p.learnLater(r.code, r.intent, an)
 	return ans
 }
+
+// localTenant is the one tenant whose code the package runs.
+const localTenant = ""
 
 // router is the sandbox's mcp bridge in the package: client tools to local
 // tools, server tools to the gateway's call.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/sandbox"
@@ -36,6 +37,13 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Package, error) {
 	if err != nil {
 		return nil, err
 	}
+	adm, err := admissionFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	// In local mode the in-process gateway's runs and the package's are the
+	// same process's: one controller admits both.
+	ctrl := admission.New(adm, limits)
 	var gw Gateway
 	if url != "" {
 		if err := checkCloudURL(url, urlSource, insecureAllowed()); err != nil {
@@ -46,13 +54,51 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Package, error) {
 		r.auth.source = source
 		gw = r
 	} else {
-		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log, Limits: limits})
+		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log, Limits: limits, Admission: ctrl})
 		if err != nil {
 			return nil, fmt.Errorf("local mode: %w", err)
 		}
 		gw = &InProcess{Service: svc, Closer: closer.Close}
 	}
-	return New(Options{Workspace: ws, Gateway: gw, Logger: log, Limits: limits})
+	return New(Options{Workspace: ws, Gateway: gw, Logger: log, Limits: limits, Admission: ctrl})
+}
+
+// admissionFromEnv reads the package's admission limits (README
+// "Configuration"): PML_MAX_EXECUTIONS, PML_MAX_RUNNING, PML_MAX_QUEUE and
+// PML_QUEUE_WAIT_MS; unset ones take the defaults. The package serves one
+// tenant, so there is no per-tenant cap.
+func admissionFromEnv() (admission.Limits, error) {
+	l := admission.Limits{MaxExecutionsPerTenant: -1}
+	for _, v := range []struct {
+		name string
+		to   *int
+	}{
+		{"PML_MAX_EXECUTIONS", &l.MaxExecutions},
+		{"PML_MAX_RUNNING", &l.MaxRunning},
+	} {
+		if s := os.Getenv(v.name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n <= 0 {
+				return l, fmt.Errorf("%s=%q: want a positive number", v.name, s)
+			}
+			*v.to = n
+		}
+	}
+	if s := os.Getenv("PML_MAX_QUEUE"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return l, fmt.Errorf("PML_MAX_QUEUE=%q: want a number, 0 for no queue", s)
+		}
+		l.MaxQueue = admission.QueueLength(n)
+	}
+	if s := os.Getenv("PML_QUEUE_WAIT_MS"); s != "" {
+		ms, err := strconv.Atoi(s)
+		if err != nil || ms <= 0 {
+			return l, fmt.Errorf("PML_QUEUE_WAIT_MS=%q: want a positive number of milliseconds", s)
+		}
+		l.QueueWait = time.Duration(ms) * time.Millisecond
+	}
+	return l, nil
 }
 
 // limitsFromEnv reads the package's execution limits (README

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/pmlerr"
@@ -41,6 +42,9 @@ type Options struct {
 	// TraceSync tunes the delivery of traces to the gateway (tests shorten
 	// its backoff); zero fields take tracing's defaults.
 	TraceSync tracing.SyncOptions
+	// Admission bounds the local runs at once; nil: the defaults for Limits,
+	// with no per-tenant cap (the package serves one).
+	Admission *admission.Controller
 }
 
 // Package is the PML package for one workspace.
@@ -57,6 +61,7 @@ type Package struct {
 	workflows *approval.Store
 	deps      *approval.Deps
 	traces    *traceSync
+	admission *admission.Controller
 
 	mu        sync.Mutex
 	cfg       Config
@@ -118,6 +123,10 @@ func New(o Options) (*Package, error) {
 		applied:   map[string]upstream.ServerConfig{},
 		catalog:   map[string]catalogLookup{},
 		learned:   map[string]bool{},
+		admission: o.Admission,
+	}
+	if p.admission == nil {
+		p.admission = admission.New(admission.Limits{MaxExecutionsPerTenant: -1}, o.Limits)
 	}
 	if p.traces, err = startTraceSync(ws, o.Gateway, o.TraceSync, o.Logger); err != nil {
 		return nil, err

@@ -100,7 +100,7 @@ func NewRemote(baseURL, apiKey, cacheDir string) *Remote {
 	localNS := new(atomic.Pointer[string])
 	return &Remote{
 		url:      base,
-		http:     &http.Client{Transport: headers{next: transport, auth: auth, localNS: localNS}},
+		http:     &http.Client{Transport: headers{next: overloadAware{next: transport}, auth: auth, localNS: localNS}},
 		auth:     auth,
 		cacheDir: cacheDir,
 		localNS:  localNS,
@@ -162,6 +162,9 @@ func (g *Remote) callTool(ctx context.Context, name string, args any) (string, b
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", false, ctx.Err()
+		}
+		if pe, ok := pmlerr.As(err); ok && overloaded(pe) {
+			return "", false, pe // the session is fine: the gateway is busy
 		}
 		g.drop(s)
 		return "", false, g.down(err)

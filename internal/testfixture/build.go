@@ -1,6 +1,7 @@
 // Package testfixture gives tests in any package a real MCP server to talk to:
 // BuildServer compiles ./mcpserver (once per source version, shared by all
-// test binaries) and StartHTTPServer runs it over Streamable HTTP.
+// test binaries) and StartHTTPServer runs it over Streamable HTTP;
+// StartGate serves, in process, a tool that waits until the test opens it.
 package testfixture
 
 import (
