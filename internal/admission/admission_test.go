@@ -392,7 +392,7 @@ func TestDefaults(t *testing.T) {
 	l := Limits{}.WithDefaults(sandbox.Limits{})
 	if l.MaxExecutions < minDefaultExecutions || l.MaxExecutions > maxDefaultExecutions ||
 		l.MaxExecutionsPerTenant != l.MaxExecutions/2 || l.MaxRunning < 2 ||
-		l.MaxQueue != defaultQueue || l.QueueWait != defaultQueueWait || l.StartWait != 30*time.Second || l.MemoryCeiling <= 0 {
+		l.MaxQueue != defaultQueue || l.QueueWait != defaultQueueWait || l.StartWait != sandbox.DefaultLimits().Timeout || l.MemoryCeiling <= 0 {
 		t.Fatalf("defaults %s", l)
 	}
 	// Memory allowing, a thousand executions parked on tools fit in one
