@@ -18,6 +18,7 @@ import (
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/telemetry"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/upstream"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -63,6 +64,7 @@ type Service struct {
 	telemetry *telemetry.Exporter
 	byok      map[string]byokServer
 	registry  *registry.Registry
+	sanitizer *tracing.Sanitizer // the gateway's: it holds no .env values
 }
 
 // New builds a Service; zero fields of cfg get working defaults.
@@ -78,6 +80,7 @@ func New(cfg Config) *Service {
 		metrics:   cfg.Metrics,
 		telemetry: cfg.Telemetry,
 		validate:  tools.NewValidator(),
+		sanitizer: tracing.NewSanitizer(nil),
 		keys:      newTTLCache[string, store.Scope](keyCacheTTL, keyCacheSize),
 		learned:   newTTLCache[learnKey, *wire.CapabilityRef](learnCacheTTL, learnCacheSize),
 	}
