@@ -18,6 +18,7 @@ import (
 
 func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var addr, db, configPath string
+	retention := gateway.DefaultTraceRetention()
 	cmd := &cobra.Command{
 		Use:   "gateway",
 		Short: "Run the PML gateway (MCP Streamable HTTP at /mcp)",
@@ -30,7 +31,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 					return err
 				}
 			}
-			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log})
+			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Retention: &retention})
 			if err != nil {
 				return err
 			}
@@ -41,6 +42,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	cmd.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
 	cmd.Flags().StringVar(&configPath, "config", "", "gateway config JSON (servers, routing)")
+	cmd.Flags().DurationVar(&retention.MaxAge, "trace-retention-age", retention.MaxAge, "delete traces older than this (0: keep them)")
+	cmd.Flags().IntVar(&retention.MaxCount, "trace-retention-count", retention.MaxCount, "keep at most this many traces per tenant, the newest (0: no limit)")
 	cmd.AddCommand(newKeyCmd())
 	return cmd
 }

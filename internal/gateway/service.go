@@ -65,6 +65,7 @@ type Service struct {
 	byok      map[string]byokServer
 	registry  *registry.Registry
 	sanitizer *tracing.Sanitizer // the gateway's: it holds no .env values
+	retention *retention         // nil: no retention (a Service built by New)
 }
 
 // New builds a Service; zero fields of cfg get working defaults.

@@ -97,6 +97,9 @@ type Options struct {
 	Config FileConfig
 	Logger *slog.Logger
 	Limits sandbox.Limits
+	// Retention is the trace retention policy; nil takes
+	// DefaultTraceRetention (local mode does).
+	Retention *TraceRetention
 }
 
 // Open assembles a gateway Service from its options: the store, the
@@ -106,6 +109,13 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	policy := DefaultTraceRetention()
+	if o.Retention != nil {
+		policy = *o.Retention
+	}
+	if err := policy.Validate(); err != nil {
+		return nil, nil, err
 	}
 	st, err := storeopen.Open(ctx, o.DB)
 	if err != nil {
@@ -162,7 +172,18 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		Metrics:   metrics,
 		Telemetry: tel,
 	})
-	return svc, closerFunc(func() error { return errors.Join(pool.Close(), st.Close(), shutdownTelemetry(tel)) }), nil
+	svc.retention = newRetention(policy, st, log, metrics)
+	pruneCtx, stopPruning := context.WithCancel(context.WithoutCancel(ctx))
+	pruned := make(chan struct{})
+	go func() {
+		defer close(pruned)
+		svc.retention.run(pruneCtx)
+	}()
+	return svc, closerFunc(func() error {
+		stopPruning()
+		<-pruned
+		return errors.Join(pool.Close(), st.Close(), shutdownTelemetry(tel))
+	}), nil
 }
 
 // shutdownTelemetry sends the spans still buffered, bounded so a dead

@@ -62,6 +62,8 @@ func (s *Service) storeTrace(ctx context.Context, c Caller, t tracing.Trace) str
 	if err != nil {
 		s.metrics.TracesDropped.Inc()
 		s.log.Warn("storing trace", "trace_id", t.TraceID, "err", err)
+		return t.TraceID
 	}
+	s.retention.noteWrites(c.Scope, 1)
 	return t.TraceID
 }

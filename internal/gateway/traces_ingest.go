@@ -86,6 +86,7 @@ func (s *Service) IngestTraces(ctx context.Context, c Caller, traces []tracing.T
 	if err := s.store.PutTraces(ctx, rows); err != nil {
 		return IngestResult{}, fmt.Errorf("store traces: %w", err)
 	}
+	s.retention.noteWrites(c.Scope, len(rows))
 	for _, t := range fresh {
 		s.observeIngested(t)
 		s.telemetry.Export(t, remoteTrace(ctx))
