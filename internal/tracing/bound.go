@@ -52,6 +52,9 @@ const (
 func Bound(t Trace, l Limits) Trace {
 	l = l.withDefaults()
 	t = foldSpans(cutIdentifiers(t), l.HeadSpans, l.TailSpans)
+	if sizeAtMost(t) <= l.MaxBytes {
+		return t // the common case, without encoding the trace to know
+	}
 	z := measure(t)
 	if z.total() <= l.MaxBytes {
 		return t
@@ -369,6 +372,42 @@ func keepLogs(logs []string, limit int) []string {
 		used += len(l) + 3
 	}
 	return out
+}
+
+// escaped bounds the JSON of text: encoding/json writes at most 6 bytes
+// per input byte (\u00XX), plus the quotes and a separator.
+func escaped(n int) int { return 6*n + 4 }
+
+// sizeAtMost is an upper bound of the size of t's JSON, computed without
+// encoding it. Raw values count as text too, since encoding/json escapes
+// the HTML characters in them.
+func sizeAtMost(t Trace) int {
+	const fixed = 512 // member names, numbers, booleans, times
+	n := fixed + escaped(len(t.TraceID)+len(t.ParentTraceID)+len(t.WorkflowID)+len(t.CapabilityFQDN)+
+		len(t.ErrorCode)+len(t.Error)+len(t.Code)) + escaped(len(t.DAG))
+	for _, l := range t.Logs {
+		n += escaped(len(l))
+	}
+	for _, id := range t.ToolsUsed {
+		n += escaped(len(id))
+	}
+	for _, d := range t.Decisions {
+		n += 64 + escaped(len(d.NodeID)+len(d.Condition)+len(d.Outcome))
+	}
+	if tr := t.Truncated; tr != nil {
+		n += fixed
+		for _, a := range tr.Aggregates {
+			n += 256 + escaped(len(a.Tool))
+		}
+		for _, d := range tr.Dropped {
+			n += escaped(len(d))
+		}
+	}
+	for _, task := range t.Tasks {
+		n += fixed + escaped(len(task.TaskID)+len(task.Tool)+len(task.ToolID)+len(task.Routing)+
+			len(task.Error)+len(task.ChildTraceID)) + escaped(len(task.Args)) + escaped(len(task.Result))
+	}
+	return n
 }
 
 // sizes is the JSON size of a trace, kept per task so a cut re-measures only

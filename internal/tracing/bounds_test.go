@@ -497,3 +497,23 @@ func TestRecorderSanitizesAsItRecords(t *testing.T) {
 		}
 	}
 }
+
+// The cheap size bound never underestimates, whatever the text holds.
+func TestSizeAtMostIsAnUpperBound(t *testing.T) {
+	nasty := strings.Repeat("<>&\"\\\x01é\u2028", 50)
+	tr := bigTrace(30, 100)
+	tr.Error, tr.Code, tr.Logs = nasty, nasty, []string{nasty, ""}
+	tr.DAG = json.RawMessage(`{"x":"` + strings.Repeat("<&>", 100) + `"}`)
+	tr.Decisions = []Decision{{NodeID: nasty, Condition: nasty, Outcome: nasty}}
+	tr.Truncated = &Truncation{Spans: 40, SpansAggregated: 10, HeadSpans: 30, Dropped: []string{nasty},
+		Aggregates: []ToolAggregate{{Tool: nasty, Calls: math.MaxInt32, TotalMS: 1e300, MinMS: 1e-300, MaxMS: 123456.789}}}
+	for i := range tr.Tasks {
+		tr.Tasks[i].Args = json.RawMessage(`{"a":"` + strings.Repeat("<", 200) + `"}`)
+		tr.Tasks[i].Error = nasty
+		tr.Tasks[i].DurationMS = 1e300
+		tr.Tasks[i].Layer = math.MaxInt
+	}
+	if got, bound := jsonSize(t, tr), sizeAtMost(tr); got > bound {
+		t.Errorf("JSON is %d bytes, bound says at most %d", got, bound)
+	}
+}
