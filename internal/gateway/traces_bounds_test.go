@@ -82,10 +82,16 @@ func TestServerLoopUntilDeadlineIsBounded(t *testing.T) {
 	if n := storedSize(t, g.URL, g.Key, a.TraceID); n > tracing.MaxTraceBytes {
 		t.Errorf("stored trace is %d bytes, cap %d", n, tracing.MaxTraceBytes)
 	}
-	if len(tr.Tasks) > tracing.DefaultHeadSpans+tracing.DefaultTailSpans || tr.Truncated == nil {
+	// How many calls fit in the deadline depends on the machine (and the
+	// race detector); the kept ones never pass the cap.
+	calls := len(tr.Tasks)
+	if tr.Truncated != nil {
+		calls = tr.Truncated.Spans
+	}
+	if len(tr.Tasks) > tracing.DefaultHeadSpans+tracing.DefaultTailSpans || (calls > len(tr.Tasks)) != (tr.Truncated != nil && tr.Truncated.SpansAggregated > 0) {
 		t.Errorf("%d tasks, truncation %+v", len(tr.Tasks), tr.Truncated)
 	}
-	t.Logf("answered after %v; %d calls, %d kept, %d bytes", took, tr.Truncated.Spans, len(tr.Tasks), storedSize(t, g.URL, g.Key, a.TraceID))
+	t.Logf("answered after %v; %d calls, %d kept, %d bytes", took, calls, len(tr.Tasks), storedSize(t, g.URL, g.Key, a.TraceID))
 }
 
 // A package's trace with more tasks than the bounds keep is folded on

@@ -37,13 +37,20 @@ func checkBoundedTrace(t *testing.T, body []byte, tool string) tracing.Trace {
 	if err := json.Unmarshal(body, &tr); err != nil {
 		t.Fatal(err)
 	}
+	kept := tracing.DefaultHeadSpans + tracing.DefaultTailSpans
 	tc := tr.Truncated
-	if len(tr.Tasks) > tracing.DefaultHeadSpans+tracing.DefaultTailSpans || tc == nil || tc.SpansAggregated == 0 {
-		t.Fatalf("%d tasks, truncation %+v", len(tr.Tasks), tc)
+	if len(tr.Tasks) > kept {
+		t.Fatalf("%d tasks kept, cap %d", len(tr.Tasks), kept)
 	}
-	if len(tc.Aggregates) != 1 || tc.Aggregates[0].Tool != tool || tc.Aggregates[0].Calls != tc.SpansAggregated ||
-		tc.Spans != len(tr.Tasks)+tc.SpansAggregated {
-		t.Errorf("aggregate %+v of %d spans", tc.Aggregates, tc.Spans)
+	if tc == nil {
+		// Only a machine too slow to make more calls than the cap before
+		// the deadline (the race detector) gets here.
+		t.Logf("the loop made only %d calls: nothing to aggregate", len(tr.Tasks))
+		return tr
+	}
+	if len(tr.Tasks) != kept || len(tc.Aggregates) != 1 || tc.Aggregates[0].Tool != tool ||
+		tc.Aggregates[0].Calls != tc.SpansAggregated || tc.Spans != len(tr.Tasks)+tc.SpansAggregated {
+		t.Errorf("%d tasks, aggregate %+v of %d spans", len(tr.Tasks), tc.Aggregates, tc.Spans)
 	}
 	return tr
 }
@@ -98,8 +105,12 @@ func TestLocalModeLoopUntilDeadline(t *testing.T) {
 	if grown > 2<<20 {
 		t.Errorf("the database grew by %d bytes for one bounded trace of %d bytes", grown, len(row.Body))
 	}
+	calls := len(tr.Tasks)
+	if tr.Truncated != nil {
+		calls = tr.Truncated.Spans
+	}
 	t.Logf("answered %v after the start (deadline %v); %d calls, %d kept; trace %d bytes; database grew %d bytes",
-		took, deadline, tr.Truncated.Spans, len(tr.Tasks), len(row.Body), grown)
+		took, deadline, calls, len(tr.Tasks), len(row.Body), grown)
 }
 
 // A hybrid run's loop of client calls until its deadline: the package's
@@ -111,7 +122,7 @@ func TestHybridLoopTraceDelivered(t *testing.T) {
 	p := trOpen(t, ws, g, trFastSync)
 	a := p.Execute(context.Background(), wire.ExecuteRequest{
 		Code:    `while (true) { await mcp.filesystem.read_file({ path: "a.txt" }); }`,
-		Options: &wire.ExecuteOptions{TimeoutMS: 1500},
+		Options: &wire.ExecuteOptions{TimeoutMS: 3000},
 	})
 	if a.Status != wire.StatusError || a.ErrorCode != "EXECUTION_TIMEOUT" || a.TraceID == "" {
 		t.Fatalf("%+v", a)
