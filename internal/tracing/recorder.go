@@ -85,12 +85,8 @@ func NewRecorder(traceID string, opts RecorderOptions) *Recorder {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.HeadSpans <= 0 {
-		opts.HeadSpans = DefaultHeadSpans
-	}
-	if opts.TailSpans <= 0 {
-		opts.TailSpans = DefaultTailSpans
-	}
+	l := Limits{HeadSpans: opts.HeadSpans, TailSpans: opts.TailSpans}.withDefaults()
+	opts.HeadSpans, opts.TailSpans = l.HeadSpans, l.TailSpans
 	if opts.ChildTraces <= 0 {
 		opts.ChildTraces = DefaultChildTraces
 	}

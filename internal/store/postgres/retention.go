@@ -15,40 +15,16 @@ import (
 // traces_age index), then those past the r.Keep newest of each scope
 // (through traces_started), at most r.Limit in all.
 func (s *Store) PruneTraces(ctx context.Context, r store.TraceRetention) (int, error) {
-	limit := r.Limit
-	if limit <= 0 {
-		limit = store.DefaultPruneLimit
+	return storeutil.PruneTraces(ctx, r, storeutil.Pruner{ByAge: s.pruneByAge, ScopesOver: s.scopesOver, TrimScope: s.trimScope})
+}
+
+func (s *Store) pruneByAge(ctx context.Context, before time.Time, limit int) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM traces WHERE ctid = ANY(ARRAY(
+		SELECT ctid FROM traces WHERE started_at < $1 LIMIT $2))`, before, limit)
+	if err != nil {
+		return 0, wrap(ctx, "prune traces by age", err)
 	}
-	deleted := 0
-	if !r.Before.IsZero() {
-		tag, err := s.pool.Exec(ctx, `DELETE FROM traces WHERE ctid = ANY(ARRAY(
-			SELECT ctid FROM traces WHERE started_at < $1 LIMIT $2))`, storeutil.Time(r.Before), limit)
-		if err != nil {
-			return 0, wrap(ctx, "prune traces by age", err)
-		}
-		deleted += int(tag.RowsAffected())
-	}
-	if r.Keep <= 0 || deleted >= limit {
-		return deleted, nil
-	}
-	scopes := r.Scopes
-	if scopes == nil {
-		var err error
-		if scopes, err = s.scopesOver(ctx, r.Keep); err != nil {
-			return deleted, err
-		}
-	}
-	for _, sc := range scopes {
-		if deleted >= limit {
-			break
-		}
-		n, err := s.trimScope(ctx, sc, r.Keep, limit-deleted)
-		if err != nil {
-			return deleted, err
-		}
-		deleted += n
-	}
-	return deleted, nil
+	return int(tag.RowsAffected()), nil
 }
 
 // scopesOver lists the scopes holding more than keep traces.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/store/internal/storeutil"
@@ -13,42 +14,14 @@ import (
 // traces_age index), then those past the r.Keep newest of each scope
 // (through traces_started), at most r.Limit in all.
 func (s *Store) PruneTraces(ctx context.Context, r store.TraceRetention) (int, error) {
-	limit := r.Limit
-	if limit <= 0 {
-		limit = store.DefaultPruneLimit
-	}
-	deleted := 0
-	if !r.Before.IsZero() {
-		res, err := s.w.ExecContext(ctx, `DELETE FROM traces WHERE rowid IN
-			(SELECT rowid FROM traces WHERE started_at < $1 LIMIT $2)`,
-			formatTime(storeutil.Time(r.Before)), limit)
-		n, err := affected(res, err)
-		if err != nil {
-			return 0, wrap("prune traces by age", err)
-		}
-		deleted += n
-	}
-	if r.Keep <= 0 || deleted >= limit {
-		return deleted, nil
-	}
-	scopes := r.Scopes
-	if scopes == nil {
-		var err error
-		if scopes, err = s.scopesOver(ctx, r.Keep); err != nil {
-			return deleted, err
-		}
-	}
-	for _, sc := range scopes {
-		if deleted >= limit {
-			break
-		}
-		n, err := s.trimScope(ctx, sc, r.Keep, limit-deleted)
-		if err != nil {
-			return deleted, err
-		}
-		deleted += n
-	}
-	return deleted, nil
+	return storeutil.PruneTraces(ctx, r, storeutil.Pruner{ByAge: s.pruneByAge, ScopesOver: s.scopesOver, TrimScope: s.trimScope})
+}
+
+func (s *Store) pruneByAge(ctx context.Context, before time.Time, limit int) (int, error) {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM traces WHERE rowid IN
+		(SELECT rowid FROM traces WHERE started_at < $1 LIMIT $2)`, formatTime(before), limit)
+	n, err := affected(res, err)
+	return n, wrap("prune traces by age", err)
 }
 
 // scopesOver lists the scopes holding more than keep traces.
