@@ -27,6 +27,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var addr, db, configPath, metricsAddr string
 	var limits sandbox.Limits
 	var adm admissionFlags
+	retention := gateway.DefaultTraceRetention()
 	cmd := &cobra.Command{
 		Use:   "gateway",
 		Short: "Run the PML gateway (MCP Streamable HTTP at /mcp)",
@@ -45,7 +46,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 			}
 			ctrl := admission.New(lims, limits)
 			log.Info("admission", "limits", ctrl.Limits().String())
-			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits, Admission: ctrl})
+			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits, Admission: ctrl, Retention: &retention})
 			if err != nil {
 				return err
 			}
@@ -61,6 +62,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	cmd.Flags().DurationVar(&limits.Timeout, "timeout", sandbox.DefaultLimits().Timeout, "wall clock of an execution, waiting on tools included; requests may ask less (at most 5m)")
 	cmd.Flags().DurationVar(&limits.CPUBudget, "cpu-budget", sandbox.DefaultLimits().CPUBudget, "time an execution may spend running JS; requests may ask less")
 	adm.register(cmd)
+	cmd.Flags().DurationVar(&retention.MaxAge, "trace-retention-age", retention.MaxAge, "delete traces older than this (0: keep them)")
+	cmd.Flags().IntVar(&retention.MaxCount, "trace-retention-count", retention.MaxCount, "keep at most this many traces per tenant, the newest (0: no limit)")
 	cmd.AddCommand(newKeyCmd())
 	return cmd
 }

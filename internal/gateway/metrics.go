@@ -23,6 +23,7 @@ type Metrics struct {
 	UpstreamStarts *prometheus.CounterVec // server, kind=start|restart
 	TraceQueue     prometheus.Gauge
 	TracesDropped  prometheus.Counter
+	TracesPruned   prometheus.Counter
 }
 
 // NewMetrics registers every series on a new registry.
@@ -53,8 +54,11 @@ func NewMetrics() *Metrics {
 		TracesDropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pml_traces_dropped_total", Help: "Traces dropped because the queue was full.",
 		}),
+		TracesPruned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pml_traces_pruned_total", Help: "Traces deleted by the retention policy.",
+		}),
 	}
-	r.MustRegister(m.Executions, m.Duration, m.Errors, m.SandboxMemory, m.UpstreamStarts, m.TraceQueue, m.TracesDropped,
+	r.MustRegister(m.Executions, m.Duration, m.Errors, m.SandboxMemory, m.UpstreamStarts, m.TraceQueue, m.TracesDropped, m.TracesPruned,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/telemetry"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/upstream"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -70,6 +71,8 @@ type Service struct {
 	// secretChecks remembers which served capabilities hold a secret.
 	secretChecks *secretChecks
 	admission *admission.Controller
+	sanitizer *tracing.Sanitizer // the gateway's: it holds no .env values
+	retention *retention         // nil: no retention (a Service built by New)
 }
 
 // New builds a Service; zero fields of cfg get working defaults.
@@ -86,6 +89,7 @@ func New(cfg Config) *Service {
 		telemetry: cfg.Telemetry,
 		admission: cfg.Admission,
 		validate:  tools.NewValidator(),
+		sanitizer: tracing.NewSanitizer(nil),
 		keys:      newTTLCache[string, store.Scope](keyCacheTTL, keyCacheSize),
 		learned:   newTTLCache[learnKey, *wire.CapabilityRef](learnCacheTTL, learnCacheSize),
 

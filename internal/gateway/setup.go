@@ -101,6 +101,9 @@ type Options struct {
 	// Admission bounds the executions run at once (README "Admission and
 	// overload"); nil: the defaults for Limits.
 	Admission *admission.Controller
+	// Retention is the trace retention policy; nil takes
+	// DefaultTraceRetention (local mode does).
+	Retention *TraceRetention
 }
 
 // Open assembles a gateway Service from its options: the store, the
@@ -110,6 +113,13 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	policy := DefaultTraceRetention()
+	if o.Retention != nil {
+		policy = *o.Retention
+	}
+	if err := policy.Validate(); err != nil {
+		return nil, nil, err
 	}
 	st, err := storeopen.Open(ctx, o.DB)
 	if err != nil {
@@ -167,7 +177,18 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		Telemetry: tel,
 		Admission: o.Admission,
 	})
-	return svc, closerFunc(func() error { return errors.Join(pool.Close(), st.Close(), shutdownTelemetry(tel)) }), nil
+	svc.retention = newRetention(policy, st, log, metrics)
+	pruneCtx, stopPruning := context.WithCancel(context.WithoutCancel(ctx))
+	pruned := make(chan struct{})
+	go func() {
+		defer close(pruned)
+		svc.retention.run(pruneCtx)
+	}()
+	return svc, closerFunc(func() error {
+		stopPruning()
+		<-pruned
+		return errors.Join(pool.Close(), st.Close(), shutdownTelemetry(tel))
+	}), nil
 }
 
 // shutdownTelemetry sends the spans still buffered, bounded so a dead

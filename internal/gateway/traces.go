@@ -21,23 +21,32 @@ func (s *Service) newRecorder(an *analysis.Analysis, plan Plan) *tracing.Recorde
 	return tracing.NewRecorder(tracing.NewTraceID(), tracing.RecorderOptions{
 		LayerOf:   func(tool string, _ int) int { return layers[tool] },
 		RoutingOf: func(string) string { return string(routing.Server) },
+		// Sanitized as the calls are recorded: finishing costs only the last
+		// calls of a long run, on the answer's path.
+		Sanitizer: s.sanitizer,
 	})
 }
 
-// finishTrace completes, sanitizes and stores the run's trace, and exports
-// it to OpenTelemetry linked to the caller's traceparent; it returns the
-// trace id. A store failure is logged and counted as a dropped trace, never
-// the run's failure.
+// finishTrace completes (sanitized and bounded by the recorder) and stores
+// the run's trace, and exports it to OpenTelemetry linked to the caller's
+// traceparent; it returns the trace id. The trace is stored before the
+// answer, so an answered run's trace survives the replica; its bounds keep
+// that within a few milliseconds. A store failure is logged and counted as
+// a dropped trace, never the run's failure.
 func (s *Service) finishTrace(ctx context.Context, c Caller, rec *tracing.Recorder, meta tracing.Trace, an *analysis.Analysis, runErr error) string {
 	dag, _ := json.Marshal(dagOf(an))
 	meta.DAG = dag
-	return s.keepTrace(ctx, c, rec.Finish(meta, runErr))
+	return s.storeTrace(ctx, c, rec.Finish(meta, runErr))
 }
 
-// keepTrace sanitizes, exports and stores one trace (a run's, or the child
-// trace of a capability it called); it returns the trace id.
+// keepTrace sanitizes, exports and stores the child trace of a capability a
+// run called; it returns the trace id.
 func (s *Service) keepTrace(ctx context.Context, c Caller, t tracing.Trace) string {
-	t = tracing.NewSanitizer(nil).Trace(t)
+	return s.storeTrace(ctx, c, s.sanitizer.Trace(t))
+}
+
+// storeTrace exports and stores a sanitized trace.
+func (s *Service) storeTrace(ctx context.Context, c Caller, t tracing.Trace) string {
 	remote := remoteTrace(ctx)
 	if remote != nil {
 		s.log.Debug("server-side trace under caller's trace", "trace_id", t.TraceID, "remote_trace_id", remote.TraceID, "remote_span_id", remote.ParentID)
@@ -53,6 +62,8 @@ func (s *Service) keepTrace(ctx context.Context, c Caller, t tracing.Trace) stri
 	if err != nil {
 		s.metrics.TracesDropped.Inc()
 		s.log.Warn("storing trace", "trace_id", t.TraceID, "err", err)
+		return t.TraceID
 	}
+	s.retention.noteWrites(c.Scope, 1)
 	return t.TraceID
 }

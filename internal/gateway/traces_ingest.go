@@ -23,6 +23,18 @@ const (
 	maxShortField       = 256
 )
 
+// A bounded trace always fits one request with room for the envelope, so a
+// package never sends a trace this gateway refuses for its size (a
+// negative constant here does not compile).
+const _ = uint64(MaxRequestBytes - tracing.MaxTraceBytes - 4<<10)
+
+// Bounds of an ingested trace's truncation record (tracing.Bound folds the
+// aggregate lines past tracing.MaxAggregateTools).
+const (
+	maxAggregateLines = 1000
+	maxDroppedNotes   = 16
+)
+
 // IngestResult says what a batch did: traces stored now, and traces the
 // tenant already had (a re-sent batch), which are ignored.
 type IngestResult struct {
@@ -49,7 +61,7 @@ func (s *Service) IngestTraces(ctx context.Context, c Caller, traces []tracing.T
 	if s.store == nil {
 		return res, pmlerr.New(pmlerr.Internal, "this gateway has no trace store")
 	}
-	san := tracing.NewSanitizer(nil)
+	san := s.sanitizer
 	seen := map[string]bool{}
 	var fresh []tracing.Trace
 	var rows []store.Trace
@@ -74,6 +86,7 @@ func (s *Service) IngestTraces(ctx context.Context, c Caller, traces []tracing.T
 	if err := s.store.PutTraces(ctx, rows); err != nil {
 		return IngestResult{}, fmt.Errorf("store traces: %w", err)
 	}
+	s.retention.noteWrites(c.Scope, len(rows))
 	for _, t := range fresh {
 		s.observeIngested(t)
 		s.telemetry.Export(t, remoteTrace(ctx))
@@ -165,6 +178,9 @@ func validateTrace(t tracing.Trace) error {
 	case len(t.Tasks) > maxTasksPerTrace:
 		return fmt.Errorf("%d tasks; at most %d", len(t.Tasks), maxTasksPerTrace)
 	}
+	if err := validateTruncation(t.Truncated, len(t.Tasks)); err != nil {
+		return err
+	}
 	for i, task := range t.Tasks {
 		switch {
 		case task.TaskID == "" || len(task.TaskID) > maxTraceIDLen:
@@ -175,6 +191,39 @@ func validateTrace(t tracing.Trace) error {
 			return fmt.Errorf("task %s: duration_ms is negative", task.TaskID)
 		case task.Routing != "" && task.Routing != "client" && task.Routing != "server":
 			return fmt.Errorf("task %s: routing must be client or server", task.TaskID)
+		}
+	}
+	return nil
+}
+
+// validateTruncation checks a trace's record of what its bounds left out.
+func validateTruncation(tr *tracing.Truncation, tasks int) error {
+	if tr == nil {
+		return nil
+	}
+	switch {
+	case tr.Spans < 0 || tr.SpansAggregated < 0 || tr.Bytes < 0 || tr.ChildTracesOmitted < 0:
+		return errors.New("truncated: counts must not be negative")
+	case tr.HeadSpans < 0 || tr.HeadSpans > tasks:
+		return fmt.Errorf("truncated: head_spans %d outside 0..%d (the tasks)", tr.HeadSpans, tasks)
+	case len(tr.Aggregates) > maxAggregateLines:
+		return fmt.Errorf("truncated: %d aggregate lines; at most %d", len(tr.Aggregates), maxAggregateLines)
+	case len(tr.Dropped) > maxDroppedNotes:
+		return fmt.Errorf("truncated: %d dropped notes; at most %d", len(tr.Dropped), maxDroppedNotes)
+	}
+	for _, a := range tr.Aggregates {
+		switch {
+		case a.Tool == "" || len(a.Tool) > maxShortField:
+			return fmt.Errorf("truncated: aggregate tool must be 1 to %d bytes", maxShortField)
+		case a.Calls < 0 || a.Errors < 0 || a.Errors > a.Calls:
+			return fmt.Errorf("truncated: aggregate %s: calls and errors must be 0 <= errors <= calls", a.Tool)
+		case a.TotalMS < 0 || a.MinMS < 0 || a.MaxMS < 0:
+			return fmt.Errorf("truncated: aggregate %s: durations must not be negative", a.Tool)
+		}
+	}
+	for _, d := range tr.Dropped {
+		if len(d) > maxShortField {
+			return fmt.Errorf("truncated: dropped notes are at most %d bytes", maxShortField)
 		}
 	}
 	return nil

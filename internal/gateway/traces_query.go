@@ -18,10 +18,12 @@ const (
 )
 
 // Bounds of a child tree: capability nesting is shallow in practice; the
-// caps keep a malicious or cyclic parent chain from costing much.
+// caps keep a malicious or cyclic parent chain from costing much, and the
+// answer (and the page showing it) small whatever a tenant stored.
 const (
 	maxTreeDepth = 16
 	maxTreeNodes = 1000
+	maxTreeBytes = 4 << 20
 )
 
 // TraceQuery filters a tenant's traces. Zero fields do not filter; Since is
@@ -49,8 +51,11 @@ type TraceSummary struct {
 	DurationMS      float64   `json:"duration_ms"`
 	StartedAt       time.Time `json:"started_at"`
 	ToolsUsed       []string  `json:"tools_used"`
-	TaskCount       int       `json:"task_count"`
-	FailedTasks     int       `json:"failed_tasks"`
+	// TaskCount and FailedTasks count every call of the run, the ones its
+	// bounds aggregated too; Truncated says the trace is bounded.
+	TaskCount   int  `json:"task_count"`
+	FailedTasks int  `json:"failed_tasks"`
+	Truncated   bool `json:"truncated,omitempty"`
 }
 
 // TracePage is GET /api/traces: newest first, with the total before paging.
@@ -62,9 +67,11 @@ type TracePage struct {
 }
 
 // TraceNode is a trace with the traces its capability calls started.
+// ChildrenOmitted counts the children left out by the tree's bounds.
 type TraceNode struct {
-	Trace    json.RawMessage `json:"trace"`
-	Children []TraceNode     `json:"children"`
+	Trace           json.RawMessage `json:"trace"`
+	Children        []TraceNode     `json:"children"`
+	ChildrenOmitted int             `json:"children_omitted,omitempty"`
 }
 
 // ListTraces returns one page of the caller's traces.
@@ -109,6 +116,13 @@ func summarize(row store.Trace) TraceSummary {
 			sum.FailedTasks++
 		}
 	}
+	if tr := t.Truncated; tr != nil {
+		sum.Truncated = true
+		sum.TaskCount += tr.SpansAggregated
+		for _, a := range tr.Aggregates {
+			sum.FailedTasks += a.Errors
+		}
+	}
 	return sum
 }
 
@@ -127,12 +141,15 @@ func (s *Service) TraceTree(ctx context.Context, c Caller, id string) (TraceNode
 	case err != nil:
 		return TraceNode{}, fmt.Errorf("trace %s: %w", id, err)
 	}
-	budget := maxTreeNodes - 1
+	b := &treeBudget{nodes: maxTreeNodes - 1, bytes: maxTreeBytes - len(root.Body)}
 	visited := map[string]bool{root.ID: true}
-	return s.subtree(ctx, c.Scope, root, 0, &budget, visited)
+	return s.subtree(ctx, c.Scope, root, 0, b, visited)
 }
 
-func (s *Service) subtree(ctx context.Context, scope store.Scope, t store.Trace, depth int, budget *int, visited map[string]bool) (TraceNode, error) {
+// treeBudget is what a trace tree may still take.
+type treeBudget struct{ nodes, bytes int }
+
+func (s *Service) subtree(ctx context.Context, scope store.Scope, t store.Trace, depth int, budget *treeBudget, visited map[string]bool) (TraceNode, error) {
 	node := TraceNode{Trace: t.Body, Children: []TraceNode{}}
 	if depth >= maxTreeDepth {
 		return node, nil
@@ -142,11 +159,16 @@ func (s *Service) subtree(ctx context.Context, scope store.Scope, t store.Trace,
 		return node, fmt.Errorf("children of trace %s: %w", t.ID, err)
 	}
 	for _, k := range kids {
-		if visited[k.ID] || *budget <= 0 {
+		if visited[k.ID] {
+			continue
+		}
+		if budget.nodes <= 0 || budget.bytes < len(k.Body) {
+			node.ChildrenOmitted++
 			continue
 		}
 		visited[k.ID] = true
-		*budget--
+		budget.nodes--
+		budget.bytes -= len(k.Body)
 		child, err := s.subtree(ctx, scope, k, depth+1, budget, visited)
 		if err != nil {
 			return node, err

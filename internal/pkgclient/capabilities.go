@@ -73,7 +73,7 @@ func (p *Package) callCapability(ctx context.Context, tool string, args json.Raw
 	out, err = registry.RunNested(runCtx, tool, item.FQDN, an, args, vm.Wrap(p.gate(cfg.Permissions, p.router(rules, local))), p.limits,
 		func(t tracing.Trace) {
 			t.ExecutedLocally = true
-			p.submitTrace(p.sanitize(t))
+			p.submitTrace(p.traceSanitizer().Trace(t))
 		})
 	return out, true, err
 }

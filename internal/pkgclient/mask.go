@@ -41,10 +41,11 @@ func (p *Package) secretFilters() (*tracing.Sanitizer, *secretmask.Set) {
 	return p.sanitizer, p.answerMask
 }
 
-// sanitize returns t sanitized for storage and the gateway.
-func (p *Package) sanitize(t tracing.Trace) tracing.Trace {
+// traceSanitizer is what traces are sanitized with before they are stored
+// or leave the machine.
+func (p *Package) traceSanitizer() *tracing.Sanitizer {
 	san, _ := p.secretFilters()
-	return san.Trace(t)
+	return san
 }
 
 // answerScope lets a run deep inside Execute tell it that the person

@@ -42,16 +42,20 @@ func (p *Package) newRecorder(an *analysis.Analysis, rules routing.Rules) *traci
 	return tracing.NewRecorder(tracing.NewTraceID(), tracing.RecorderOptions{
 		LayerOf:   func(tool string, _ int) int { return layers[tool] },
 		RoutingOf: func(tool string) string { return string(rules.Route(tool)) },
+		// Sanitized as the calls are recorded, with the secret values of now
+		// (.env and the package's key): finishing costs only the last calls
+		// of a long run.
+		Sanitizer: p.traceSanitizer(),
 	})
 }
 
-// finishTrace completes and sanitizes a local run's trace (the top-level one
-// too: the original forgot it) and hands it to the sync queue. It returns the
-// trace id.
+// finishTrace completes a local run's trace, sanitized and bounded by the
+// recorder (the top-level one too: the original forgot it), and hands it to
+// the sync queue. It returns the trace id.
 func (p *Package) finishTrace(rec *tracing.Recorder, meta tracing.Trace, an *analysis.Analysis, runErr error) string {
 	meta.ExecutedLocally = true
 	meta.DAG, _ = json.Marshal(an.DAG)
-	t := p.sanitize(rec.Finish(meta, runErr))
+	t := rec.Finish(meta, runErr)
 	p.submitTrace(t)
 	return t.TraceID
 }

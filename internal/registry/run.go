@@ -33,19 +33,22 @@ func Depth(ctx context.Context) int {
 //
 // The nested run gets a child trace of its own, linked to the calling run's
 // trace by parent_trace_id and to the caller's task; record receives it
-// (unsanitized: the caller sanitizes and keeps it).
+// (unsanitized: the caller sanitizes and keeps it). Past the top-level run's
+// budget of child traces (tracing.NewChildRecorder) record is not called;
+// the top-level trace counts the omission.
 func RunNested(ctx context.Context, toolID, fqdn string, an *analysis.Analysis, args json.RawMessage, call tools.CallFunc, lim sandbox.Limits, record func(tracing.Trace)) (json.RawMessage, error) {
 	depth := Depth(ctx) + 1
 	if depth > MaxDepth {
 		return nil, pmlerr.New(pmlerr.ToolError,
 			"capability %s: more than %d capabilities nested (does it call itself?)", toolID, MaxDepth).With("capability", toolID)
 	}
-	rec := tracing.NewRecorder(tracing.NewTraceID(), tracing.RecorderOptions{})
-	tracing.NoteChildTrace(ctx, rec.TraceID())
+	rec, keep := tracing.NewChildRecorder(ctx, tracing.RecorderOptions{})
 	res, err := sandbox.Run(context.WithValue(ctx, depthKey{}, depth), an.JS, args, rec.Wrap(call), lim)
-	dag, _ := json.Marshal(an.DAG)
-	record(rec.Finish(tracing.Trace{ParentTraceID: tracing.TraceIDFrom(ctx), CapabilityFQDN: fqdn,
-		ToolsUsed: an.Tools, DAG: dag, Logs: res.Logs}, err))
+	if keep {
+		dag, _ := json.Marshal(an.DAG)
+		record(rec.Finish(tracing.Trace{ParentTraceID: tracing.TraceIDFrom(ctx), CapabilityFQDN: fqdn,
+			ToolsUsed: an.Tools, DAG: dag, Logs: res.Logs}, err))
+	}
 	if err == nil {
 		return res.Value, nil
 	}

@@ -97,6 +97,22 @@ type TraceFilter struct {
 	Limit, Offset  int
 }
 
+// TraceRetention is one retention pass over the traces: those started
+// before Before (zero: no age limit), and those of a scope past its Keep
+// newest (0: no count limit), are deleted. The count limit is checked for
+// Scopes only, or for every scope over Keep when Scopes is nil. One call
+// deletes at most Limit traces (0: DefaultPruneLimit), so a pass over a
+// large backlog never holds the database for long.
+type TraceRetention struct {
+	Before time.Time
+	Keep   int
+	Scopes []Scope
+	Limit  int
+}
+
+// DefaultPruneLimit is TraceRetention.Limit when unset.
+const DefaultPruneLimit = 1000
+
 // ClientTool is a tool a package reported as available on its machine.
 type ClientTool struct {
 	ID          string          `json:"id"`
@@ -134,6 +150,10 @@ type Store interface {
 	TraceByID(ctx context.Context, scope Scope, id string) (Trace, error)
 	ListTraces(ctx context.Context, f TraceFilter) ([]Trace, int, error)
 	ChildTraces(ctx context.Context, scope Scope, parentID string) ([]Trace, error)
+	// PruneTraces applies one retention pass and returns how many traces it
+	// deleted; when that is the pass's limit, more may remain. Order is by
+	// StartedAt then ID, as ListTraces sorts.
+	PruneTraces(ctx context.Context, r TraceRetention) (int, error)
 
 	// Client tools reported by packages, per scope (replaces the previous report of that client).
 	PutClientTools(ctx context.Context, scope Scope, clientID string, tools []ClientTool) error

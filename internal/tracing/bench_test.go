@@ -3,6 +3,7 @@ package tracing
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -52,6 +53,46 @@ func BenchmarkQueuePush(b *testing.B) {
 	tr := trace(NewTraceID(), "")
 	for b.Loop() {
 		if err := q.Push(tr); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Recording a call whose result is 1 MiB costs what the trace keeps of it
+// (a marker with a 2 KiB preview once the payload budget is spent), not
+// the size of the result: compare B/op with the result's size.
+func BenchmarkRecordSpan1MiBResult(b *testing.B) {
+	result := json.RawMessage(`"` + strings.Repeat("r", 1<<20) + `"`)
+	rec := NewRecorder(NewTraceID(), RecorderOptions{})
+	call := rec.Wrap(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		return result, nil
+	})
+	args := json.RawMessage(`{"path":"/tmp/x"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = call(ctx, "fs:read", args)
+	}
+}
+
+// BenchmarkFinishLargestTrace is what a run of 5,000 calls (each with
+// ~600 bytes of arguments and result) adds to its answer: finishing the
+// recording, sanitizing and bounding the trace, and encoding it for the
+// store. The trace kept is the largest the bounds allow in tasks.
+func BenchmarkFinishLargestTrace(b *testing.B) {
+	s := NewSanitizer(nil)
+	rec := NewRecorder(NewTraceID(), RecorderOptions{Sanitizer: s})
+	pad := strings.Repeat("lorem ipsum ", 25)
+	call := rec.Wrap(func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`{"text":"` + pad + `"}`), nil
+	})
+	for i := range 5000 {
+		_, _ = call(context.Background(), "json:parse", json.RawMessage(`{"data":"`+pad+strconv.Itoa(i)+`"}`))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		t := rec.Finish(Trace{WorkflowID: "wf", Code: "for (;;) await mcp.json.parse({data})"}, nil)
+		if _, err := json.Marshal(t); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -22,10 +22,54 @@ func TraceIDFrom(ctx context.Context) string {
 type childSlotKey struct{}
 
 // childSlot receives the id of the child trace a call started; the Recorder
-// reads it when the call returns.
+// reads it when the call returns. budget is the calling run's budget of
+// child traces.
 type childSlot struct {
-	mu sync.Mutex
-	id string
+	mu     sync.Mutex
+	id     string
+	budget childBudget
+}
+
+// childBudget is how many more nested runs under one top-level run may keep
+// a trace. Every recorder of the tree shares the counters; a run whose own
+// trace is not kept gets a closed view, so none of its descendants keeps one
+// either (their parent would not exist).
+type childBudget struct {
+	shared *budgetCounters
+	closed bool
+}
+
+type budgetCounters struct {
+	mu      sync.Mutex
+	left    int
+	skipped int
+}
+
+func newChildBudget(n int) childBudget {
+	return childBudget{shared: &budgetCounters{left: n}}
+}
+
+// take reserves one child trace, or counts one more omitted.
+func (b childBudget) take() bool {
+	b.shared.mu.Lock()
+	defer b.shared.mu.Unlock()
+	if b.closed || b.shared.left <= 0 {
+		b.shared.skipped++
+		return false
+	}
+	b.shared.left--
+	return true
+}
+
+func (b childBudget) omitted() int {
+	b.shared.mu.Lock()
+	defer b.shared.mu.Unlock()
+	return b.shared.skipped
+}
+
+// closedView shares b's counters but keeps nothing more.
+func (b childBudget) closedView() childBudget {
+	return childBudget{shared: b.shared, closed: true}
 }
 
 func (s *childSlot) set(id string) {

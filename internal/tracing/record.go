@@ -16,7 +16,7 @@ func (t Trace) StoreRecord(scope store.Scope) (store.Trace, error) {
 	}
 	toolIDs := t.ToolsUsed
 	if len(toolIDs) == 0 {
-		toolIDs = distinctTools(t.Tasks)
+		toolIDs = distinctTools(t.Tasks, t.aggregates())
 	}
 	return store.Trace{
 		ID:             t.TraceID,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -94,7 +95,25 @@ func NewSanitizer(secretValues []string) *Sanitizer {
 // Identifiers (ids, FQDNs, tool ids) are kept as they are. Code is text like
 // any other: over MaxStringBytes it is cut to a preview (capabilities keep
 // their full code in the registry, not in traces).
+//
+// The result is within the default Limits (Bound): the tasks past the kept
+// head and tail are folded into the aggregate before sanitizing, so the work
+// is bounded by the kept tasks, and the sanitized trace is cut to
+// MaxTraceBytes.
 func (s *Sanitizer) Trace(t Trace) Trace {
+	t = foldSpans(t, DefaultHeadSpans, DefaultTailSpans)
+	out := s.fields(t)
+	if t.Tasks != nil {
+		out.Tasks = make([]Task, len(t.Tasks))
+		for i, task := range t.Tasks {
+			out.Tasks[i] = s.task(task, taskDirty)
+		}
+	}
+	return Bound(out, Limits{})
+}
+
+// fields sanitizes every free-text and JSON field of t but its tasks.
+func (s *Sanitizer) fields(t Trace) Trace {
 	out := t
 	out.Error = s.String(t.Error)
 	out.Code = s.String(t.Code)
@@ -113,30 +132,70 @@ func (s *Sanitizer) Trace(t Trace) Trace {
 			out.Decisions[i] = d
 		}
 	}
-	if t.Tasks != nil {
-		out.Tasks = make([]Task, len(t.Tasks))
-		for i, task := range t.Tasks {
-			task.Args = s.Value(task.Args)
-			task.Result = s.Value(task.Result)
-			task.Error = s.String(task.Error)
-			out.Tasks[i] = task
+	if t.Truncated != nil {
+		tr := *t.Truncated
+		tr.Dropped = nil
+		for i, d := range t.Truncated.Dropped {
+			if i == maxDroppedNotes {
+				break
+			}
+			tr.Dropped = append(tr.Dropped, cutUTF8(s.String(d), maxShortField))
 		}
+		out.Truncated = &tr
 	}
 	return out
 }
 
+// taskParts says which of a task's free fields are still to sanitize.
+type taskParts uint8
+
+const (
+	partArgs taskParts = 1 << iota
+	partResult
+	partError
+	taskDirty = partArgs | partResult | partError
+)
+
+// task sanitizes the parts of task that dirty names.
+func (s *Sanitizer) task(task Task, dirty taskParts) Task {
+	if dirty&partArgs != 0 {
+		task.Args = s.Value(task.Args)
+	}
+	if dirty&partResult != 0 {
+		task.Result = s.Value(task.Result)
+	}
+	if dirty&partError != 0 {
+		task.Error = s.String(task.Error)
+	}
+	return task
+}
+
+// maxDroppedNotes bounds Truncation.Dropped (Bound writes at most 8).
+const maxDroppedNotes = 16
+
 // String sanitizes free text such as a log line or an error message. Text
 // over MaxStringBytes is cut to a preview followed by a marker.
+// A text that already ends with that marker (cut by a Recorder, or by an
+// earlier pass) keeps its marker and has its body cut to the preview, since
+// the body may end inside a secret.
 func (s *Sanitizer) String(str string) string {
+	if body, n, ok := splitTextMarker(str); ok && n > len(body) {
+		return s.preview(body) + textMarkerPrefix + strconv.Itoa(n) + "]"
+	}
 	if len(str) <= MaxStringBytes {
 		return s.applyRules(str)
 	}
-	return s.preview(str) + fmt.Sprintf("…[TRUNCATED original_length=%d]", len(str))
+	return s.preview(str) + textMarkerPrefix + strconv.Itoa(len(str)) + "]"
 }
 
 // Value sanitizes one JSON value. Input that is not valid JSON is treated as
-// text and returned as a JSON string; empty or blank input gives nil.
+// text and returned as a JSON string; empty or blank input gives nil. Input
+// over MaxValueBytes is not decoded: it becomes the truncated object with a
+// preview of its text, so the cost is bounded whatever the input's size.
 func (s *Sanitizer) Value(v json.RawMessage) json.RawMessage {
+	if len(v) > MaxValueBytes {
+		return encode(s.truncated(prefixText(v, previewWindow), len(v)))
+	}
 	if len(bytes.TrimSpace(v)) == 0 {
 		return nil
 	}
@@ -156,6 +215,10 @@ func (s *Sanitizer) walk(x any, depth int) any {
 	case map[string]any:
 		if depth >= MaxNesting {
 			return TooDeep
+		}
+		if preview, n, ok := asTruncationMarker(v); ok {
+			// A value cut earlier: its preview may end inside a secret.
+			return s.truncated(preview, n)
 		}
 		keys := make([]string, 0, len(v))
 		for k := range v {
@@ -226,7 +289,25 @@ func (s *Sanitizer) walkString(str string, depth int) any {
 
 // truncated is the object that replaces an oversized string or value.
 func (s *Sanitizer) truncated(str string, originalLen int) map[string]any {
-	return map[string]any{"_truncated": true, "preview": s.preview(str), "original_length": originalLen}
+	return truncationMarker(s.preview(str), originalLen)
+}
+
+// asTruncationMarker recognises the object truncationMarker writes (exactly
+// its three members) and returns its preview and original length.
+func asTruncationMarker(m map[string]any) (preview string, originalLen int, ok bool) {
+	if len(m) != 3 || m["_truncated"] != true {
+		return "", 0, false
+	}
+	preview, ok = m["preview"].(string)
+	num, isNum := m["original_length"].(json.Number)
+	if !ok || !isNum {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(num.String())
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return preview, n, true
 }
 
 // preview returns the sanitized first PreviewBytes of str. The rules run on

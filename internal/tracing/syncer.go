@@ -7,14 +7,18 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"sync"
 	"time"
 )
 
 // SyncOptions tune a Syncer. Zero fields take the defaults.
 type SyncOptions struct {
-	BatchSize     int           // traces per POST: default and maximum 100
-	MaxBatchBytes int           // a batch is cut before its JSON passes this: default 4 MiB
+	BatchSize int // traces per POST: default and maximum 100
+	// MaxBatchBytes: a batch is cut before its traces' JSON passes this
+	// (the caller leaves room for the envelope): default 4 MiB. A trace
+	// over it, or over MaxTraceBytes, is bounded before it is sent.
+	MaxBatchBytes int
 	Interval      time.Duration // how often Run looks at the queue without Notify: default 30 s
 	// Linger is how long Run waits after a Notify before it sends, so the
 	// traces of a burst of executions go in one batch instead of one POST
@@ -168,26 +172,50 @@ func (s *Syncer) drain(ctx context.Context) error {
 	}
 }
 
-// cut shortens batch so its JSON stays under MaxBatchBytes (keeping at least
-// one trace: a single oversized trace is the gateway's to accept or reject).
+// maxTraceBytes is the most one trace may weigh in a batch: MaxTraceBytes,
+// or less when a batch is smaller.
+func (s *Syncer) maxTraceBytes() int {
+	return min(MaxTraceBytes, s.opts.MaxBatchBytes)
+}
+
+// cut shortens batch so its JSON stays under MaxBatchBytes. A trace heavier
+// than one batch allows (queued by an older version, or under a smaller
+// batch limit) is bounded first (Bound): cut, never dropped.
 func (s *Syncer) cut(batch []Trace) []Trace {
 	total := 0
-	for i, t := range batch {
-		b, err := json.Marshal(t)
+	out := make([]Trace, 0, len(batch))
+	for _, t := range batch {
+		n, err := jsonLen(t)
+		if err == nil && n > s.maxTraceBytes() {
+			t = Bound(t, Limits{MaxBytes: s.maxTraceBytes()})
+			n, err = jsonLen(t)
+		}
 		if err != nil {
-			return batch[:max(i, 1)]
+			// Not encodable: sent alone, for the gateway to refuse.
+			if len(out) == 0 {
+				return []Trace{t}
+			}
+			return out
 		}
-		total += len(b) + 1
-		if total > s.opts.MaxBatchBytes && i > 0 {
-			return batch[:i]
+		total += n + 1
+		if total > s.opts.MaxBatchBytes && len(out) > 0 {
+			return out
 		}
+		out = append(out, t)
 	}
-	return batch
+	return out
+}
+
+func jsonLen(t Trace) (int, error) {
+	b, err := json.Marshal(t)
+	return len(b), err
 }
 
 // send posts batch. A permanent rejection of several traces is bisected so
-// one bad trace does not cost the others; a rejected single trace is
-// discarded (and counted by the queue) so it cannot block the queue forever.
+// one bad trace does not cost the others. A single trace refused as too
+// large (413) is cut to half its size and sent again, down to the bare
+// trace; any other rejected single trace is discarded (and counted by the
+// queue) so it cannot block the queue forever.
 func (s *Syncer) send(ctx context.Context, batch []Trace) error {
 	err := s.post(ctx, batch)
 	if err == nil {
@@ -196,6 +224,12 @@ func (s *Syncer) send(ctx context.Context, batch []Trace) error {
 	var perm *PermanentError
 	if !errors.As(err, &perm) {
 		return err
+	}
+	if len(batch) == 1 && perm.Status == http.StatusRequestEntityTooLarge {
+		if smaller, ok := halve(batch[0]); ok {
+			s.opts.Logger.Info("trace too large for the gateway, sending it cut", "trace_id", batch[0].TraceID)
+			return s.send(ctx, []Trace{smaller})
+		}
 	}
 	if len(batch) == 1 {
 		s.opts.Logger.Warn("trace rejected by the gateway, dropped", "trace_id", batch[0].TraceID, "err", err)
@@ -222,6 +256,18 @@ func (s *Syncer) delay(err error) time.Duration {
 	}
 	d = min(d, s.opts.MaxBackoff)
 	return d/2 + time.Duration(s.opts.Rand()*float64(d/2))
+}
+
+// halve bounds t to half its JSON size; ok is false when Bound cannot make
+// it any smaller.
+func halve(t Trace) (Trace, bool) {
+	n, err := jsonLen(t)
+	if err != nil {
+		return t, false
+	}
+	smaller := Bound(t, Limits{MaxBytes: n / 2})
+	m, err := jsonLen(smaller)
+	return smaller, err == nil && m < n
 }
 
 func traceIDs(batch []Trace) []string {

@@ -27,6 +27,8 @@ type Trace struct {
 	DAG             json.RawMessage `json:"dag,omitempty"`
 	// Logs are the console lines the code printed, when the runner keeps them.
 	Logs []string `json:"logs,omitempty"`
+	// Truncated says what the trace's bounds left out; absent when nothing.
+	Truncated *Truncation `json:"truncated,omitempty"`
 }
 
 // Task is one mcp.* call made by the code.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -124,59 +125,8 @@ func TestBrowserExecutionPage(t *testing.T) {
 		t.Fatalf("local trace has %d tasks, want 3", len(want.Tasks))
 	}
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 1100),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	var mu sync.Mutex
-	var requested []string
-	// Listen starts the browser: on the context without a deadline, which
-	// would otherwise bound the browser's whole life.
-	if err := chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
-			mu.Lock()
-			requested = append(requested, e.Request.URL)
-			mu.Unlock()
-		}
-	}); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelTimeout()
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	count := func(sel string) int {
-		t.Helper()
-		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+strconv.Quote(sel)+`).length`))
-		if err != nil {
-			t.Fatalf("count %s: %v", sel, err)
-		}
-		return n
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return s
-	}
+	b := startBrowser(t, exe)
+	ctx, do, count, text := b.ctx, b.do, b.count, b.text
 
 	row := `#traces tbody tr[data-trace-id="` + local.TraceID + `"]`
 	do("log in", chromedp.Navigate(g.URL+"/"), chromedp.WaitVisible(`#key`),
@@ -221,11 +171,87 @@ func TestBrowserExecutionPage(t *testing.T) {
 		t.Errorf("tool filter: %v (%d rows)", err, count(`#traces tbody tr[data-trace-id]`))
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, u := range requested {
+	for _, u := range b.requested() {
 		if !strings.HasPrefix(u, g.URL+"/") && !strings.HasPrefix(u, "data:") {
 			t.Errorf("the page requested another origin: %s", u)
 		}
 	}
+}
+
+// browser is a headless Chromium driven by chromedp, with helpers that fail
+// the test on error.
+type browser struct {
+	ctx   context.Context
+	mu    sync.Mutex
+	urls  []string
+	do    func(what string, steps ...chromedp.Action[chromedp.Void])
+	count func(sel string) int
+	text  func(sel string) string
+}
+
+// startBrowser starts exe for the test; its context ends with the test or
+// after 90 s.
+func startBrowser(t *testing.T, exe string) *browser {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 1100),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	b := &browser{}
+	// Listen starts the browser: on the context without a deadline, which
+	// would otherwise bound the browser's whole life.
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			b.mu.Lock()
+			b.urls = append(b.urls, e.Request.URL)
+			b.mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(cancelTimeout)
+	b.ctx = ctx
+	b.do = func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	b.count = func(sel string) int {
+		t.Helper()
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+strconv.Quote(sel)+`).length`))
+		if err != nil {
+			t.Fatalf("count %s: %v", sel, err)
+		}
+		return n
+	}
+	b.text = func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	return b
+}
+
+// requested lists the URLs the page asked for.
+func (b *browser) requested() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.urls)
 }

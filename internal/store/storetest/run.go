@@ -19,6 +19,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Keys", runKeys},
 		{"Capabilities", runCapabilities},
 		{"Traces", runTraces},
+		{"Retention", runRetention},
 		{"ClientTools", runClientTools},
 		{"Concurrency", runConcurrency},
 	}

@@ -6,6 +6,11 @@
 const KEY_STORE = "pml.apiKey";
 const PAGE_SIZE = 25;
 const SVG_NS = "http://www.w3.org/2000/svg";
+// Bounds of what one execution draws, whatever the trace holds: the page
+// stays quick on the largest trace the gateway keeps (README "Limits").
+const DAG_MAX_NODES = 100;
+const TREE_MAX_ROWS = 1200;
+const AGGREGATE_LINES = 5;
 
 const state = { page: 1, total: 0, filters: {}, openId: "" };
 
@@ -54,6 +59,21 @@ function pretty(v) {
 }
 
 function short(s, n) { return s.length > n ? s.slice(0, n - 1) + "…" : s; }
+
+function count(n) { return Number(n || 0).toLocaleString("en-US"); }
+
+// truncationText says what a bounded trace left out, or "" for a whole one.
+function truncationText(t) {
+  const tr = t.truncated;
+  if (!tr) return "";
+  const parts = [];
+  if (tr.spans_aggregated > 0) {
+    parts.push(`${count(tr.spans)} calls: ${count((t.tasks || []).length)} kept, ${count(tr.spans_aggregated)} aggregated per tool`);
+  }
+  if (tr.bytes > 0) parts.push(`cut from ${count(Math.round(tr.bytes / 1024))} KiB (${(tr.dropped || []).join("; ")})`);
+  if (tr.child_traces_omitted > 0) parts.push(`${count(tr.child_traces_omitted)} nested runs kept no trace`);
+  return parts.join(" · ");
+}
 
 // ---------- API ----------
 
@@ -156,6 +176,7 @@ function showTrace(node) {
   add("Workflow", t.workflow_id);
   add("Capability", t.capability_fqdn);
   add("Parent trace", t.parent_trace_id);
+  add("Bounded", truncationText(t));
   drawDag(t);
   drawTree(node);
   $("#task").replaceChildren();
@@ -195,7 +216,10 @@ function showTask(task, trace) {
 // ran (the run failed first) are drawn dashed.
 function drawDag(t) {
   const box = $("#dag");
-  const tasks = t.tasks || [];
+  const all = t.tasks || [];
+  // The first calls only: a long run's DAG would be one column of thousands.
+  const tasks = all.slice(0, DAG_MAX_NODES);
+  const notDrawn = all.length - tasks.length + ((t.truncated && t.truncated.spans_aggregated) || 0);
   const plan = (t.dag && t.dag.tasks) || [];
   // A call goes to the first call site of its tool not taken yet (same layer
   // first); once all are taken (a loop), to the site it most likely repeats.
@@ -237,17 +261,29 @@ function drawDag(t) {
       svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" }))));
   const edges = svg("g", { class: "edges" });
   root.append(edges);
-  for (const n of nodes) {
+  // One edge per dependency: from the latest earlier call of the site it
+  // depends on (a loop's calls would otherwise link every pair).
+  const bySite = new Map();
+  nodes.forEach((m, i) => {
+    if (!m.site) return;
+    if (!bySite.has(m.site.id)) bySite.set(m.site.id, []);
+    bySite.get(m.site.id).push(i);
+  });
+  nodes.forEach((n, i) => {
     for (const dep of (n.site && n.site.depends_on) || []) {
-      for (const m of nodes) {
-        if (!m.site || m.site.id !== dep || m === n) continue;
-        const x1 = m.x + W, y1 = m.y + H / 2, x2 = n.x, y2 = n.y + H / 2, mx = (x1 + x2) / 2;
-        edges.append(svg("path", { d: `M ${x1} ${y1} C ${mx} ${y1}, ${mx} ${y2}, ${x2} ${y2}`, class: "edge", "marker-end": "url(#arrow)" }));
-      }
+      const cands = (bySite.get(dep) || []).filter((j) => j !== i);
+      if (cands.length === 0) continue;
+      const earlier = cands.filter((j) => j < i);
+      const m = nodes[earlier.length ? earlier[earlier.length - 1] : cands[0]];
+      const x1 = m.x + W, y1 = m.y + H / 2, x2 = n.x, y2 = n.y + H / 2, mx = (x1 + x2) / 2;
+      edges.append(svg("path", { d: `M ${x1} ${y1} C ${mx} ${y1}, ${mx} ${y2}, ${x2} ${y2}`, class: "edge", "marker-end": "url(#arrow)" }));
     }
-  }
+  });
   for (const n of nodes) root.append(n.planned ? plannedNode(n, W, H) : taskNode(n, t, W, H));
   box.replaceChildren(root);
+  if (notDrawn > 0) {
+    box.append(el("p", { class: "meta dag-more" }, `The first ${count(tasks.length)} calls are drawn; ${count(notDrawn)} more are in the trace tree.`));
+  }
 }
 
 function taskNode(n, t, W, H) {
@@ -296,6 +332,16 @@ function drawTree(node) {
     b.style.width = Math.max(0.4, Math.min(100, (dur / span) * 100)) + "%";
     return el("div", { class: "track" }, b);
   };
+  // Rows are built in a fragment and inserted once; at most TREE_MAX_ROWS
+  // task rows over the whole tree, the rest counted in one row.
+  const out = document.createDocumentFragment();
+  let budget = TREE_MAX_ROWS;
+  const note = (text, depth, cls) => {
+    const r = el("div", { class: "tree-row " + cls }, el("div", { class: "label" }, text));
+    r.firstChild.style.paddingLeft = depth * 18 + "px";
+    out.append(r);
+    return r;
+  };
   const render = (n, depth) => {
     const tr = n.trace;
     const label = tr.capability_fqdn || (depth === 0 ? "execution" : "child trace");
@@ -303,24 +349,56 @@ function drawTree(node) {
       el("div", { class: "label" }, label, el("span", { class: "sub" }, " " + ms(tr.duration_ms))),
       bar(Date.parse(tr.started_at) - t0, tr.duration_ms || 0, tr.success ? "trace" : "trace failed"));
     rowEl.firstChild.style.paddingLeft = depth * 18 + "px";
-    box.append(rowEl);
+    out.append(rowEl);
     const kids = new Map((n.children || []).map((c) => [c.trace.trace_id, c]));
-    for (const task of tr.tasks || []) {
+    const tasks = tr.tasks || [];
+    const trunc = tr.truncated;
+    const gap = trunc && trunc.spans_aggregated > 0 ? Math.max(0, Math.min(trunc.head_spans, tasks.length)) : -1;
+    let gapShown = false;
+    const showGap = () => { if (!gapShown) { gapShown = true; aggregateRow(trunc, depth + 1); } };
+    for (let i = 0; i < tasks.length; i++) {
+      if (i === gap) showGap();
+      if (budget <= 0) {
+        note(`${count(tasks.length - i)} more spans not shown`, depth + 1, "more-row");
+        break;
+      }
+      budget--;
+      const task = tasks[i];
       const r = el("div", { class: "tree-row task-row" + (task.success ? "" : " failed"), "data-task": tr.trace_id + "/" + task.task_id, tabIndex: 0,
         onclick: () => showTask(task, tr), onkeydown: (ev) => { if (ev.key === "Enter") showTask(task, tr); } },
       el("div", { class: "label" }, `${task.task_id} ${task.tool_id || task.tool}`, el("span", { class: "sub" }, " " + ms(task.duration_ms))),
       bar(Date.parse(task.started_at) - t0, task.duration_ms || 0, (task.routing || "unknown") + (task.success ? "" : " failed")));
       r.firstChild.style.paddingLeft = (depth + 1) * 18 + "px";
-      box.append(r);
+      out.append(r);
       const child = task.child_trace_id && kids.get(task.child_trace_id);
       if (child) {
         kids.delete(task.child_trace_id);
         render(child, depth + 2);
       }
     }
-    for (const c of kids.values()) render(c, depth + 1);
+    if (gap >= 0) showGap();
+    for (const c of kids.values()) {
+      if (budget <= 0) {
+        note(`${count(kids.size)} child traces not shown`, depth + 1, "more-row");
+        break;
+      }
+      kids.delete(c.trace.trace_id);
+      render(c, depth + 1);
+    }
+    if (n.children_omitted > 0) note(`${count(n.children_omitted)} child traces not loaded (the answer's size bound)`, depth + 1, "more-row");
+  };
+  // The calls a bounded trace aggregated: one row, the most called tools.
+  const aggregateRow = (trunc, depth) => {
+    const lines = (trunc.aggregates || []).map((a) =>
+      `${a.tool === "*" ? "other tools" : a.tool} ×${count(a.calls)}${a.errors ? ` (${count(a.errors)} failed)` : ""}, ` +
+      `${ms(a.total_ms)} in all, ${ms(a.min_ms)}–${ms(a.max_ms)} each`);
+    const r = note(`${count(trunc.spans_aggregated)} more spans aggregated`, depth, "aggregate-row");
+    r.title = lines.join("\n");
+    r.firstChild.append(el("span", { class: "sub" }, " " + lines.slice(0, AGGREGATE_LINES).join(" · ") +
+      (lines.length > AGGREGATE_LINES ? ` · ${lines.length - AGGREGATE_LINES} more tools` : "")));
   };
   render(node, 0);
+  box.append(out);
 }
 
 // ---------- catalog ----------
