@@ -70,9 +70,9 @@ type Service struct {
 	registry  *registry.Registry
 	// secretChecks remembers which served capabilities hold a secret.
 	secretChecks *secretChecks
-	admission *admission.Controller
-	sanitizer *tracing.Sanitizer // the gateway's: it holds no .env values
-	retention *retention         // nil: no retention (a Service built by New)
+	admission    *admission.Controller
+	sanitizer    *tracing.Sanitizer // the gateway's: it holds no .env values
+	retention    *retention         // nil: no retention (a Service built by New)
 }
 
 // New builds a Service; zero fields of cfg get working defaults.

@@ -32,7 +32,7 @@ const (
 	InvalidConfig             Code = "INVALID_CONFIG"
 	APIKeyRequired            Code = "API_KEY_REQUIRED"
 	NamespaceReserved         Code = "NAMESPACE_RESERVED" // a capability name taken from tools
-	Overloaded                Code = "OVERLOADED" // not admitted (too many executions, or memory short); details: retry_after_ms
+	Overloaded                Code = "OVERLOADED"         // not admitted (too many executions, or memory short); details: retry_after_ms
 	Internal                  Code = "INTERNAL_ERROR"
 )
 
