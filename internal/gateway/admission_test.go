@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -97,6 +98,21 @@ func mcpCall(t *testing.T, g *gatewaytest.Gateway, key string) *http.Response {
 	return resp
 }
 
+// metricsText reads the operator's metrics listener.
+func metricsText(t *testing.T, g *gatewaytest.Gateway) string {
+	t.Helper()
+	resp, err := http.Get(g.MetricsURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func wantMetric(t *testing.T, text, line string) {
 	t.Helper()
 	for _, l := range strings.Split(text, "\n") {
@@ -120,7 +136,7 @@ func TestOverloadedThenServedAgain(t *testing.T) {
 	testfixture.WaitFor(t, "two executions at the gate", func() bool { return gate.Waiting() == 2 })
 	queued := holdAsync(s)
 	testfixture.WaitFor(t, "one request queued", func() bool { return ctrl.Stats().Queued == 1 })
-	metrics := string(get(t, g, "", "/metrics").body)
+	metrics := metricsText(t, g)
 	wantMetric(t, metrics, "pml_executions_admitted 2")
 	wantMetric(t, metrics, "pml_executions_queued 1")
 	wantMetric(t, metrics, "pml_executions_running 0") // both wait on the tool
@@ -149,7 +165,7 @@ func TestOverloadedThenServedAgain(t *testing.T) {
 
 	// The queued request gets no place within QueueWait.
 	wantOverloaded(t, <-queued, 4000, "executions")
-	metrics = string(get(t, g, "", "/metrics").body)
+	metrics = metricsText(t, g)
 	wantMetric(t, metrics, `pml_executions_rejected_total{reason="queue_full"} 2`)
 	wantMetric(t, metrics, `pml_executions_rejected_total{reason="wait"} 1`)
 
