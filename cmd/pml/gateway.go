@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -18,10 +16,14 @@ import (
 
 func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var addr, db, configPath string
+	var maxUnauth, bodyBufferMiB int
 	cmd := &cobra.Command{
 		Use:   "gateway",
 		Short: "Run the PML gateway (MCP Streamable HTTP at /mcp)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if maxUnauth < 1 || bodyBufferMiB < 1 {
+				return errors.New("--max-unauthenticated-conns and --body-buffer-mib must be positive")
+			}
 			log := logger()
 			var cfg gateway.FileConfig
 			if configPath != "" {
@@ -35,12 +37,17 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer closer.Close()
-			return serveHTTP(cmd.Context(), log, addr, svc.Handler())
+			lim := gateway.HTTPLimits{MaxUnauthConns: maxUnauth, MaxBufferedBytes: int64(bodyBufferMiB) << 20}
+			return listenAndServe(cmd.Context(), log, addr, svc.HTTPServer(lim))
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	cmd.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
 	cmd.Flags().StringVar(&configPath, "config", "", "gateway config JSON (servers, routing)")
+	cmd.Flags().IntVar(&maxUnauth, "max-unauthenticated-conns", gateway.DefaultMaxUnauthConns,
+		"connections without a valid key held at once; past it the oldest is closed")
+	cmd.Flags().IntVar(&bodyBufferMiB, "body-buffer-mib", gateway.DefaultMaxBufferedBytes>>20,
+		"MiB of request bodies held in memory at once; past it requests wait, then get 503")
 	cmd.AddCommand(newKeyCmd())
 	return cmd
 }
@@ -74,40 +81,12 @@ func newKeyCmd() *cobra.Command {
 	return key
 }
 
-// serveHTTP serves h on addr until ctx ends. Then requests get 2 s to
-// finish; after that their contexts are cancelled, which also ends
-// long-lived event streams that would otherwise hold the shutdown open.
-func serveHTTP(ctx context.Context, log *slog.Logger, addr string, h http.Handler) error {
+// listenAndServe serves srv on addr until ctx ends (then it drains).
+func listenAndServe(ctx context.Context, log *slog.Logger, addr string, srv *gateway.HTTPServer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	base, cancelRequests := context.WithCancel(context.Background())
-	defer cancelRequests()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return base }}
 	log.Info("listening", "addr", "http://"+ln.Addr().String())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	drained := make(chan struct{})
-	defer close(drained)
-	go func() {
-		select {
-		case <-time.After(2 * time.Second):
-			cancelRequests()
-		case <-drained:
-		}
-	}()
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("closing connections still open after the drain", "err", err)
-		_ = srv.Close()
-	}
-	return nil
+	return srv.Serve(ctx, ln)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"strconv"
 
@@ -70,10 +69,7 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer pkg.Close()
-			srv := pkg.NewMCPServer()
-			mux := http.NewServeMux()
-			mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-			return serveHTTP(cmd.Context(), log, "127.0.0.1:"+strconv.Itoa(port), mux)
+			return listenAndServe(cmd.Context(), log, "127.0.0.1:"+strconv.Itoa(port), pkg.HTTPServer())
 		},
 	}
 	cmd.Flags().IntVar(&port, "port", 3003, "port on 127.0.0.1")

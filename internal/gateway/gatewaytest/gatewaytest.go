@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,12 +22,19 @@ type Gateway struct {
 	URL     string // base URL, without /mcp
 	Key     string
 	Service *gateway.Service
-	server  *http.Server
+	server  *gateway.HTTPServer
 }
 
 // Start runs a gateway on SQLite in a temp dir with opts (DB is filled in
-// when empty) and creates a key for org "acme", project "web".
+// when empty) and creates a key for org "acme", project "web". It serves
+// the way `pml gateway` does, within the default HTTP limits.
 func Start(t testing.TB, opts gateway.Options) *Gateway {
+	t.Helper()
+	return StartLimited(t, opts, gateway.HTTPLimits{})
+}
+
+// StartLimited is Start within lim.
+func StartLimited(t testing.TB, opts gateway.Options, lim gateway.HTTPLimits) *Gateway {
 	t.Helper()
 	ctx := context.Background()
 	if opts.DB == "" {
@@ -46,9 +52,8 @@ func Start(t testing.TB, opts gateway.Options) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &Gateway{URL: "http://" + ln.Addr().String(), Key: key, Service: svc,
-		server: &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second}}
-	go func() { _ = g.server.Serve(ln) }()
+	g := &Gateway{URL: "http://" + ln.Addr().String(), Key: key, Service: svc, server: svc.HTTPServer(lim)}
+	go func() { _ = g.server.Serve(context.Background(), ln) }()
 	t.Cleanup(func() {
 		_ = g.server.Close()
 		_ = closer.Close()
