@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/pkgclient"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -69,7 +70,7 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer pkg.Close()
-			return listenAndServe(cmd.Context(), log, "127.0.0.1:"+strconv.Itoa(port), pkg.HTTPServer())
+			return listenAndServe(cmd.Context(), log, "127.0.0.1:"+strconv.Itoa(port), pkg.HTTPServer(gateway.HTTPLimits{}))
 		},
 	}
 	cmd.Flags().IntVar(&port, "port", 3003, "port on 127.0.0.1")

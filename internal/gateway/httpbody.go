@@ -9,8 +9,6 @@ import (
 	"os"
 	"strconv"
 	"time"
-
-	"golang.org/x/sync/semaphore"
 )
 
 // MaxRequestBytes bounds every request body; larger ones get 413.
@@ -18,15 +16,16 @@ const MaxRequestBytes = 1 << 20
 
 // bodyLimiter bounds request bodies: how long one may take to arrive
 // (a read deadline on the connection), how large it may be, and how many
-// bytes of bodies are held in memory at once over all requests.
+// bytes of bodies are held in memory at once, over all requests and per
+// tenant.
 type bodyLimiter struct {
 	timeout time.Duration
-	budget  *semaphore.Weighted
+	budget  *bodyBudget
 }
 
 func newBodyLimiter(lim HTTPLimits) *bodyLimiter {
 	lim = lim.withDefaults()
-	return &bodyLimiter{timeout: lim.BodyTimeout, budget: semaphore.NewWeighted(lim.MaxBufferedBytes)}
+	return &bodyLimiter{timeout: lim.BodyTimeout, budget: newBodyBudget(lim.MaxBufferedBytes)}
 }
 
 // LimitBodies bounds the bodies of h's requests within lim (see
@@ -36,20 +35,35 @@ func LimitBodies(h http.Handler, lim HTTPLimits) http.Handler {
 	return b.deadline(b.buffer(h))
 }
 
-type bodyDeadlineKey struct{}
+// bodyState is what deadline tells buffer about a request's body.
+type bodyState struct {
+	deadline time.Time
+	read     bool // buffer read the whole body
+}
+
+type bodyStateKey struct{}
 
 // deadline sets the connection's read deadline for a request with a body,
-// before anything else runs: whoever reads the body, or the server
-// discarding one nobody read, cannot wait on it longer. Requests without a
-// body keep no deadline, so a long-lived event stream is never cut.
+// before anything else runs, so whoever reads the body cannot wait on it
+// longer. A body that was not read whole (no valid key, a refusal, a route
+// that takes none) is not drained either: the answer closes the connection,
+// and the deadline moves to now, since the server would otherwise read up to
+// 256 KiB of what is left before closing. Requests without a body keep no
+// deadline, so a long-lived event stream is never cut.
 func (b *bodyLimiter) deadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hasBody(r) {
-			d := time.Now().Add(b.timeout)
-			_ = http.NewResponseController(w).SetReadDeadline(d) // unsupported only off a real connection
-			r = r.WithContext(context.WithValue(r.Context(), bodyDeadlineKey{}, d))
+		if !hasBody(r) {
+			next.ServeHTTP(w, r)
+			return
 		}
-		next.ServeHTTP(w, r)
+		rc := http.NewResponseController(w)
+		st := &bodyState{deadline: time.Now().Add(b.timeout)}
+		_ = rc.SetReadDeadline(st.deadline) // unsupported only off a real connection
+		w.Header().Set("Connection", "close")
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), bodyStateKey{}, st)))
+		if !st.read {
+			_ = rc.SetReadDeadline(time.Now())
+		}
 	})
 }
 
@@ -61,8 +75,8 @@ func hasBody(r *http.Request) bool {
 // request whose body is that buffer. It runs after authentication, so a
 // request without a valid key never has its body read. Bodies are small by
 // contract, so buffering is cheap and gives a clean 413 even for chunked
-// uploads. A request it refuses gets Connection: close, since its unread
-// body still sits on the connection.
+// uploads. A request it refuses gets Connection: close, since what is left
+// of its body still sits on the connection.
 func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hasBody(r) {
@@ -73,9 +87,9 @@ func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 			refuse(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over 1 MiB")
 			return
 		}
-		deadline, ok := r.Context().Value(bodyDeadlineKey{}).(time.Time)
+		st, ok := r.Context().Value(bodyStateKey{}).(*bodyState)
 		if !ok {
-			deadline = time.Now().Add(b.timeout)
+			st = &bodyState{deadline: time.Now().Add(b.timeout)}
 		}
 		// A body of unknown length (chunked) reserves the largest size and
 		// gives back what it did not use.
@@ -83,8 +97,13 @@ func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 		if reserved < 0 {
 			reserved = MaxRequestBytes + 1
 		}
-		wait, cancel := context.WithDeadline(r.Context(), deadline)
-		err := b.budget.Acquire(wait, reserved)
+		// Waiting for room takes at most half the body timeout, so a body
+		// let in has at least the other half to arrive: bodies that stall
+		// are let in at a bounded rate rather than one after another just
+		// before their deadlines, each holding a fresh buffer.
+		wait, cancel := context.WithDeadline(r.Context(), time.Now().Add(time.Until(st.deadline)/2))
+		scope, tenanted := scopeFrom(r)
+		held, err := b.budget.reserve(wait, scope, tenanted, reserved)
 		cancel()
 		if err != nil {
 			if r.Context().Err() == nil {
@@ -93,13 +112,9 @@ func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 			}
 			return
 		}
-		defer func() { b.budget.Release(reserved) }()
+		defer held.release()
 
-		var buf bytes.Buffer
-		if r.ContentLength > 0 {
-			buf.Grow(int(r.ContentLength))
-		}
-		_, err = buf.ReadFrom(io.LimitReader(r.Body, MaxRequestBytes+1))
+		body, err := readBody(r)
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			refuse(w, http.StatusRequestTimeout, "request_timeout",
@@ -108,20 +123,32 @@ func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 		case err != nil:
 			refuse(w, http.StatusBadRequest, "bad_request", "reading request body: "+err.Error())
 			return
-		case buf.Len() > MaxRequestBytes:
+		case len(body) > MaxRequestBytes:
 			refuse(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over 1 MiB")
 			return
 		}
 		// The body is in: lift the deadline, or the server's wait for the
-		// client going away would trip it while the handler runs.
+		// client going away would trip it while the handler runs; and the
+		// connection may serve the next request.
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
-		if unused := reserved - int64(buf.Len()); unused > 0 {
-			b.budget.Release(unused)
-			reserved -= unused
-		}
-		r.Body = io.NopCloser(bytes.NewReader(buf.Bytes()))
+		w.Header().Del("Connection")
+		st.read = true
+		held.shrink(int64(cap(body)))
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readBody reads the whole body, at most MaxRequestBytes+1 bytes of it: one
+// allocation of the announced length, or for a body of unknown length a
+// growing one.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength > 0 {
+		body := make([]byte, r.ContentLength)
+		_, err := io.ReadFull(r.Body, body)
+		return body, err
+	}
+	return io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
 }
 
 // refuse answers a request whose body stays unread, and closes the

@@ -22,8 +22,9 @@ type HTTPLimits struct {
 	// IdleTimeout closes a keep-alive connection idle this long (default 2 min).
 	IdleTimeout time.Duration
 	// MaxBufferedBytes bounds the bytes of request bodies held in memory at
-	// once, over all requests (default 64 MiB). A request that would pass
-	// it waits for room until its body timeout, then gets 503.
+	// once, over all requests (default 64 MiB); one tenant may hold a
+	// quarter of it. A request that would pass either waits for room for
+	// up to half its body timeout, then gets 503.
 	MaxBufferedBytes int64
 	// MaxUnauthConns bounds the connections that have not yet presented a
 	// valid key (default 512); past it the oldest such connection is closed.

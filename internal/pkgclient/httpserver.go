@@ -9,13 +9,13 @@ import (
 )
 
 // HTTPServer serves the package's MCP server over Streamable HTTP at /mcp
-// (`pml serve`), within the gateway's header, body and idle bounds. It has no
-// keys, so no connection counts as unauthenticated: the bound on those is
-// off, and the server is meant for a loopback address only.
-func (p *Package) HTTPServer() *gateway.HTTPServer {
+// (`pml serve`), within lim's header, body and idle bounds. It has no keys,
+// so no connection counts as unauthenticated: that bound is off, and the
+// server is meant for a loopback address only.
+func (p *Package) HTTPServer(lim gateway.HTTPLimits) *gateway.HTTPServer {
 	srv := p.NewMCPServer()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	lim := gateway.HTTPLimits{MaxUnauthConns: -1}
+	lim.MaxUnauthConns = -1
 	return gateway.NewHTTPServer(gateway.LimitBodies(mux, lim), lim, p.log)
 }
