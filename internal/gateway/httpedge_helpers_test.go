@@ -143,6 +143,17 @@ func (h *heapWatch) growthMiB() float64 {
 	return float64(h.peak.Load()-h.base) / (1 << 20)
 }
 
+// atMost stops the watch and fails t when the live heap grew by more than
+// maxMiB during what.
+func (h *heapWatch) atMost(t *testing.T, maxMiB float64, what string) {
+	t.Helper()
+	growth := h.growthMiB()
+	t.Logf("live heap grew %.1f MiB under %s", growth, what)
+	if growth > maxMiB {
+		t.Errorf("live heap grew %.0f MiB under %s, over %.0f MiB", growth, what, maxMiB)
+	}
+}
+
 // promptlyAlive checks a new session of key is served within a generous
 // bound while the gateway is under attack.
 func promptlyAlive(t *testing.T, g *gatewaytest.Gateway, key string) {

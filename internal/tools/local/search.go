@@ -22,6 +22,9 @@ const readDirBatch = 256
 // errEnoughResults stops a walk that has max_results matches.
 var errEnoughResults = errors.New("enough results")
 
+// errTooManyEntries ends a walk past its entry cap.
+var errTooManyEntries = errors.New("the search read too many entries")
+
 // searchTree returns the paths below base (slash-separated, relative to
 // fsys) whose path below base matches g, at most limit of them, sorted.
 // Directories are read one at a time and only while some path below them can
@@ -43,9 +46,11 @@ func searchTree(ctx context.Context, fsys fs.FS, base string, g glob, limit, max
 		switch {
 		case errors.Is(err, errEnoughResults):
 			stack = nil
-		case err != nil && (top.dir == base || !errors.As(err, new(*fs.PathError))):
+		case err != nil && (top.dir == base || errors.Is(err, errTooManyEntries) || ctx.Err() != nil):
 			return nil, err
 		}
+		// Any other error is a directory below base that cannot be read: it
+		// is skipped.
 	}
 	slices.Sort(s.out)
 	return s.out, nil
@@ -70,7 +75,7 @@ func (s *searcher) readDir(dir string, st globState, descend func(dir string, st
 	defer f.Close()
 	rd, ok := f.(fs.ReadDirFile)
 	if !ok {
-		return &fs.PathError{Op: "readdir", Path: dir, Err: errors.New("not a directory")}
+		return &fs.PathError{Op: "readdir", Path: dir, Err: errors.ErrUnsupported}
 	}
 	for {
 		batch, err := rd.ReadDir(readDirBatch)
@@ -79,7 +84,7 @@ func (s *searcher) readDir(dir string, st globState, descend func(dir string, st
 				return err
 			}
 			if s.visited++; s.visited > s.maxEntries {
-				return fmt.Errorf("the search read %d entries without finishing; search a smaller directory or use a more specific pattern", s.maxEntries)
+				return fmt.Errorf("%w: %d without finishing; search a smaller directory or use a more specific pattern", errTooManyEntries, s.maxEntries)
 			}
 			next := s.g.step(st, e.Name())
 			p := path.Join(dir, e.Name())
@@ -97,7 +102,7 @@ func (s *searcher) readDir(dir string, st globState, descend func(dir string, st
 		case errors.Is(err, io.EOF):
 			return nil
 		case err != nil:
-			return &fs.PathError{Op: "readdir", Path: dir, Err: err}
+			return err
 		}
 	}
 }

@@ -175,7 +175,7 @@ func TestSearchFilesEntryCap(t *testing.T) {
 	}
 	defer r.Close()
 	g, _ := compileGlob("nothing")
-	if _, err := searchTree(t.Context(), r.FS(), ".", g, 100, 60); err == nil || !strings.Contains(err.Error(), "read 60 entries") {
+	if _, err := searchTree(t.Context(), r.FS(), ".", g, 100, 60); err == nil || !strings.Contains(err.Error(), "too many entries: 60 without finishing") {
 		t.Fatalf("over the entry cap: %v", err)
 	}
 	if got, err := searchTree(t.Context(), r.FS(), ".", g, 100, 100); err != nil || len(got) != 0 {
