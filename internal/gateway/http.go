@@ -12,8 +12,8 @@ import (
 	"github.com/pml-go/pml/internal/web"
 )
 
-// Handler is the gateway's whole HTTP surface (DESIGN.md) within the
-// default HTTPLimits. HTTPServer serves it with the connection bounds too.
+// Handler is the gateway's whole HTTP surface within the default
+// HTTPLimits. HTTPServer serves it with the connection bounds too.
 func (s *Service) Handler() http.Handler { return s.handler(HTTPLimits{}) }
 
 func (s *Service) handler(lim HTTPLimits) http.Handler {

@@ -11,7 +11,8 @@ import (
 )
 
 // HTTPLimits bound what clients can hold on an HTTP server of pml: the
-// gateway and `pml serve` (README, "Limits"). Zero fields take the defaults.
+// gateway and `pml serve` (README, "HTTP and tool limits"). Zero fields take
+// the defaults.
 type HTTPLimits struct {
 	// ReadHeaderTimeout is how long a connection may take to send a
 	// request's headers (default 10 s).
