@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -28,10 +26,14 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var limits sandbox.Limits
 	var adm admissionFlags
 	retention := gateway.DefaultTraceRetention()
+	var maxUnauth, bodyBufferMiB int
 	cmd := &cobra.Command{
 		Use:   "gateway",
 		Short: "Run the PML gateway (MCP Streamable HTTP at /mcp)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if maxUnauth < 1 || bodyBufferMiB < 1 {
+				return errors.New("--max-unauthenticated-conns and --body-buffer-mib must be positive")
+			}
 			log := logger()
 			var cfg gateway.FileConfig
 			if configPath != "" {
@@ -51,7 +53,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer closer.Close()
-			return serveGateway(cmd.Context(), log, addr, metricsAddr, svc)
+			lim := gateway.HTTPLimits{MaxUnauthConns: maxUnauth, MaxBufferedBytes: int64(bodyBufferMiB) << 20}
+			return serveGateway(cmd.Context(), log, addr, metricsAddr, svc.HTTPServer(lim), svc)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
@@ -64,6 +67,10 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	adm.register(cmd)
 	cmd.Flags().DurationVar(&retention.MaxAge, "trace-retention-age", retention.MaxAge, "delete traces older than this (0: keep them)")
 	cmd.Flags().IntVar(&retention.MaxCount, "trace-retention-count", retention.MaxCount, "keep at most this many traces per tenant, the newest (0: no limit)")
+	cmd.Flags().IntVar(&maxUnauth, "max-unauthenticated-conns", gateway.DefaultMaxUnauthConns,
+		"connections without a valid key held at once; past it the oldest is closed")
+	cmd.Flags().IntVar(&bodyBufferMiB, "body-buffer-mib", gateway.DefaultMaxBufferedBytes>>20,
+		"MiB of request bodies held in memory at once; past it requests wait, then get 503")
 	cmd.AddCommand(newKeyCmd())
 	return cmd
 }
@@ -99,14 +106,16 @@ func newKeyCmd() *cobra.Command {
 
 // serveGateway serves the gateway on addr and its metrics on metricsAddr
 // ("off": none) until ctx ends; either failing to listen stops both.
-func serveGateway(ctx context.Context, log *slog.Logger, addr, metricsAddr string, svc *gateway.Service) error {
+func serveGateway(ctx context.Context, log *slog.Logger, addr, metricsAddr string, srv *gateway.HTTPServer, svc *gateway.Service) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return serveHTTP(ctx, log, addr, svc.Handler()) })
+	g.Go(func() error { return listenAndServe(ctx, log, addr, srv) })
 	if metricsAddr != "off" {
 		if host, _, err := net.SplitHostPort(metricsAddr); err == nil && !isLoopback(host) {
 			log.Warn("metrics listener is not on loopback: it shows every tenant's counts to anyone who reaches it", "addr", metricsAddr)
 		}
-		g.Go(func() error { return serveHTTP(ctx, log.With("server", "metrics"), metricsAddr, svc.MetricsHandler()) })
+		mlog := log.With("server", "metrics")
+		metrics := gateway.NewHTTPServer(svc.MetricsHandler(), gateway.HTTPLimits{MaxUnauthConns: -1}, mlog)
+		g.Go(func() error { return listenAndServe(ctx, mlog, metricsAddr, metrics) })
 	}
 	return g.Wait()
 }
@@ -119,40 +128,12 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// serveHTTP serves h on addr until ctx ends. Then requests get 2 s to
-// finish; after that their contexts are cancelled, which also ends
-// long-lived event streams that would otherwise hold the shutdown open.
-func serveHTTP(ctx context.Context, log *slog.Logger, addr string, h http.Handler) error {
+// listenAndServe serves srv on addr until ctx ends (then it drains).
+func listenAndServe(ctx context.Context, log *slog.Logger, addr string, srv *gateway.HTTPServer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	base, cancelRequests := context.WithCancel(context.Background())
-	defer cancelRequests()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return base }}
 	log.Info("listening", "addr", "http://"+ln.Addr().String())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	drained := make(chan struct{})
-	defer close(drained)
-	go func() {
-		select {
-		case <-time.After(2 * time.Second):
-			cancelRequests()
-		case <-drained:
-		}
-	}()
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("closing connections still open after the drain", "err", err)
-		_ = srv.Close()
-	}
-	return nil
+	return srv.Serve(ctx, ln)
 }

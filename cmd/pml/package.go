@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/pkgclient"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -82,9 +82,7 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 			} else if o.Token, err = pkgclient.ServeToken(pkg.Workspace()); err != nil {
 				return err
 			}
-			mux := http.NewServeMux()
-			mux.Handle("/mcp", pkg.HTTPHandler(o))
-			return serveHTTP(cmd.Context(), log, "127.0.0.1:"+strconv.Itoa(port), mux)
+			return listenAndServe(cmd.Context(), log, "127.0.0.1:"+strconv.Itoa(port), pkg.HTTPServer(o, gateway.HTTPLimits{}))
 		},
 	}
 	cmd.Flags().IntVar(&port, "port", 3003, "port on 127.0.0.1")

@@ -77,8 +77,10 @@ type scopeCtxKey struct{}
 
 // requireKey is the auth middleware for /mcp and /api: a valid key in
 // Authorization: Bearer or x-api-key, else 401; 503 when the key store is
-// away. The tenant goes into the request context, where the MCP SDK picks it
-// up as TokenInfo for tool handlers.
+// away. It reads only headers: a request without a valid key is answered
+// before anything reads its body, and its connection is closed. The tenant
+// goes into the request context, where the MCP SDK picks it up as TokenInfo
+// for tool handlers.
 func (s *Service) requireKey(next http.Handler) http.Handler {
 	// The SDK's middleware is the only way to hand TokenInfo to tool handlers;
 	// its verifier just reads what we verified below.
@@ -89,22 +91,39 @@ func (s *Service) requireKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := bearerToken(r)
 		if key == "" {
-			writeJSONError(w, http.StatusUnauthorized, "unauthorized", "an API key is required: Authorization: Bearer <key> or x-api-key")
+			unauthorized(w, "", "an API key is required: Authorization: Bearer <key> or x-api-key")
 			return
 		}
 		sc, err := s.verify(r.Context(), key)
 		switch {
 		case errors.Is(err, auth.ErrInvalidToken):
-			writeJSONError(w, http.StatusUnauthorized, "unauthorized", "invalid API key")
+			unauthorized(w, "invalid_token", "invalid API key")
 			return
 		case err != nil:
 			s.log.Error("auth: key store unavailable", "err", err)
 			writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
 			return
 		}
+		markAuthenticated(r.Context())
 		r.Header.Set("Authorization", "Bearer "+key)
 		withTokenInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeCtxKey{}, sc)))
 	})
+}
+
+// authRealm names the gateway in its WWW-Authenticate challenge.
+const authRealm = "pml"
+
+// unauthorized is the 401 answer. The challenge names plain Bearer keys and
+// no authorization server, so an MCP client asks its user for a key rather
+// than starting OAuth discovery; the connection is closed, since a body may
+// follow that nobody will read.
+func unauthorized(w http.ResponseWriter, bearerError, msg string) {
+	challenge := `Bearer realm="` + authRealm + `"`
+	if bearerError != "" {
+		challenge += `, error="` + bearerError + `"`
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	refuse(w, http.StatusUnauthorized, "unauthorized", msg)
 }
 
 func bearerToken(r *http.Request) string {

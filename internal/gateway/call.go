@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/pml-go/pml/internal/pmlerr"
@@ -123,5 +124,9 @@ func (s *Service) ReportClientTools(ctx context.Context, c Caller, clientID stri
 	if clientID == "" {
 		return pmlerr.New(pmlerr.InvalidRequest, "client_id is required")
 	}
-	return s.store.PutClientTools(ctx, c.Scope, clientID, list)
+	err := s.store.PutClientTools(ctx, c.Scope, clientID, list)
+	if errors.Is(err, store.ErrInvalid) {
+		return pmlerr.New(pmlerr.InvalidRequest, "client tools report: %v", err)
+	}
+	return err
 }

@@ -1,47 +1,50 @@
 package gateway
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/web"
 )
 
-// MaxRequestBytes bounds every request body; larger ones get 413.
-const MaxRequestBytes = 1 << 20
+// Handler is the gateway's whole HTTP surface within the default
+// HTTPLimits. HTTPServer serves it with the connection bounds too.
+func (s *Service) Handler() http.Handler { return s.handler(HTTPLimits{}) }
 
-// Handler is the gateway's whole HTTP surface (DESIGN.md).
-func (s *Service) Handler() http.Handler {
+func (s *Service) handler(lim HTTPLimits) http.Handler {
 	srv := s.NewMCPServer()
 	// Stateless: every request carries everything it needs, so any replica
 	// behind a round-robin load balancer can serve it (no session affinity).
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log})
 
+	// The key is checked before any body is read: a request without one
+	// gets its 401 from the headers alone.
+	bodies := newBodyLimiter(lim)
+	keyed := func(h http.Handler) http.Handler { return s.requireKey(bodies.buffer(h)) }
 	mux := http.NewServeMux()
-	mux.Handle("POST /mcp", s.requireKey(s.shedLoad(mcpHandler)))
-	mux.Handle("GET /mcp", s.requireKey(s.mcpOrCatalog(mcpHandler)))
-	mux.Handle("GET /mcp/{fqdn}", s.requireKey(http.HandlerFunc(s.serveRegistryEntry)))
-	mux.Handle("POST /api/v1/capabilities", s.requireKey(http.HandlerFunc(s.serveLearn)))
-	mux.Handle("DELETE /mcp", s.requireKey(mcpHandler))
-	mux.Handle("GET /api/v1/routing", s.requireKey(http.HandlerFunc(s.serveRouting)))
-	mux.Handle("POST /api/v1/client-tools", s.requireKey(http.HandlerFunc(s.serveClientTools)))
-	mux.Handle("POST /api/traces", s.requireKey(http.HandlerFunc(s.servePostTraces)))
-	mux.Handle("GET /api/traces", s.requireKey(http.HandlerFunc(s.serveListTraces)))
-	mux.Handle("GET /api/traces/{id}", s.requireKey(http.HandlerFunc(s.serveTrace)))
+	mux.Handle("POST /mcp", keyed(s.shedLoad(mcpHandler)))
+	mux.Handle("GET /mcp", keyed(s.mcpOrCatalog(mcpHandler)))
+	mux.Handle("GET /mcp/{fqdn}", keyed(http.HandlerFunc(s.serveRegistryEntry)))
+	mux.Handle("POST /api/v1/capabilities", keyed(http.HandlerFunc(s.serveLearn)))
+	mux.Handle("DELETE /mcp", keyed(mcpHandler))
+	mux.Handle("GET /api/v1/routing", keyed(http.HandlerFunc(s.serveRouting)))
+	mux.Handle("POST /api/v1/client-tools", keyed(http.HandlerFunc(s.serveClientTools)))
+	mux.Handle("POST /api/traces", keyed(http.HandlerFunc(s.servePostTraces)))
+	mux.Handle("GET /api/traces", keyed(http.HandlerFunc(s.serveListTraces)))
+	mux.Handle("GET /api/traces/{id}", keyed(http.HandlerFunc(s.serveTrace)))
 	// The trace viewer: static, no key (the API calls it makes carry one).
 	ui := web.Handler()
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /ui/", ui)
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	// No /metrics here: MetricsHandler serves it on the operator's listener.
-	return limitBody(s.traceContext(mux))
+	return bodies.deadline(s.traceContext(mux))
 }
 
 func (s *Service) serveRouting(w http.ResponseWriter, r *http.Request) {
@@ -67,8 +70,14 @@ func (s *Service) serveClientTools(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, "bad_request", "client tools report: "+err.Error())
 		return
 	}
-	if err := s.ReportClientTools(r.Context(), Caller{Scope: sc, IsPackage: true}, report.ClientID, report.Tools); err != nil {
-		writeJSONError(w, http.StatusBadRequest, "bad_request", err.Error())
+	err := s.ReportClientTools(r.Context(), Caller{Scope: sc, IsPackage: true}, report.ClientID, report.Tools)
+	switch {
+	case pmlerr.CodeOf(err, "") == pmlerr.InvalidRequest:
+		writeJSONError(w, http.StatusBadRequest, "bad_request", errMessage(err))
+		return
+	case err != nil:
+		s.log.Error("storing client tools", "err", err)
+		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", "the client tools could not be stored; retry shortly")
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -80,31 +89,6 @@ func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": Version})
-}
-
-// limitBody refuses bodies over MaxRequestBytes with 413 before any handler
-// reads them. Bodies are small by contract, so buffering is cheap and gives a
-// clean 413 even for chunked uploads.
-func limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > MaxRequestBytes {
-			writeJSONError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over 1 MiB")
-			return
-		}
-		if r.Body != nil && r.Body != http.NoBody {
-			body, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
-			if err != nil {
-				writeJSONError(w, http.StatusBadRequest, "bad_request", "reading request body: "+err.Error())
-				return
-			}
-			if len(body) > MaxRequestBytes {
-				writeJSONError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over 1 MiB")
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -110,31 +110,23 @@ func (s *Service) serveCatalog(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, c)
 }
 
+// listOptions reads the catalog's parameters. A limit over
+// registry.MaxLimit is refused, as GET /api/traces refuses one over its
+// maximum, rather than quietly shortened.
 func listOptions(q url.Values) (registry.ListOptions, error) {
 	typ, err := registry.ParseType(q.Get("type"))
 	if err != nil {
 		return registry.ListOptions{}, err
 	}
-	page, err := intParam(q.Get("page"), "page")
+	page, err := parsePositive("page", q.Get("page"), 1, maxPage)
 	if err != nil {
 		return registry.ListOptions{}, err
 	}
-	limit, err := intParam(q.Get("limit"), "limit")
+	limit, err := parsePositive("limit", q.Get("limit"), registry.DefaultLimit, registry.MaxLimit)
 	if err != nil {
 		return registry.ListOptions{}, err
 	}
 	return registry.ListOptions{Type: typ, Name: q.Get("name"), Page: page, Limit: limit}, nil
-}
-
-func intParam(v, name string) (int, error) {
-	if v == "" {
-		return 0, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, errors.New(name + " must be a positive integer")
-	}
-	return n, nil
 }
 
 // mcpOrCatalog sends GET /mcp to the MCP handler when the client asks for
@@ -189,7 +181,7 @@ func (s *Service) LocalTransport(scope store.Scope) http.RoundTripper {
 	mux.HandleFunc("GET /mcp/{fqdn}", s.serveRegistryEntry)
 	mux.HandleFunc("GET /mcp", s.serveCatalog)
 	mux.HandleFunc("POST /api/v1/capabilities", s.serveLearn)
-	return localTransport{h: limitBody(mux), scope: scope}
+	return localTransport{h: LimitBodies(mux, HTTPLimits{}), scope: scope}
 }
 
 type localTransport struct {

@@ -30,7 +30,7 @@ func parseTraceQuery(v url.Values) (TraceQuery, error) {
 	if q.Until, err = parseTime("until", v.Get("until")); err != nil {
 		return q, err
 	}
-	if q.Page, err = parsePositive("page", v.Get("page"), 1, 1<<20); err != nil {
+	if q.Page, err = parsePositive("page", v.Get("page"), 1, maxPage); err != nil {
 		return q, err
 	}
 	if q.Limit, err = parsePositive("limit", v.Get("limit"), DefaultTracePageSize, MaxTracePageSize); err != nil {
@@ -51,6 +51,10 @@ func parseTime(name, s string) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("%s=%q: want an RFC 3339 time or Unix milliseconds", name, s)
 }
+
+// maxPage bounds the page parameter of the list endpoints, so that the
+// offset it makes stays far from overflowing.
+const maxPage = 1 << 20
 
 func parsePositive(name, s string, def, maxVal int) (int, error) {
 	if s == "" {

@@ -11,7 +11,7 @@ import (
 // Catalog paging (AC8).
 const (
 	DefaultLimit = 50
-	MaxLimit     = 500
+	MaxLimit     = 200
 	// maxScan bounds the capabilities one listing reads.
 	maxScan = 10_000
 )

@@ -21,6 +21,11 @@ var ErrNotFound = errors.New("not found")
 // itself when the database is back.
 var ErrUnavailable = errors.New("store unavailable")
 
+// ErrInvalid is returned (wrapped) when the input breaks one of the store's
+// rules: a required field missing, malformed JSON, a limit exceeded. The
+// request is at fault; retrying it unchanged fails again.
+var ErrInvalid = errors.New("invalid input")
+
 // Scope is a tenant: every key belongs to one org and project.
 type Scope struct {
 	Org     string `json:"org"`
@@ -113,6 +118,15 @@ type TraceRetention struct {
 // DefaultPruneLimit is TraceRetention.Limit when unset.
 const DefaultPruneLimit = 1000
 
+// Bounds of the client tools one tenant can store: a report lists at most
+// MaxClientToolsPerReport tools (a longer one is ErrInvalid), and a tenant
+// keeps the reports of its MaxClientsPerScope most recently reporting clients
+// (a new client's report evicts the oldest one's).
+const (
+	MaxClientToolsPerReport = 500
+	MaxClientsPerScope      = 50
+)
+
 // ClientTool is a tool a package reported as available on its machine.
 type ClientTool struct {
 	ID          string          `json:"id"`
@@ -155,7 +169,10 @@ type Store interface {
 	// StartedAt then ID, as ListTraces sorts.
 	PruneTraces(ctx context.Context, r TraceRetention) (int, error)
 
-	// Client tools reported by packages, per scope (replaces the previous report of that client).
+	// Client tools reported by packages, per scope. A report replaces that
+	// client's previous one in one transaction and evicts the reports of the
+	// scope's least recently reporting clients beyond MaxClientsPerScope; a
+	// report over MaxClientToolsPerReport tools is ErrInvalid.
 	PutClientTools(ctx context.Context, scope Scope, clientID string, tools []ClientTool) error
 	ClientTools(ctx context.Context, scope Scope) ([]ClientTool, error)
 

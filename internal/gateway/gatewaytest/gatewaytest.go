@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -26,12 +25,19 @@ type Gateway struct {
 	MetricsURL string
 	Key        string
 	Service    *gateway.Service
-	server     *http.Server
+	server     *gateway.HTTPServer
 }
 
 // Start runs a gateway on SQLite in a temp dir with opts (DB is filled in
-// when empty) and creates a key for org "acme", project "web".
+// when empty) and creates a key for org "acme", project "web". It serves
+// the way `pml gateway` does, within the default HTTP limits.
 func Start(t testing.TB, opts gateway.Options) *Gateway {
+	t.Helper()
+	return StartLimited(t, opts, gateway.HTTPLimits{})
+}
+
+// StartLimited is Start within lim.
+func StartLimited(t testing.TB, opts gateway.Options, lim gateway.HTTPLimits) *Gateway {
 	t.Helper()
 	ctx := context.Background()
 	if opts.DB == "" {
@@ -53,11 +59,10 @@ func Start(t testing.TB, opts gateway.Options) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &Gateway{URL: "http://" + ln.Addr().String(), MetricsURL: "http://" + mln.Addr().String(), Key: key, Service: svc,
-		server: &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second}}
-	metrics := &http.Server{Handler: svc.MetricsHandler(), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = g.server.Serve(ln) }()
-	go func() { _ = metrics.Serve(mln) }()
+	g := &Gateway{URL: "http://" + ln.Addr().String(), MetricsURL: "http://" + mln.Addr().String(), Key: key, Service: svc, server: svc.HTTPServer(lim)}
+	metrics := gateway.NewHTTPServer(svc.MetricsHandler(), gateway.HTTPLimits{MaxUnauthConns: -1}, nil)
+	go func() { _ = g.server.Serve(context.Background(), ln) }()
+	go func() { _ = metrics.Serve(context.Background(), mln) }()
 	t.Cleanup(func() {
 		_ = g.server.Close()
 		_ = metrics.Close()

@@ -9,13 +9,15 @@ import (
 	"github.com/pml-go/pml/internal/store/internal/storeutil"
 )
 
-// clientToolsLockClass namespaces the per-client advisory locks (the
+// clientToolsLockClass namespaces the per-tenant advisory locks (the
 // two-int4 lock space is separate from the bigint one migrations use).
 const clientToolsLockClass = 0x636c74 // "clt"
 
-// PutClientTools replaces what clientID last reported for scope. Reports of
-// one client are serialised by a transaction-scoped advisory lock, so two
-// concurrent reports leave exactly one of them, never a mix.
+// PutClientTools replaces what clientID last reported for scope and evicts
+// the scope's least recently reporting clients beyond store.MaxClientsPerScope.
+// Reports of one tenant are serialised by a transaction-scoped advisory lock,
+// so two concurrent reports of a client leave exactly one of them, never a
+// mix, and concurrent reports of many clients never leave more than the cap.
 func (s *Store) PutClientTools(ctx context.Context, sc store.Scope, clientID string, tools []store.ClientTool) error {
 	if err := storeutil.CheckClientTools(clientID, tools); err != nil {
 		return wrap(ctx, "put client tools", err)
@@ -24,7 +26,7 @@ func (s *Store) PutClientTools(ctx context.Context, sc store.Scope, clientID str
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var batch pgx.Batch
 		batch.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`,
-			int32(clientToolsLockClass), sc.Org+"\x1f"+sc.Project+"\x1f"+clientID)
+			int32(clientToolsLockClass), sc.Org+"\x1f"+sc.Project)
 		batch.Queue(`DELETE FROM client_tools WHERE org = $1 AND project = $2 AND client_id = $3`,
 			sc.Org, sc.Project, clientID)
 		for _, t := range tools {
@@ -36,6 +38,13 @@ func (s *Store) PutClientTools(ctx context.Context, sc store.Scope, clientID str
 				DO UPDATE SET description = excluded.description, input_schema = excluded.input_schema`,
 				sc.Org, sc.Project, clientID, t.ID, t.Description, nullJSON(t.InputSchema), now)
 		}
+		// The reporting client is always kept: the others are ranked by
+		// their latest report, whatever the clocks of the replicas that
+		// stored them.
+		batch.Queue(`DELETE FROM client_tools WHERE org = $1 AND project = $2 AND client_id IN (
+				SELECT client_id FROM client_tools WHERE org = $1 AND project = $2 AND client_id <> $3
+				GROUP BY client_id ORDER BY MAX(reported_at) DESC, client_id OFFSET $4)`,
+			sc.Org, sc.Project, clientID, store.MaxClientsPerScope-1)
 		return tx.SendBatch(ctx, &batch).Close()
 	})
 	return wrap(ctx, "put client tools", err)

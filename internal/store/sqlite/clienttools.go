@@ -8,7 +8,9 @@ import (
 	"github.com/pml-go/pml/internal/store/internal/storeutil"
 )
 
-// PutClientTools replaces what clientID last reported for scope.
+// PutClientTools replaces what clientID last reported for scope and evicts
+// the scope's least recently reporting clients beyond store.MaxClientsPerScope,
+// in one transaction (SQLite's single writer serialises reports).
 func (s *Store) PutClientTools(ctx context.Context, sc store.Scope, clientID string, tools []store.ClientTool) (err error) {
 	if err := storeutil.CheckClientTools(clientID, tools); err != nil {
 		return wrap("put client tools", err)
@@ -33,6 +35,14 @@ func (s *Store) PutClientTools(ctx context.Context, sc store.Scope, clientID str
 			sc.Org, sc.Project, clientID, t.ID, t.Description, nullJSON(t.InputSchema), now); err != nil {
 			return wrap("put client tool "+t.ID, err)
 		}
+	}
+	// The reporting client is always kept: the others are ranked by their
+	// latest report, whatever the clocks of the replicas that stored them.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM client_tools WHERE org = $1 AND project = $2 AND client_id IN (
+			SELECT client_id FROM client_tools WHERE org = $1 AND project = $2 AND client_id <> $3
+			GROUP BY client_id ORDER BY MAX(reported_at) DESC, client_id LIMIT -1 OFFSET $4)`,
+		sc.Org, sc.Project, clientID, store.MaxClientsPerScope-1); err != nil {
+		return wrap("put client tools: evict old clients", err)
 	}
 	return wrap("put client tools: commit", tx.Commit())
 }

@@ -332,45 +332,25 @@ func (w *workspace) searchFiles(ctx context.Context, a struct {
 	Pattern    string `json:"pattern"`
 	MaxResults int    `json:"max_results"`
 }) (any, error) {
-	if err := checkGlob(a.Pattern); err != nil {
+	g, err := compileGlob(a.Pattern)
+	if err != nil {
+		if len(a.Pattern) > maxGlobBytes {
+			return nil, pmlerr.New(pmlerr.ToolError, "the pattern is not a valid glob: %v", err)
+		}
 		return nil, pmlerr.New(pmlerr.ToolError, "pattern %q is not a valid glob: %v", a.Pattern, err)
 	}
 	limit := a.MaxResults
-	if limit == 0 {
+	if limit <= 0 {
 		limit = 1000
 	}
 	return w.withRoot(a.Path, func(r *os.Root, pl place) (any, error) {
-		base := filepath.ToSlash(pl.rel)
-		out := []string{}
-		err := fs.WalkDir(r.FS(), base, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if p == base {
-					return err
-				}
-				return nil // an unreadable subdirectory is skipped, not fatal
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if p == base {
-				return nil
-			}
-			below := strings.TrimPrefix(p, base+"/")
-			if base == "." {
-				below = p
-			}
-			if matchGlob(a.Pattern, below, d.Name()) {
-				out = append(out, p)
-				if len(out) >= limit {
-					return fs.SkipAll
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		out, err := searchTree(ctx, r.FS(), filepath.ToSlash(pl.rel), g, limit, maxSearchEntries)
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
 			return nil, pathError(a.Path, err)
 		}
-		slices.Sort(out)
 		return out, nil
 	})
 }

@@ -191,4 +191,6 @@ func TestSearchFiles(t *testing.T) {
 	}
 	f.fails(t, "filesystem:search_files", map[string]any{"pattern": "[a"}, pmlerr.ToolError, "not a valid glob")
 	f.fails(t, "filesystem:search_files", map[string]any{"path": "nope", "pattern": "*"}, pmlerr.ToolError, "does not exist")
+	f.fails(t, "filesystem:search_files", map[string]any{"path": "main.go", "pattern": "*"}, pmlerr.ToolError, "not a directory")
+	f.ok(t, "filesystem:search_files", map[string]any{"path": "src", "pattern": "a.go"}, nil)
 }

@@ -119,14 +119,17 @@ func NewKey(k store.APIKey) (store.APIKey, error) {
 // CheckClientTools validates a client's report.
 func CheckClientTools(clientID string, tools []store.ClientTool) error {
 	if clientID == "" {
-		return errors.New("client id is empty")
+		return fmt.Errorf("%w: client id is empty", store.ErrInvalid)
+	}
+	if len(tools) > store.MaxClientToolsPerReport {
+		return fmt.Errorf("%w: the report lists %d tools; at most %d", store.ErrInvalid, len(tools), store.MaxClientToolsPerReport)
 	}
 	for _, t := range tools {
 		if t.ID == "" {
-			return errors.New("client tool id is empty")
+			return fmt.Errorf("%w: client tool id is empty", store.ErrInvalid)
 		}
 		if err := ValidJSON("input_schema", t.InputSchema); err != nil {
-			return fmt.Errorf("client tool %q: %w", t.ID, err)
+			return fmt.Errorf("%w: client tool %q: %w", store.ErrInvalid, t.ID, err)
 		}
 	}
 	return nil

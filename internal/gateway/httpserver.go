@@ -1,0 +1,149 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// HTTPLimits bound what clients can hold on an HTTP server of pml: the
+// gateway and `pml serve` (README, "HTTP and tool limits"). Zero fields take
+// the defaults.
+type HTTPLimits struct {
+	// ReadHeaderTimeout is how long a connection may take to send a
+	// request's headers (default 10 s).
+	ReadHeaderTimeout time.Duration
+	// BodyTimeout is how long a request's body may take to arrive, from
+	// the end of its headers (default 30 s); a slower one gets 408.
+	BodyTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long (default 2 min).
+	IdleTimeout time.Duration
+	// MaxBufferedBytes bounds the bytes of request bodies held in memory at
+	// once, over all requests (default 64 MiB); one tenant may hold a
+	// quarter of it. A request that would pass either waits for room for
+	// up to half its body timeout, then gets 503.
+	MaxBufferedBytes int64
+	// MaxUnauthConns bounds the connections that have not yet presented a
+	// valid key (default 512); past it the oldest such connection is closed.
+	// Negative: no bound, for servers without keys.
+	MaxUnauthConns int
+}
+
+// Defaults of HTTPLimits.
+const (
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultBodyTimeout       = 30 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultMaxBufferedBytes  = 64 << 20
+	DefaultMaxUnauthConns    = 512
+)
+
+func (l HTTPLimits) withDefaults() HTTPLimits {
+	if l.ReadHeaderTimeout <= 0 {
+		l.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if l.BodyTimeout <= 0 {
+		l.BodyTimeout = DefaultBodyTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = DefaultIdleTimeout
+	}
+	if l.MaxBufferedBytes <= 0 {
+		l.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	// One largest body must always fit, or it would wait forever.
+	l.MaxBufferedBytes = max(l.MaxBufferedBytes, MaxRequestBytes+1)
+	if l.MaxUnauthConns == 0 {
+		l.MaxUnauthConns = DefaultMaxUnauthConns
+	}
+	return l
+}
+
+// HTTPServer serves a handler within HTTPLimits.
+type HTTPServer struct {
+	srv   *http.Server
+	conns *connTracker // nil when unauthenticated connections are not bounded
+	log   *slog.Logger
+	// cancelRequests ends the contexts of requests still running after the
+	// shutdown drain.
+	cancelRequests context.CancelFunc
+}
+
+// HTTPServer returns the gateway's HTTP server: Handler's surface within lim.
+func (s *Service) HTTPServer(lim HTTPLimits) *HTTPServer {
+	return NewHTTPServer(s.handler(lim), lim, s.log)
+}
+
+// NewHTTPServer serves h within lim. h must bound its request bodies itself
+// (LimitBodies does); the server bounds headers, idle connections and, unless
+// lim.MaxUnauthConns is negative, connections that present no valid key.
+func NewHTTPServer(h http.Handler, lim HTTPLimits, log *slog.Logger) *HTTPServer {
+	lim = lim.withDefaults()
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	base, cancel := context.WithCancel(context.Background())
+	s := &HTTPServer{log: log, cancelRequests: cancel}
+	s.srv = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: lim.ReadHeaderTimeout,
+		IdleTimeout:       lim.IdleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if lim.MaxUnauthConns > 0 {
+		s.conns = newConnTracker(lim.MaxUnauthConns, log)
+		s.srv.ConnContext = s.conns.connContext
+	}
+	return s
+}
+
+// shutdownDrain is how long requests in flight get to finish when the
+// server stops; then their contexts are cancelled, which also ends
+// long-lived event streams that would otherwise hold the shutdown open.
+const shutdownDrain = 2 * time.Second
+
+// Serve serves on ln until ctx ends, then drains (see shutdownDrain) and
+// returns nil; or until the server fails or is closed.
+func (s *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.cancelRequests()
+	if s.conns != nil {
+		ln = s.conns.listener(ln)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	drained := make(chan struct{})
+	defer close(drained)
+	go func() {
+		select {
+		case <-time.After(shutdownDrain):
+			s.cancelRequests()
+		case <-drained:
+		}
+	}()
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownDrain+3*time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		s.log.Warn("closing connections still open after the drain", "err", err)
+		_ = s.srv.Close()
+	}
+	return nil
+}
+
+// Close closes the listener and every connection at once.
+func (s *HTTPServer) Close() error {
+	s.cancelRequests()
+	return s.srv.Close()
+}
