@@ -23,7 +23,6 @@ require (
 	google.golang.org/protobuf v1.36.12
 	modernc.org/libc v1.79.0
 	modernc.org/libquickjs v0.14.0
-	modernc.org/quickjs v0.27.0
 	modernc.org/sqlite v1.61.1
 )
 

@@ -1,44 +1,47 @@
 package analysis
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"testing"
 
-	"modernc.org/quickjs"
-
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/sandbox/engine"
 )
 
-// runJS evaluates a.JS in QuickJS the way a sandbox does: evaluate the
-// expression, call it with args, await it. mcp is a stub whose tools echo.
-// It returns the result as JSON, or the error stack.
+// runJS evaluates a.JS in the sandbox's engine the way a sandbox does:
+// evaluate the expression, call it with args, await it. mcp is a stub whose
+// tools echo. It returns the result as JSON, or the error stack.
 func runJS(t *testing.T, a *Analysis, args string) (result string, stack string) {
 	t.Helper()
-	m, err := quickjs.NewVM()
+	vm, err := engine.New(64 << 20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
-	setup := `globalThis.mcp = new Proxy({}, { get: (_, ns) => new Proxy({}, {
-		get: (_, action) => async (a) => ({ tool: ns + ":" + action, args: a }) }) });`
-	if _, err := m.Eval(setup, quickjs.EvalGlobal); err != nil {
-		t.Fatal(err)
+	defer vm.Close()
+	eval := func(src string) string {
+		t.Helper()
+		code, ok := vm.Compile(src, false)
+		if !ok {
+			t.Fatalf("compile: %s\n%s", vm.TakeException(4<<10).Message, a.JS)
+		}
+		v := vm.EvalBytecode(code)
+		if v.IsException() {
+			t.Fatalf("eval: %s\n%s", vm.TakeException(4<<10).Message, a.JS)
+		}
+		defer vm.Free(v)
+		s, _ := vm.GoString(v)
+		return s
 	}
+	eval(`globalThis.mcp = new Proxy({}, { get: (_, ns) => new Proxy({}, {
+		get: (_, action) => async (a) => ({ tool: ns + ":" + action, args: a }) }) });`)
 	// The function expression goes on a line of its own so JS line numbers
 	// are the Analysis's.
-	run := "globalThis.__f =\n" + a.JS + ";\n__f(" + args + ").then(v => { globalThis.__r = JSON.stringify(v) }, " +
-		"e => { globalThis.__e = String(e && e.stack) })"
-	if _, err := m.Eval(run, quickjs.EvalGlobal); err != nil {
-		t.Fatalf("eval: %v\n%s", err, a.JS)
+	eval("globalThis.__f =\n" + a.JS + ";\n__f(" + args + ").then(v => { globalThis.__r = JSON.stringify(v) }, " +
+		"e => { globalThis.__e = String(e && e.stack) })")
+	for vm.RunJob() > 0 {
 	}
-	if _, err := m.ExecutePendingJobs(); err != nil {
-		t.Fatal(err)
-	}
-	r, _ := m.Eval("globalThis.__r ?? ''", quickjs.EvalGlobal)
-	e, _ := m.Eval("globalThis.__e ?? ''", quickjs.EvalGlobal)
-	return fmt.Sprint(r), fmt.Sprint(e)
+	return eval("globalThis.__r ?? ''"), eval("globalThis.__e ?? ''")
 }
 
 func TestJSRunsInSandboxEngine(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/sandbox/engine"
 	"github.com/pml-go/pml/internal/tools"
 )
 
@@ -199,7 +200,7 @@ func (r *run) deliver(res callResult) error {
 	r.inflightBytes -= res.argBytes
 	waiting := r.m.waiting[res.id]
 	delete(r.m.waiting, res.id)
-	defer waiting.free(r.m.engine)
+	defer waiting.free(r.m.vm)
 	if res.err == nil {
 		if !r.budget.Take(int64(len(res.value))) {
 			return r.callBudgetError(res.tool)
@@ -230,7 +231,7 @@ func (r *run) dispatchQueued() error {
 		return nil
 	}
 	r.bridgeQueued = false
-	return r.callBridge(controlDispatch, jsUndefined, 0, "", "", "")
+	return r.callBridge(controlDispatch, engine.Undefined, 0, "", "", "")
 }
 
 // maxKeptToolErrors bounds the Go errors a run keeps for the error of an

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/sandbox/engine"
 )
 
 // thrown is what the bridge reports about a value the code threw (kind "js").
@@ -30,6 +31,11 @@ type toolFailure struct {
 	Tool    string `json:"tool"`
 }
 
+// thrownOf is what the engine says about an exception, as the bridge would.
+func thrownOf(x engine.Exception) thrown {
+	return thrown{Message: x.Message, Name: x.Name, Stack: x.Stack, Null: x.Null, Line: x.Line, Column: x.Column}
+}
+
 // failure turns the bridge's report of an uncaught error into the run's error.
 func (r *run) failure(kind, detail string) error {
 	switch kind {
@@ -48,7 +54,7 @@ func (r *run) failure(kind, detail string) error {
 		}
 		return r.thrownError(t)
 	}
-	if r.m.engine.outOfMemory() {
+	if r.m.vm.OutOfMemory() {
 		return r.memoryError()
 	}
 	return pmlerr.New(pmlerr.CodeError, "the code threw a value that could not be described")
@@ -59,7 +65,7 @@ func (r *run) failure(kind, detail string) error {
 func (r *run) thrownError(t thrown) error {
 	t.Message, t.Stack, t.Name = capText(t.Message), capText(t.Stack), capText(t.Name)
 	switch {
-	case t.Null && r.m.engine.outOfMemory():
+	case t.Null && r.m.vm.OutOfMemory():
 		return r.memoryError()
 	case t.Name == "InternalError" && t.Message == "out of memory":
 		return r.memoryError()
@@ -79,7 +85,7 @@ func (r *run) thrownError(t thrown) error {
 // exceptionError maps an exception a call into the engine ended with: one
 // without a name, when an allocation failed, is running out of memory.
 func (r *run) exceptionError(t thrown) error {
-	if t.Name == "" && r.m.engine.outOfMemory() {
+	if t.Name == "" && r.m.vm.OutOfMemory() {
 		return r.memoryError()
 	}
 	return r.thrownError(t)
@@ -88,7 +94,7 @@ func (r *run) exceptionError(t thrown) error {
 // compileError maps the exception evaluating the code ended with: a syntax
 // error has a position; anything else is what exceptionError says.
 func (r *run) compileError() error {
-	t := r.m.engine.takeException()
+	t := thrownOf(r.m.vm.TakeException(maxTextBytes))
 	if t.Name != "SyntaxError" {
 		return r.exceptionError(t)
 	}
@@ -145,7 +151,7 @@ func (r *run) timeout() error {
 // no call is in flight, no job is queued and there are no timers. It would
 // only end at the timeout, so it ends now, with the timeout's code.
 func (r *run) stuck() error {
-	if r.m.engine.outOfMemory() {
+	if r.m.vm.OutOfMemory() {
 		return r.memoryError()
 	}
 	return pmlerr.New(pmlerr.ExecutionTimeout, "the code awaits a promise that can never settle (no mcp.* call is in flight); it would only end at the timeout")

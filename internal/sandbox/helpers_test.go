@@ -14,7 +14,6 @@ import (
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/tools"
-	lib "modernc.org/libquickjs"
 )
 
 // testTools is an in-process tool set:
@@ -167,24 +166,4 @@ func peakRSSBytes(t *testing.T) int64 {
 	}
 	t.Skip("no VmHWM")
 	return 0
-}
-
-// evalText evaluates src as a global script in m, outside any run, and
-// returns its value as a string ("" for undefined).
-func evalText(m *machine, src string) (string, error) {
-	e := m.engine
-	code, ok := e.compile(src, false)
-	if !ok {
-		return "", fmt.Errorf("compile: %s", e.takeException().Message)
-	}
-	v := e.evalBytecode(code)
-	if isException(v) {
-		return "", fmt.Errorf("%s", e.takeException().Message)
-	}
-	defer e.free(v)
-	if int32(v.Ftag) == lib.EJS_TAG_UNDEFINED {
-		return "", nil
-	}
-	s, _ := e.goString(v)
-	return s, nil
 }

@@ -2,15 +2,11 @@ package sandbox
 
 import (
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"unicode/utf8"
-	"unsafe"
-
-	"modernc.org/libc"
-	lib "modernc.org/libquickjs"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/sandbox/engine"
 )
 
 // The bridge reaches Go through one C function of the engine, __pml_host,
@@ -27,92 +23,67 @@ const (
 	opReturn = 5 // (value) -> 1 when Go wrote it as the result, 0: the bridge serializes it (opResult)
 )
 
-// hostFromJS is __pml_host(op, a, b). The engine finds the machine through
-// its context's opaque word.
-func hostFromJS(tls *libc.TLS, ctx uintptr, this lib.TJSValue, argc int32, argv uintptr, magic int32) lib.TJSValue {
-	m := (*machine)(cPointer(lib.XJS_GetContextOpaque(tls, ctx)))
-	if m.run == nil || argc != 3 {
-		return jsInt(-1)
-	}
-	return m.run.host(jsArg(argv, 0), jsArg(argv, 1), jsArg(argv, 2))
-}
-
 // host serves the bridge, on the VM goroutine. A panic must not unwind
 // through the engine's frames, so it becomes the run's outcome.
-func (r *run) host(op, a, b lib.TJSValue) (ret lib.TJSValue) {
+func (r *run) host(op int, a, b engine.Value) (ret engine.Value) {
 	defer func() {
 		if p := recover(); p != nil {
-			if r.m.engine.arena.revoked.Load() {
+			if r.m.vm.Revoked() {
 				panic(p) // the fault revoke causes: it unwinds the whole engine
 			}
 			slog.Error("sandbox: panic in host function", "panic", p)
 			r.finish(nil, pmlerr.New(pmlerr.Internal, "sandbox failure: %v", p))
-			ret = jsInt(-1)
+			ret = engine.Int(-1)
 		}
 	}()
-	e := r.m.engine
-	if int32(op.Ftag) != lib.EJS_TAG_INT {
-		panic("host: the operation is not an int")
-	}
-	switch int32(op.Fu.Fuint641) {
+	vm := r.m.vm
+	switch op {
 	case opCall:
 		return r.callFromJS(a, b)
 	case opReturn:
-		text, ok := e.plainJSON(a, int64(r.lim.MaxResultBytes))
+		text, ok := vm.PlainJSON(a, int64(r.lim.MaxResultBytes))
 		if !ok {
-			return jsInt(0)
+			return engine.Int(0)
 		}
 		r.finish(text, nil)
-		return jsInt(1)
+		return engine.Int(1)
 	}
-	sa, ok := e.goString(a)
+	sa, ok := vm.GoString(a)
 	if !ok {
 		r.finish(nil, r.engineFailure("read a string of the bridge"))
-		return jsInt(-1)
+		return engine.Int(-1)
 	}
-	switch int32(op.Fu.Fuint641) {
+	switch op {
 	case opLog:
-		return jsInt(r.log(sa))
+		return engine.Int(r.log(sa))
 	case opResult:
 		r.finish(r.result(sa))
 	case opFail:
-		sb, ok := e.goString(b)
+		sb, ok := vm.GoString(b)
 		if !ok {
 			r.finish(nil, r.engineFailure("read a string of the bridge"))
 			break
 		}
 		r.finish(nil, r.failure(sa, sb))
 	}
-	return jsInt(0)
+	return engine.Int(0)
 }
 
-// installHost defines the global __pml_host, and makes the context lead to
-// m: the machine outlives its VM, and Go does not move heap objects.
+// installHost defines the global __pml_host, which the bridge takes off
+// the global object before user code runs.
 func (m *machine) installHost() error {
-	e := m.engine
-	lib.XJS_SetContextOpaque(e.tls, e.ctx, uintptr(unsafe.Pointer(m)))
-	name, err := libc.CString("__pml_host")
-	if err != nil {
-		return err
-	}
-	defer libc.Xfree(e.tls, name)
-	fn := lib.XJS_NewCFunction2(e.tls, e.ctx, funcAddr(hostFromJS), name, 3, lib.EJS_CFUNC_generic_magic, 0)
-	if int32(fn.Ftag) == lib.EJS_TAG_EXCEPTION {
-		e.clearException()
-		return fmt.Errorf("create __pml_host")
-	}
-	// JS_SetPropertyStr takes fn over, also when it fails.
-	if lib.XJS_SetPropertyStr(e.tls, e.ctx, (*lib.TJSContext)(cPointer(e.ctx)).Fglobal_obj, name, fn) < 0 {
-		e.clearException()
-		return fmt.Errorf("define __pml_host")
-	}
-	return nil
+	return m.vm.InstallHost("__pml_host", func(op int, a, b engine.Value) engine.Value {
+		if m.run == nil {
+			return engine.Int(-1)
+		}
+		return m.run.host(op, a, b)
+	})
 }
 
 // engineFailure is the run's error when the engine could not hand over a
 // value: it ran out of memory, or something this package does not expect.
 func (r *run) engineFailure(what string) error {
-	if r.m.engine.outOfMemory() {
+	if r.m.vm.OutOfMemory() {
 		return r.memoryError()
 	}
 	return pmlerr.New(pmlerr.Internal, "sandbox failure: cannot %s", what)

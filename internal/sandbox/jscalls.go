@@ -1,16 +1,10 @@
 package sandbox
 
-import (
-	"unsafe"
-
-	"modernc.org/libc"
-	lib "modernc.org/libquickjs"
-
-	"github.com/pml-go/pml/internal/pmlerr"
-)
+import "github.com/pml-go/pml/internal/sandbox/engine"
 
 // The path of an mcp.* call, most of a round trip, crosses between JS and
-// Go through the engine's C API (see host.go and engine.go):
+// Go through one host function of the engine (see host.go and package
+// engine):
 //
 //   - The bridge hands the arguments object itself to Go (callFromJS), which
 //     writes their JSON when they are plain data: objects with
@@ -33,48 +27,49 @@ const (
 // callFromJS starts a call of the bridge: a is the tool name, b the
 // arguments object, undefined or null for none, or their JSON text. It
 // answers the call's promise, callBusy or callNeedsJS.
-func (r *run) callFromJS(a, b lib.TJSValue) lib.TJSValue {
+func (r *run) callFromJS(a, b engine.Value) engine.Value {
 	if !r.canCall() {
 		r.bridgeQueued = true
-		return jsInt(callBusy)
+		return engine.Int(callBusy)
 	}
-	e := r.m.engine
-	tool, ok := e.goString(a)
+	vm := r.m.vm
+	tool, ok := vm.GoString(a)
 	if !ok {
 		r.finish(nil, r.engineFailure("read the tool name"))
-		return jsInt(callBusy)
+		return engine.Int(callBusy)
 	}
 	var text []byte
-	switch int32(b.Ftag) {
-	case lib.EJS_TAG_UNDEFINED, lib.EJS_TAG_NULL:
+	switch {
+	case b.IsNullish():
 		text = []byte("{}")
-	case lib.EJS_TAG_STRING, lib.EJS_TAG_STRING_ROPE:
-		s, ok := e.goString(b)
+	case b.IsString():
+		s, ok := vm.GoString(b)
 		if !ok {
 			r.finish(nil, r.engineFailure("read call arguments"))
-			return jsInt(callBusy)
+			return engine.Int(callBusy)
 		}
 		text = []byte(s)
 	default:
-		if text, ok = e.plainJSON(b, r.lim.MemoryBytes); !ok {
-			return jsInt(callNeedsJS)
+		if text, ok = vm.PlainJSON(b, r.lim.MemoryBytes); !ok {
+			return engine.Int(callNeedsJS)
 		}
 	}
 	if !r.budget.Take(int64(len(text))) {
 		r.finish(nil, r.callBudgetError(tool))
-		return jsInt(callBusy)
+		return engine.Int(callBusy)
 	}
-	promise, res, ok := e.newPromise()
+	promise, resolve, reject, ok := vm.NewPromise()
+	res := resolvers{resolve: resolve, reject: reject}
 	if !ok {
 		r.finish(nil, r.engineFailure("create a promise"))
-		return jsInt(callBusy)
+		return engine.Int(callBusy)
 	}
 	id := r.startCall(tool, text)
 	if id < 0 {
 		r.bridgeQueued = true
-		res.free(e)
-		e.free(promise)
-		return jsInt(callBusy)
+		res.free(vm)
+		vm.Free(promise)
+		return engine.Int(callBusy)
 	}
 	r.m.waiting[id] = res
 	return promise
@@ -82,64 +77,42 @@ func (r *run) callFromJS(a, b lib.TJSValue) lib.TJSValue {
 
 // resolvers are the resolving functions of a call's promise, which Go holds
 // until the call settles.
-type resolvers struct{ resolve, reject lib.TJSValue }
+type resolvers struct{ resolve, reject engine.Value }
 
-func (res resolvers) free(e *engine) {
-	e.free(res.resolve)
-	e.free(res.reject)
-}
-
-// newPromise makes a promise and its resolving functions.
-func (e *engine) newPromise() (lib.TJSValue, resolvers, bool) {
-	funcs := e.scratch
-	p := lib.XJS_NewPromiseCapability(e.tls, e.ctx, funcs)
-	if int32(p.Ftag) == lib.EJS_TAG_EXCEPTION {
-		e.clearException()
-		return p, resolvers{}, false
-	}
-	return p, resolvers{resolve: jsArg(funcs, 0), reject: jsArg(funcs, 1)}, true
+func (res resolvers) free(vm *engine.VM) {
+	vm.Free(res.resolve)
+	vm.Free(res.reject)
 }
 
 // settle hands a call's result to its promise: the parsed value, or what
 // parsing threw (a result nested too deep).
 func (r *run) settle(res resolvers, value []byte) error {
-	e := r.m.engine
-	// The engine's JSON parser reads up to a terminating NUL; the name of
-	// the "file" for its errors follows.
-	const name = "\x00<tool result>\x00"
-	size := len(value) + len(name)
-	buf := libc.Xmalloc(e.tls, lib.Tsize_t(size))
-	if buf == 0 {
-		return pmlerr.New(pmlerr.Internal, "sandbox failure: out of host memory")
-	}
-	defer libc.Xfree(e.tls, buf)
-	b := unsafe.Slice((*byte)(cPointer(buf)), size)
-	copy(b[copy(b, value):], name)
-	v := lib.XJS_ParseJSON(e.tls, e.ctx, buf, lib.Tsize_t(len(value)), buf+uintptr(len(value))+1)
+	vm := r.m.vm
+	v := vm.ParseJSON(value, "<tool result>")
 	f := res.resolve
-	if int32(v.Ftag) == lib.EJS_TAG_EXCEPTION {
-		v, f = lib.XJS_GetException(e.tls, e.ctx), res.reject
+	if v.IsException() {
+		v, f = vm.TakeExceptionValue(), res.reject
 	}
-	defer e.free(v)
+	defer vm.Free(v)
 	return r.callJS(f, v)
 }
 
 // callJS calls the JS function f from Go.
-func (r *run) callJS(f lib.TJSValue, args ...lib.TJSValue) error {
+func (r *run) callJS(f engine.Value, args ...engine.Value) error {
 	if r.outcome != nil {
 		return nil
 	}
 	if r.ctx.Err() != nil {
 		return r.timeout()
 	}
-	e := r.m.engine
+	vm := r.m.vm
 	r.enterJS()
-	v := e.call(f, args...)
+	v := vm.Call(f, args...)
 	r.leaveJS()
-	if isException(v) {
+	if v.IsException() {
 		return r.exception()
 	}
-	e.free(v)
+	vm.Free(v)
 	return nil
 }
 
@@ -147,7 +120,7 @@ func (r *run) callJS(f lib.TJSValue, args ...lib.TJSValue) error {
 // returns the run's error for it. Once the code has an outcome, the
 // exception is the interrupt that stopped it, and not an error.
 func (r *run) exception() error {
-	t := r.m.engine.takeException()
+	t := thrownOf(r.m.vm.TakeException(maxTextBytes))
 	if r.outcome != nil {
 		return nil
 	}
@@ -162,22 +135,22 @@ const (
 )
 
 // callBridge calls the bridge's control function from Go.
-func (r *run) callBridge(op int, fn lib.TJSValue, id int, msg, code, tool string) error {
-	e := r.m.engine
-	var strs [3]lib.TJSValue
+func (r *run) callBridge(op int, fn engine.Value, id int, msg, code, tool string) error {
+	vm := r.m.vm
+	var strs [3]engine.Value
 	for i, s := range [3]string{msg, code, tool} {
-		strs[i] = e.newString(s)
-		if int32(strs[i].Ftag) == lib.EJS_TAG_EXCEPTION {
+		strs[i] = vm.NewString(s)
+		if strs[i].IsException() {
 			for _, v := range strs[:i] {
-				e.free(v)
+				vm.Free(v)
 			}
 			return r.exception()
 		}
 	}
 	defer func() {
 		for _, v := range strs {
-			e.free(v)
+			vm.Free(v)
 		}
 	}()
-	return r.callJS(r.m.controlFn, jsInt(op), fn, jsInt(id), strs[0], strs[1], strs[2])
+	return r.callJS(r.m.controlFn, engine.Int(op), fn, engine.Int(id), strs[0], strs[1], strs[2])
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	lib "modernc.org/libquickjs"
+	"github.com/pml-go/pml/internal/sandbox/engine"
 )
 
 //go:embed bridge.js
@@ -16,14 +16,14 @@ var bridgeSource string
 // without line tables and source: nothing reads them, as the bridge's
 // frames are dropped from the positions reported to users.
 var bridgeBytecode = sync.OnceValues(func() ([]byte, error) {
-	e, err := newEngine(DefaultLimits().MemoryBytes)
+	vm, err := engine.New(DefaultLimits().MemoryBytes)
 	if err != nil {
 		return nil, fmt.Errorf("create a VM to compile the bridge: %w", err)
 	}
-	defer e.close()
-	code, ok := e.compile(bridgeSource, true)
+	defer vm.Close()
+	code, ok := vm.Compile(bridgeSource, true)
 	if !ok {
-		return nil, fmt.Errorf("compile bridge.js: %s", e.takeException().Message)
+		return nil, fmt.Errorf("compile bridge.js: %s", vm.TakeException(maxTextBytes).Message)
 	}
 	return code, nil
 })
@@ -31,8 +31,8 @@ var bridgeBytecode = sync.OnceValues(func() ([]byte, error) {
 // machine is one VM with the bridge installed and no user code run yet. It
 // is used for exactly one Run and then closed.
 type machine struct {
-	engine    *engine
-	controlFn lib.TJSValue      // the bridge's control function
+	vm        *engine.VM
+	controlFn engine.Value      // the bridge's control function
 	waiting   map[int]resolvers // calls in flight by id (see jscalls.go)
 	run       *run              // the Run using this machine; nil while pooled
 }
@@ -44,27 +44,25 @@ func newMachine(memoryLimit int64) (*machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := newEngine(memoryLimit)
+	vm, err := engine.New(memoryLimit)
 	if err != nil {
 		return nil, fmt.Errorf("create VM: %w", err)
 	}
-	m := &machine{engine: e, waiting: map[int]resolvers{}}
+	m := &machine{vm: vm, waiting: map[int]resolvers{}}
 	if err := m.installHost(); err != nil {
-		e.close()
+		vm.Close()
 		return nil, fmt.Errorf("install host function: %w", err)
 	}
-	if m.controlFn = e.evalBytecode(code); isException(m.controlFn) {
-		msg := e.takeException().Message
-		e.close()
+	if m.controlFn = vm.EvalBytecode(code); m.controlFn.IsException() {
+		msg := vm.TakeException(maxTextBytes).Message
+		vm.Close()
 		return nil, fmt.Errorf("install bridge: %s", msg)
 	}
 	return m, nil
 }
 
 // fits reports whether the machine's heap can take a run with limit lim.
-func (m *machine) fits(memoryLimit int64) bool {
-	return m.engine.arena.region.size() >= int(memoryLimit)+arenaSlack
-}
+func (m *machine) fits(memoryLimit int64) bool { return m.vm.Fits(memoryLimit) }
 
 // close drops the VM; its heap goes whole, values and all.
-func (m *machine) close() { m.engine.close() }
+func (m *machine) close() { m.vm.Close() }

@@ -4,16 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/sandbox/engine"
 	"github.com/pml-go/pml/internal/tools"
-	lib "modernc.org/libquickjs"
 )
 
 // Result is what a successful Run produced. On failure Run still returns the
@@ -86,7 +86,7 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 				continue
 			}
 			r.cpuOut.Store(true)
-			r.m.engine.intr.stop.Store(true)
+			r.m.vm.Stop()
 			stopping = true
 		}
 	}
@@ -110,9 +110,7 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 // arena.go). Only Run calls it, after claiming the run, so the VM goroutine
 // can no longer hand the VM to anyone else.
 func (r *run) revoke() {
-	a := r.m.engine.arena
-	a.revoked.Store(true)
-	if err := a.region.revoke(); err != nil {
+	if err := r.m.vm.Revoke(); err != nil {
 		slog.Warn("sandbox: code did not stop at its deadline and its VM cannot be revoked; it ends when the built-in it runs returns", "err", err)
 	}
 	close(r.revoked)
@@ -144,7 +142,7 @@ func (r *run) end(value json.RawMessage, err error) {
 	if r.claimed.CompareAndSwap(false, true) {
 		// Run takes it. This goroutine ends right after, so that Run
 		// resumes on this thread rather than waiting for another to wake.
-		r.done <- runOutput{res: Result{Logs: r.logs, LogsTruncated: r.logsTruncated, MemoryBytes: r.m.engine.memoryBytes()}, value: value, err: err}
+		r.done <- runOutput{res: Result{Logs: r.logs, LogsTruncated: r.logsTruncated, MemoryBytes: r.m.vm.MemoryBytes()}, value: value, err: err}
 		return
 	}
 	// Run answered at the deadline and revoked the VM: drop it untouched.
@@ -163,12 +161,16 @@ func (r *run) cleanup(out runOutput) (Result, error) {
 	return out.result()
 }
 
+// errRevoked ends the drive of a VM that Run revoked.
+var errRevoked = errors.New("sandbox: the VM was revoked")
+
 // guard runs f, turning a panic into an INTERNAL_ERROR.
 func (r *run) guard(f func() (json.RawMessage, error)) (value json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			if r.m.engine.arena.revoked.Load() {
-				value, err = nil, errRevoked // the fault revoke causes
+			if r.m.vm.Revoked() {
+				// The fault revoke causes: Run answered already.
+				value, err = nil, errRevoked
 				return
 			}
 			slog.Error("sandbox: panic while running code", "panic", p, "stack", string(debug.Stack()))
@@ -280,30 +282,30 @@ func (r *run) watch() (stop func()) {
 		if c := r.inline.Load(); c != nil {
 			r.abandon(c, r.timeout())
 		}
-		r.m.engine.intr.stop.Store(true)
+		r.m.vm.Stop()
 	})
 	return func() { stopAfter() }
 }
 
 // execute compiles and starts the code, then runs the event loop.
 func (r *run) execute(js, argsText string) (json.RawMessage, error) {
-	e := r.m.engine
-	e.setMemoryLimit(r.lim.MemoryBytes)
+	vm := r.m.vm
+	vm.SetMemoryLimit(r.lim.MemoryBytes)
 	fn, err := r.load(js)
 	if err != nil {
 		return nil, err
 	}
-	args := e.newString(argsText)
-	if isException(args) {
-		e.free(fn)
+	args := vm.NewString(argsText)
+	if args.IsException() {
+		vm.Free(fn)
 		return nil, r.exception()
 	}
-	err = r.callJS(r.m.controlFn, jsInt(controlStart), fn, args)
+	err = r.callJS(r.m.controlFn, engine.Int(controlStart), fn, args)
 	// The bridge holds the function now. Freed here, not deferred: once
 	// loop hands the VM to another goroutine (takeOver), this one must not
 	// touch it again.
-	e.free(fn)
-	e.free(args)
+	vm.Free(fn)
+	vm.Free(args)
 	if err != nil {
 		return nil, err
 	}
@@ -313,26 +315,26 @@ func (r *run) execute(js, argsText string) (json.RawMessage, error) {
 // load evaluates js to its function, through the process's cache of
 // compiled code: AI clients and capabilities send the same code again and
 // again, and loading bytecode takes a fraction of compiling.
-func (r *run) load(js string) (lib.TJSValue, error) {
-	e := r.m.engine
+func (r *run) load(js string) (engine.Value, error) {
+	vm := r.m.vm
 	if r.ctx.Err() != nil {
-		return jsUndefined, r.timeout()
+		return engine.Undefined, r.timeout()
 	}
 	code, ok := compiled.Get(js)
 	if !ok {
 		r.enterJS()
-		code, ok = e.compile(js, false)
+		code, ok = vm.Compile(js, false)
 		r.leaveJS()
 		if !ok {
-			return jsUndefined, r.compileError()
+			return engine.Undefined, r.compileError()
 		}
 		code = compiled.Add(js, code, len(js)+len(code))
 	}
 	r.enterJS()
-	fn := e.evalBytecode(code)
+	fn := vm.EvalBytecode(code)
 	r.leaveJS()
-	if isException(fn) {
-		return jsUndefined, r.exception()
+	if fn.IsException() {
+		return engine.Undefined, r.exception()
 	}
 	return fn, nil
 }
@@ -412,16 +414,13 @@ func (r *run) deliverReady() error {
 
 // drain runs the pending jobs (promise reactions).
 func (r *run) drain() error {
-	e := r.m.engine
-	const size = int(unsafe.Sizeof(uintptr(0)))
-	pctx := e.tls.Alloc(size) // where the engine puts the context of a failed job
-	defer e.tls.Free(size)
+	vm := r.m.vm
 	for r.outcome == nil {
 		if r.ctx.Err() != nil {
 			return r.timeout()
 		}
 		r.enterJS()
-		n := lib.XJS_ExecutePendingJob(e.tls, e.rt, pctx)
+		n := vm.RunJob()
 		r.leaveJS()
 		switch n {
 		case 0:
@@ -440,19 +439,19 @@ func (r *run) drain() error {
 // goroutine spends inside the engine (a busy machine makes it run out
 // sooner than a quiet one).
 func (r *run) enterJS() {
-	now := monotonic()
+	now := engine.Monotonic()
 	r.inJSFrom.Store(now)
 	deadline := now + int64(r.lim.CPUBudget) - r.cpuUsed.Load()
 	if d, ok := r.ctx.Deadline(); ok {
 		deadline = min(deadline, now+int64(time.Until(d)))
 	}
-	r.m.engine.intr.deadline.Store(deadline)
+	r.m.vm.SetDeadline(deadline)
 }
 
 // leaveJS ends the stretch enterJS started.
 func (r *run) leaveJS() {
 	from := r.inJSFrom.Swap(0)
-	r.cpuUsed.Add(monotonic() - from)
+	r.cpuUsed.Add(engine.Monotonic() - from)
 	if r.cpuUsed.Load() >= int64(r.lim.CPUBudget) {
 		r.cpuOut.Store(true)
 	}
@@ -462,7 +461,7 @@ func (r *run) leaveJS() {
 func (r *run) cpuSpent() time.Duration {
 	spent := r.cpuUsed.Load()
 	if from := r.inJSFrom.Load(); from != 0 {
-		spent += monotonic() - from
+		spent += engine.Monotonic() - from
 	}
 	return time.Duration(spent)
 }
@@ -474,7 +473,7 @@ func (r *run) finish(value json.RawMessage, err error) {
 		return
 	}
 	r.outcome = &outcome{value: value, err: err}
-	r.m.engine.intr.stop.Store(true)
+	r.m.vm.Stop()
 }
 
 func unknownTool(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {

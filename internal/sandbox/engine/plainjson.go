@@ -1,4 +1,4 @@
-package sandbox
+package engine
 
 import (
 	"math"
@@ -9,17 +9,23 @@ import (
 	lib "modernc.org/libquickjs"
 )
 
-// Call arguments and results written as JSON in Go, without running JS (see
-// jscalls.go).
+// Call arguments and results written as JSON in Go, without running JS:
+// JSON.stringify with a replacer that checks each value costs several times
+// more, and most arguments are plain data.
 
 // maxPlainDepth bounds the nesting written in Go; deeper arguments take the
 // bridge's path, which the engine's stack limit bounds.
 const maxPlainDepth = 64
 
-// plainJSON writes the JSON text of v when it is plain data of at most max
-// bytes. It runs no JS code: no getter, toJSON or proxy trap. (A string,
-// number or boolean has no toJSON for JSON.stringify to call.)
-func (e *engine) plainJSON(v lib.TJSValue, max int64) ([]byte, bool) {
+// PlainJSON writes the JSON text of v when it is plain data of at most max
+// bytes: objects with Object.prototype or null as prototype and arrays,
+// without accessors, toJSON or holes, holding strings, numbers, booleans and
+// null. It runs no JS code: no getter, toJSON or proxy trap (a string,
+// number or boolean has no toJSON for JSON.stringify to call). The text is
+// byte for byte what JSON.stringify makes.
+func (e *VM) PlainJSON(v Value, max int64) ([]byte, bool) { return e.plainJSON(v.v, max) }
+
+func (e *VM) plainJSON(v lib.TJSValue, max int64) ([]byte, bool) {
 	w := jsonWriter{e: e, max: int(max), objectProto: e.classProto(lib.EJS_CLASS_OBJECT), arrayProto: e.classProto(lib.EJS_CLASS_ARRAY)}
 	// A toJSON on a shared prototype applies to every object.
 	if e.hasOwn(w.objectProto, atomToJSON) || e.hasOwn(w.arrayProto, atomToJSON) {
@@ -32,7 +38,7 @@ func (e *engine) plainJSON(v lib.TJSValue, max int64) ([]byte, bool) {
 }
 
 type jsonWriter struct {
-	e                       *engine
+	e                       *VM
 	buf                     []byte
 	max                     int
 	open                    []uintptr // the objects being written, for cycles

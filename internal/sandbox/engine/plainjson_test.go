@@ -1,7 +1,6 @@
-package sandbox
+package engine
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -15,11 +14,7 @@ import (
 // TestPlainJSON checks the arguments JSON written in Go against
 // JSON.stringify, and that everything else is left to the bridge.
 func TestPlainJSON(t *testing.T) {
-	m, err := newMachine(DefaultLimits().MemoryBytes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.close()
+	vm := newVM(t)
 	inGo := []string{
 		`({})`, `({a: 1, b: 2})`, `({a: [1, "two", true, false, null, {}], b: {c: {d: []}}})`,
 		`({s: "quote \" backslash \\ newline \n tab \t nul \0 bell \x07 del \x7f é 😀 \u2028"})`,
@@ -41,10 +36,10 @@ func TestPlainJSON(t *testing.T) {
 		`(() => { const a = [1]; Object.defineProperty(a, 0, {get() { return 2 }}); return {a} })()`,
 		`(() => { const o = {}; Object.defineProperty(o, "toJSON", {value: () => 1}); return o })()`,
 	}
-	e := m.engine
+	e := vm
 	check := func(expr string, wantGo bool) {
 		t.Helper()
-		if _, err := evalText(m, "void (globalThis.__v = "+expr+")"); err != nil {
+		if _, err := evalText(vm, "void (globalThis.__v = "+expr+")"); err != nil {
 			t.Fatalf("%s: %v", expr, err)
 		}
 		name, _ := libc.CString("__v")
@@ -59,7 +54,7 @@ func TestPlainJSON(t *testing.T) {
 		if !ok {
 			return
 		}
-		want, err := evalText(m, "JSON.stringify(__v)")
+		want, err := evalText(vm, "JSON.stringify(__v)")
 		if err != nil {
 			t.Fatalf("%s: written in Go as %s, but JSON.stringify fails: %v", expr, got, err)
 		}
@@ -75,82 +70,32 @@ func TestPlainJSON(t *testing.T) {
 	}
 	// A toJSON on a shared prototype sends every object to the bridge.
 	for _, proto := range []string{"Object", "Array"} {
-		if _, err := evalText(m, "void ("+proto+".prototype.toJSON = () => 1)"); err != nil {
+		if _, err := evalText(vm, "void ("+proto+".prototype.toJSON = () => 1)"); err != nil {
 			t.Fatal(err)
 		}
 		check(`({a: 1})`, false)
-		if _, err := evalText(m, "delete "+proto+".prototype.toJSON"); err != nil {
+		if _, err := evalText(vm, "delete "+proto+".prototype.toJSON"); err != nil {
 			t.Fatal(err)
 		}
 		check(`({a: 1})`, true)
 	}
 	// The size bound.
-	if _, ok := e.plainJSON(mustGlobal(t, m, `({s: "x".repeat(100)})`), 50); ok {
+	if _, ok := e.plainJSON(mustGlobal(t, vm, `({s: "x".repeat(100)})`), 50); ok {
 		t.Error("arguments over the bound were written in Go")
 	}
 }
 
-func mustGlobal(t testing.TB, m *machine, expr string) lib.TJSValue {
+func mustGlobal(t testing.TB, vm *VM, expr string) lib.TJSValue {
 	t.Helper()
-	if _, err := evalText(m, "void (globalThis.__w = "+expr+")"); err != nil {
+	if _, err := evalText(vm, "void (globalThis.__w = "+expr+")"); err != nil {
 		t.Fatal(err)
 	}
-	e := m.engine
+	e := vm
 	name, _ := libc.CString("__w")
 	defer libc.Xfree(e.tls, name)
 	v := lib.XJS_GetPropertyStr(e.tls, e.ctx, (*lib.TJSContext)(cPointer(e.ctx)).Fglobal_obj, name)
 	e.free(v) // the global still holds it
 	return v
-}
-
-// TestCallArgumentsBothPaths sends the same arguments once as plain data
-// (written in Go) and once with a getter (the bridge's path): the tool sees
-// the same JSON.
-func TestCallArgumentsBothPaths(t *testing.T) {
-	tt := &testTools{}
-	res, err := Run(context.Background(), fn(`
-		const plain = {s: "a\nb", n: [1, 2.5, -0, 1e-7], o: {x: null, t: true}, u: undefined};
-		const viaJS = {get s() { return "a\nb" }, n: [1, 2.5, -0, 1e-7], o: {x: null, t: true}, u: undefined};
-		return [await mcp.test.echo(plain), await mcp.test.echo(viaJS)]`), nil, tt.call, testLimits())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var both [2]json.RawMessage
-	if err := json.Unmarshal(res.Value, &both); err != nil {
-		t.Fatal(err)
-	}
-	if string(both[0]) != string(both[1]) {
-		t.Errorf("plain %s, via JS %s", both[0], both[1])
-	}
-	if calls := tt.recorded(); len(calls) != 2 || calls[0].args != calls[1].args {
-		t.Errorf("calls %+v", calls)
-	}
-}
-
-// TestResultBothPaths returns the same data once as plain data (written in
-// Go) and once behind a getter (the bridge's path): the results are the
-// same. Bare values are returned as they are too.
-func TestResultBothPaths(t *testing.T) {
-	for _, value := range []string{
-		`{s: "a\nb", n: [1, 2.5, -0, 1e-7, 1e21], o: {x: null, t: true}, u: undefined}`,
-		`[1, "two", [3], {}]`, `"text"`, `1.5`, `true`, `null`, `undefined`,
-	} {
-		plain, err := Run(context.Background(), fn("return {r: "+value+"}"), nil, nil, testLimits())
-		if err != nil {
-			t.Fatal(err)
-		}
-		viaJS, err := Run(context.Background(), fn("const v = "+value+"; return {get r() { return v }}"), nil, nil, testLimits())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(plain.Value) != string(viaJS.Value) {
-			t.Errorf("%s: plain %s, via JS %s", value, plain.Value, viaJS.Value)
-		}
-		bare, err := Run(context.Background(), fn("return "+value), nil, nil, testLimits())
-		if want := strings.TrimSuffix(strings.TrimPrefix(string(plain.Value), `{"r":`), "}"); err != nil || string(bare.Value) != want && value != "undefined" {
-			t.Errorf("%s: bare %s, %v; want %s", value, bare.Value, err, want)
-		}
-	}
 }
 
 func TestAppendJSNumber(t *testing.T) {
@@ -173,11 +118,7 @@ func FuzzPlainJSON(f *testing.F) {
 	for _, n := range []float64{0, -1, 1e21, 1e-7, 123456.789, 5e-324, math.MaxFloat64, 1 << 53} {
 		f.Add("n", n)
 	}
-	m, err := newMachine(DefaultLimits().MemoryBytes)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(m.close)
+	vm := newVM(f)
 	f.Fuzz(func(t *testing.T, s string, n float64) {
 		str, _ := json.Marshal(s) // a JS string literal too
 		num := strconv.FormatFloat(n, 'g', -1, 64)
@@ -189,12 +130,12 @@ func FuzzPlainJSON(f *testing.F) {
 		case math.IsInf(n, -1):
 			num = "-Infinity"
 		}
-		v := mustGlobal(t, m, "({s: "+string(str)+", n: "+num+", a: ["+num+", "+string(str)+"]})")
-		got, ok := m.engine.plainJSON(v, 1<<20)
+		v := mustGlobal(t, vm, "({s: "+string(str)+", n: "+num+", a: ["+num+", "+string(str)+"]})")
+		got, ok := vm.plainJSON(v, 1<<20)
 		if !ok {
 			t.Fatalf("%s, %s: not written in Go", str, num)
 		}
-		want, err := evalText(m, "JSON.stringify(__w)")
+		want, err := evalText(vm, "JSON.stringify(__w)")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package sandbox
+package engine
 
 import (
 	"unsafe"
@@ -34,21 +34,21 @@ func jsArg(argv uintptr, i int) lib.TJSValue {
 // objectPointer is the JSObject of a value tagged EJS_TAG_OBJECT.
 func objectPointer(v lib.TJSValue) uintptr { return uintptr(v.Fu.Fuint641) }
 
-func (e *engine) free(v lib.TJSValue) { lib.XFreeValue(e.tls, e.ctx, v) }
+func (e *VM) free(v lib.TJSValue) { lib.XFreeValue(e.tls, e.ctx, v) }
 
 // clearException drops the exception a failed engine call left pending, so
 // that the code does not see it.
-func (e *engine) clearException() { e.free(lib.XJS_GetException(e.tls, e.ctx)) }
+func (e *VM) clearException() { e.free(lib.XJS_GetException(e.tls, e.ctx)) }
 
 // classProto is the context's prototype for objects of a class.
-func (e *engine) classProto(class uintptr) uintptr {
+func (e *VM) classProto(class uintptr) uintptr {
 	protos := (*lib.TJSContext)(cPointer(e.ctx)).Fclass_proto
 	return objectPointer(*(*lib.TJSValue)(cPointer(protos + class*unsafe.Sizeof(lib.TJSValue{}))))
 }
 
 // goString copies the JS string v out as UTF-8. A lone surrogate comes out
 // as invalid UTF-8. It fails only when the engine runs out of memory.
-func (e *engine) goString(v lib.TJSValue) (string, bool) {
+func (e *VM) goString(v lib.TJSValue) (string, bool) {
 	var s string
 	ok := e.withCString(v, func(b []byte) { s = string(b) })
 	return s, ok
@@ -56,18 +56,18 @@ func (e *engine) goString(v lib.TJSValue) (string, bool) {
 
 // withCString calls f with the UTF-8 bytes of the JS string v, valid during
 // the call.
-func (e *engine) withCString(v lib.TJSValue, f func([]byte)) bool {
+func (e *VM) withCString(v lib.TJSValue, f func([]byte)) bool {
 	return e.withUTF8(func(plen uintptr) uintptr { return lib.XJS_ToCStringLen2(e.tls, e.ctx, plen, v, 0) }, f)
 }
 
 // withAtomString is withCString for a property name.
-func (e *engine) withAtomString(atom lib.TJSAtom, f func([]byte)) bool {
+func (e *VM) withAtomString(atom lib.TJSAtom, f func([]byte)) bool {
 	return e.withUTF8(func(plen uintptr) uintptr { return lib.XJS_AtomToCStringLen(e.tls, e.ctx, plen, atom) }, f)
 }
 
 // withUTF8 calls f with the bytes of the C string toC makes, which it
 // reports the length of at plen.
-func (e *engine) withUTF8(toC func(plen uintptr) uintptr, f func([]byte)) bool {
+func (e *VM) withUTF8(toC func(plen uintptr) uintptr, f func([]byte)) bool {
 	plen := e.scratch
 	p := toC(plen)
 	if p == 0 {
@@ -81,7 +81,7 @@ func (e *engine) withUTF8(toC func(plen uintptr) uintptr, f func([]byte)) bool {
 
 // hasOwn reports whether the ordinary object obj has its own property atom,
 // without running any code. An engine failure counts as having it.
-func (e *engine) hasOwn(obj uintptr, atom lib.TJSAtom) bool {
+func (e *VM) hasOwn(obj uintptr, atom lib.TJSAtom) bool {
 	r := lib.XJS_GetOwnProperty(e.tls, e.ctx, 0, objectValue(obj), atom)
 	if r < 0 {
 		e.clearException()
@@ -97,7 +97,7 @@ func objectValue(p uintptr) lib.TJSValue {
 // ownData returns the value of the own data property atom of the ordinary
 // object or array obj, without running any code; ok is false for a missing
 // property or an accessor. The caller frees the value.
-func (e *engine) ownData(obj uintptr, atom lib.TJSAtom) (v lib.TJSValue, ok bool) {
+func (e *VM) ownData(obj uintptr, atom lib.TJSAtom) (v lib.TJSValue, ok bool) {
 	p := e.scratch
 	switch lib.XJS_GetOwnProperty(e.tls, e.ctx, p, objectValue(obj), atom) {
 	case 1:
@@ -126,9 +126,9 @@ const (
 	atomToJSON = lib.EJS_ATOM_toJSON
 )
 
-// stringProp reads a string property of an error object; "" when it is
-// missing or not a string. A getter would run.
-func (e *engine) stringProp(obj lib.TJSValue, name string) string {
+// stringProp reads a string property of an error object, at most max
+// bytes of it; "" when it is missing or not a string. A getter would run.
+func (e *VM) stringProp(obj lib.TJSValue, name string, max int) string {
 	cname, err := libc.CString(name)
 	if err != nil {
 		return ""
@@ -138,17 +138,24 @@ func (e *engine) stringProp(obj lib.TJSValue, name string) string {
 	defer e.free(v)
 	switch int32(v.Ftag) {
 	case lib.EJS_TAG_STRING, lib.EJS_TAG_STRING_ROPE:
-		s, _ := e.goString(v)
-		return s
+		return e.cappedString(v, max)
 	case lib.EJS_TAG_EXCEPTION:
 		e.clearException()
 	}
 	return ""
 }
 
+// cappedString copies out at most max bytes of the JS string v, plus one
+// more when it is longer, so that the caller sees there was more.
+func (e *VM) cappedString(v lib.TJSValue, max int) string {
+	var s string
+	e.withCString(v, func(b []byte) { s = string(b[:min(len(b), max+1)]) })
+	return s
+}
+
 // intProp reads an integer property of an error object; 0 when it is
 // missing or not an int.
-func (e *engine) intProp(obj lib.TJSValue, name string) int {
+func (e *VM) intProp(obj lib.TJSValue, name string) int {
 	cname, err := libc.CString(name)
 	if err != nil {
 		return 0
@@ -165,29 +172,44 @@ func (e *engine) intProp(obj lib.TJSValue, name string) int {
 	return 0
 }
 
-// takeException takes the pending exception and describes it. Getters of
-// an error object run.
-func (e *engine) takeException() thrown {
+// Exception describes what a call into the engine threw.
+type Exception struct {
+	Name, Message, Stack string
+	Null                 bool // the value was null, which is also how the engine reports running out of memory
+	Line, Column         int  // of a SyntaxError, 1-based; 0 when unknown
+}
+
+// TakeException takes the pending exception and describes it, each text cut
+// to maxText bytes (one byte more when there was more). Getters of an error
+// object run.
+func (e *VM) TakeException(maxText int) Exception {
 	v := lib.XJS_GetException(e.tls, e.ctx)
 	defer e.free(v)
-	var t thrown
+	var t Exception
 	switch int32(v.Ftag) {
 	case lib.EJS_TAG_NULL:
 		t.Null, t.Message = true, "null"
 	case lib.EJS_TAG_OBJECT:
-		t.Name, t.Message, t.Stack = e.stringProp(v, "name"), e.stringProp(v, "message"), e.stringProp(v, "stack")
+		t.Name, t.Message, t.Stack = e.stringProp(v, "name", maxText), e.stringProp(v, "message", maxText), e.stringProp(v, "stack", maxText)
 		t.Line, t.Column = e.intProp(v, "lineNumber"), e.intProp(v, "columnNumber")
 	case lib.EJS_TAG_STRING, lib.EJS_TAG_STRING_ROPE:
-		t.Message, _ = e.goString(v)
+		t.Message = e.cappedString(v, maxText)
 	default:
 		t.Message = "the engine failed without an exception"
 	}
-	t.Message, t.Stack = capText(t.Message), capText(t.Stack)
 	return t
 }
 
+// GoString copies the JS string v out as UTF-8. A lone surrogate comes out
+// as invalid UTF-8. It fails only when the engine runs out of memory.
+func (e *VM) GoString(v Value) (string, bool) { return e.goString(v.v) }
+
+// NewString makes a JS string of s, which the caller frees, or an exception
+// value.
+func (e *VM) NewString(s string) Value { return Value{e.newString(s)} }
+
 // newString makes a JS string of s, or an exception value.
-func (e *engine) newString(s string) lib.TJSValue {
+func (e *VM) newString(s string) lib.TJSValue {
 	buf := libc.Xmalloc(e.tls, lib.Tsize_t(len(s)+1))
 	if buf == 0 {
 		return lib.XJS_ThrowOutOfMemory(e.tls, e.ctx)
@@ -196,3 +218,7 @@ func (e *engine) newString(s string) lib.TJSValue {
 	copy(unsafe.Slice((*byte)(cPointer(buf)), len(s)), s)
 	return lib.XJS_NewStringLen(e.tls, e.ctx, buf, lib.Tsize_t(len(s)))
 }
+
+// TakeExceptionValue takes the pending exception as a value the caller
+// frees, to hand it on (to a promise's reject).
+func (e *VM) TakeExceptionValue() Value { return Value{lib.XJS_GetException(e.tls, e.ctx)} }
