@@ -1,5 +1,5 @@
 // Command pml is the PML gateway and the PML package in one binary; see
-// DESIGN.md for the commands. This file and its siblings only wire flags to
+// README "Commands". This file and its siblings only wire flags to
 // the internal packages.
 package main
 

@@ -97,7 +97,7 @@ func APIKeyItem(server string, keys []string) Item {
 }
 
 // IntegrityItem asks whether to accept a registry entry whose content hash
-// changed since it was locked (spec story 14.7 AC14).
+// changed since it was locked.
 func IntegrityItem(fqdn, oldHash, newHash string, oldFetchedAt time.Time) Item {
 	return Item{
 		Type: TypeIntegrity,

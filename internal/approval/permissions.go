@@ -11,7 +11,7 @@ import (
 // Decision is the outcome of a permission check for one tool.
 type Decision string
 
-// The three decisions of the spec's "Permission Resolution" flow.
+// The three decisions of permission resolution (README "Configuration").
 const (
 	Allow Decision = "allow" // run without asking
 	Deny  Decision = "deny"  // refuse (PERMISSION_DENIED)
@@ -27,7 +27,7 @@ type Permissions struct {
 	Ask   []string `json:"ask"`
 }
 
-// Decide resolves toolID ("ns:action") in the spec's order: a match in deny
+// Decide resolves toolID ("ns:action") in this order: a match in deny
 // wins, then allow, then ask; a tool in no list is asked about. List order
 // beats pattern specificity on purpose: a deny of "shell" cannot be undone by
 // allowing "shell:exec", so a deny entry always means what it says.

@@ -43,7 +43,7 @@ func (w Workflow) CheckCode(code string) error {
 		With("workflow_id", w.ID)
 }
 
-// Store holds paused workflows in memory (spike option B). The package is a
+// Store holds paused workflows in memory. The package is a
 // long-lived process tied to its MCP connection, so losing the map when the
 // process exits loses nothing the client could still continue.
 //

@@ -55,7 +55,7 @@ func alive(t *testing.T, s *mcp.ClientSession) {
 	}
 }
 
-// ADR-059 scenario 1 / AC1: server-only code runs on the gateway.
+// Server-only code runs on the gateway.
 func TestServerOnlyExecutesOnGateway(t *testing.T) {
 	g := startWithFixture(t)
 	s := g.Connect(t, g.Key, true)
@@ -103,12 +103,12 @@ func TestHostedUpstreamServer(t *testing.T) {
 	}
 	// Uncaught, it is TOOL_ERROR.
 	wantError(t, gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `await mcp.fx.fail({ message: "nope" })`}), pmlerr.ToolError)
-	// Tech spec case 9: a tool call that hangs is RPC_TIMEOUT.
+	// A tool call that hangs is RPC_TIMEOUT.
 	wantError(t, gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.fx.hang({})`}), pmlerr.RPCTimeout)
 	alive(t, s)
 }
 
-// ADR-059 scenario 2 / AC2: client tools with the package header.
+// Client tools with the package header.
 func TestClientToolsWithPackageExecuteLocally(t *testing.T) {
 	g := startWithFixture(t)
 	s := g.Connect(t, g.Key, true)
@@ -134,7 +134,7 @@ return parsed;`
 	}
 }
 
-// AC3: client tools without the package are a clear error.
+// Client tools without the package are a clear error.
 func TestClientToolsWithoutPackage(t *testing.T) {
 	g := startWithFixture(t)
 	s := g.Connect(t, g.Key, false)

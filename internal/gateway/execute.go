@@ -19,7 +19,7 @@ import (
 const InstallCommand = "go install github.com/pml-go/pml/cmd/pml@latest && pml init"
 
 // Execute is the execute tool: analyse, decide where the code runs, and run
-// it here when every tool is server-routed (ADR-059).
+// it here when every tool is server-routed (docs/architecture.md).
 func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest) wire.Answer {
 	start := time.Now()
 	workflowID := newID()

@@ -16,7 +16,7 @@ import (
 const Version = "0.1.0"
 
 // ClientHeader marks requests from the PML package (a UX hint, not a security
-// boundary: spec F1).
+// boundary: docs/protocol.md "Headers").
 const ClientHeader = "X-PML-Client"
 
 // Tool input schemas, as the AI client and the package see them.
@@ -125,8 +125,9 @@ func callerOf(req *mcp.CallToolRequest) Caller {
 	return c
 }
 
-// AnswerResult wraps an execute answer as the tool result DESIGN.md fixes:
-// one JSON object in content[0].text, isError when the status is error.
+// AnswerResult wraps an execute answer as the tool result of docs/protocol.md
+// "Execute answers": one JSON object in content[0].text, isError when the
+// status is error.
 func AnswerResult(a wire.Answer) *mcp.CallToolResult {
 	body, err := json.Marshal(a)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// serveRegistryEntry is GET /mcp/{fqdn} (spec story 14.7 AC1–AC7, AC10).
+// serveRegistryEntry is GET /mcp/{fqdn} (docs/protocol.md "Registry").
 func (s *Service) serveRegistryEntry(w http.ResponseWriter, r *http.Request) {
 	sc, _ := scopeFrom(r)
 	raw := r.PathValue("fqdn")
@@ -92,7 +92,8 @@ func etagMatches(header, etag string) bool {
 }
 
 // serveCatalog is GET /mcp when the client does not ask for an event stream
-// (AC8, AC9): ?type=code|stdio|http, ?name=ns:action, ?page=, ?limit=.
+// (docs/protocol.md "Registry"): ?type=code|stdio|http, ?name=ns:action,
+// ?page=, ?limit=.
 func (s *Service) serveCatalog(w http.ResponseWriter, r *http.Request) {
 	sc, _ := scopeFrom(r)
 	o, err := listOptions(r.URL.Query())

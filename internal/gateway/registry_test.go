@@ -15,7 +15,7 @@ import (
 
 const sumCode = `const s = await mcp.math.add({ a: args.a ?? 1, b: args.b ?? 2 }); return s;`
 
-// AC1: a capability's code, with its headers.
+// A capability's code, with its headers.
 func TestRegistryCapabilityCode(t *testing.T) {
 	g := startRegistry(t)
 	s := g.Connect(t, g.Key, false)
@@ -40,7 +40,7 @@ func TestRegistryCapabilityCode(t *testing.T) {
 	}
 }
 
-// AC2: a built-in tool's code; AC10: the four-part name redirects.
+// A built-in tool's code; the four-part name redirects.
 func TestRegistryBuiltinAndRedirect(t *testing.T) {
 	g := startRegistry(t)
 	r := get(t, g, g.Key, "/mcp/pml.std.json.parse")
@@ -66,7 +66,7 @@ func TestRegistryBuiltinAndRedirect(t *testing.T) {
 	}
 }
 
-// AC3 and AC4: server metadata.
+// Server metadata.
 func TestRegistryServerMetadata(t *testing.T) {
 	g := startRegistry(t)
 	for name, want := range map[string]string{
@@ -104,7 +104,8 @@ func TestRegistryServerMetadata(t *testing.T) {
 	}
 }
 
-// AC5, AC6 and a malformed name, each followed by a good request.
+// A stale hash, an unknown name and a malformed name, each followed by a
+// good request.
 func TestRegistryNotFound(t *testing.T) {
 	g := startRegistry(t)
 	good := get(t, g, g.Key, "/mcp/pml.std.json.parse").header.Get("Location")
@@ -140,7 +141,7 @@ func TestRegistryNotFound(t *testing.T) {
 	}
 }
 
-// AC7: conditional requests.
+// Conditional requests.
 func TestRegistryNotModified(t *testing.T) {
 	g := startRegistry(t)
 	path := get(t, g, g.Key, "/mcp/pml.mcp.serena.server").header.Get("Location")
@@ -158,7 +159,7 @@ func TestRegistryNotModified(t *testing.T) {
 	}
 }
 
-// AC8, AC9: the catalog; the MCP GET still reaches the MCP handler.
+// The catalog; the MCP GET still reaches the MCP handler.
 func TestRegistryCatalog(t *testing.T) {
 	g := startRegistry(t)
 	s := g.Connect(t, g.Key, false)

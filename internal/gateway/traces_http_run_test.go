@@ -79,7 +79,7 @@ func TestServerRunTraceStoredAndExported(t *testing.T) {
 	}
 }
 
-// Every /metrics series of the spec is fed by what actually happens.
+// Every /metrics series is fed by what actually happens.
 func TestMetricsFed(t *testing.T) {
 	g := startWithFixture(t)
 	s := g.Connect(t, g.Key, false)

@@ -11,12 +11,12 @@ import (
 type CheckResult int
 
 const (
-	// New: nothing is recorded for this four-part name; record it (AC11).
+	// New: nothing is recorded for this four-part name; record it.
 	New CheckResult = iota
-	// Match: the recorded integrity is the fetched one (AC12).
+	// Match: the recorded integrity is the fetched one.
 	Match
 	// Mismatch: another integrity is recorded; the user must approve the
-	// change before it is recorded (AC14), else it is an INTEGRITY_ERROR.
+	// change before it is recorded, else it is an INTEGRITY_ERROR.
 	Mismatch
 )
 
@@ -33,7 +33,7 @@ func (r CheckResult) String() string {
 }
 
 // MismatchInfo describes a changed integrity: what the "integrity" approval
-// request shows the user (AC14).
+// request shows the user.
 type MismatchInfo struct {
 	FQDN         string // the fetched five-part name
 	Base         string // the four-part name both versions share
@@ -46,7 +46,7 @@ type MismatchInfo struct {
 	OldFetchedAt string
 }
 
-// Description is the approval request's text (AC14).
+// Description is the approval request's text.
 func (m *MismatchInfo) Description() string {
 	if m.OldIntegrity == m.NewIntegrity {
 		old, cur := Entry{Integrity: m.OldIntegrity, Content: m.OldContent}, Entry{Integrity: m.NewIntegrity, Content: m.NewContent}

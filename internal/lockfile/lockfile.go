@@ -1,8 +1,8 @@
-// Package lockfile keeps the client's record of the integrity of every
-// registry entry it has fetched, in ${workspace}/.pml/mcp.lock (spec story
-// 14.7, AC11–AC14). The first fetch of a thing is trusted and recorded; later
-// fetches are checked against the record, and a different integrity for the
-// same four-part name needs the user's approval before it replaces the record.
+// Package lockfile keeps the client's record of the integrity of every registry
+// entry it has fetched, in ${workspace}/.pml/mcp.lock (README "How it works",
+// Registry). The first fetch of a thing is trusted and recorded; later fetches
+// are checked against the record, and a different integrity for the same
+// four-part name needs the user's approval before it replaces the record.
 //
 // Several pml processes may share a workspace, so every change is a
 // read-modify-write under an exclusive lock on .pml/mcp.lock.lk, and the file
@@ -67,7 +67,7 @@ type Lockfile struct {
 
 // Open loads ${workspace}/.pml/mcp.lock (a missing file is an empty
 // lockfile) and drops the entries whose four-part base keep rejects — things
-// no longer in the permissions' allow or ask lists (AC13) — saving the file
+// no longer in the permissions' allow or ask lists — saving the file
 // if that removed anything. keep == nil keeps everything; keep runs while
 // the file is locked and must not use the Lockfile.
 func Open(workspace string, keep func(fqdnBase string) bool) (*Lockfile, error) {

@@ -12,7 +12,7 @@ import (
 	"github.com/pml-go/pml/internal/registry/fqdn"
 )
 
-func TestFirstRecordCreatesFile(t *testing.T) { // AC11
+func TestFirstRecordCreatesFile(t *testing.T) {
 	ws := t.TempDir()
 	l := open(t, ws, nil)
 	path := filepath.Join(ws, ".pml", "mcp.lock")
@@ -69,7 +69,7 @@ func TestRecordFillsFetchedAt(t *testing.T) {
 	}
 }
 
-func TestCheckMatchAndMismatch(t *testing.T) { // AC12, AC14
+func TestCheckMatchAndMismatch(t *testing.T) {
 	ws := t.TempDir()
 	l := open(t, ws, nil)
 	v1, e1 := version("fs", "read_json", "return 1;")
@@ -187,7 +187,7 @@ func TestGet(t *testing.T) {
 	}
 }
 
-func TestOpenCleansUp(t *testing.T) { // AC13
+func TestOpenCleansUp(t *testing.T) {
 	ws := t.TempDir()
 	l := open(t, ws, nil)
 	kept, ek := version("fs", "read_json", "kept")

@@ -8,7 +8,7 @@ import (
 
 // Record stores e under the five-part name, replacing the entry of any other
 // version of the same four-part name, and saves the file. It is how a first
-// fetch (AC11) and an approved change (AC14) are remembered. An empty
+// fetch and an approved change are remembered. An empty
 // FetchedAt is set to now.
 func (l *Lockfile) Record(name string, e Entry) error {
 	n, err := parseFetched(name, e.Integrity)

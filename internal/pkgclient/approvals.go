@@ -310,7 +310,7 @@ func (p *Package) acceptIntegrity(it approval.Item) error {
 }
 
 // lockfile opens .pml/mcp.lock, dropping the entries of tools the
-// permissions now deny (AC13). A tool in no list is "ask", so its entry stays:
+// permissions now deny. A tool in no list is "ask", so its entry stays:
 // dropping it would make the next fetch look new and hide a changed entry.
 func (p *Package) lockfile() (*lockfile.Lockfile, error) {
 	perms := p.permissions()

@@ -249,7 +249,7 @@ func TestDependencyInstall(t *testing.T) {
 	}
 	wantStatus(t, e.exec(`return await mcp.auto.echo({text: "still"})`), wire.StatusSuccess)
 
-	// AC13: once the permissions deny a server, its lockfile entry goes on load;
+	// Once the permissions deny a server, its lockfile entry goes on load;
 	// the others stay.
 	if err := os.WriteFile(filepath.Join(e.ws, ConfigFile), []byte(`{"permissions": {"allow": ["manual"], "deny": ["auto"]}}`), 0o644); err != nil {
 		t.Fatal(err)

@@ -17,8 +17,8 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// Execute is the package's execute tool (ADR-059). The code is analysed
-// here first (the analyser is built in): a denied tool stops it before
+// Execute is the package's execute tool (docs/architecture.md). The code is
+// analysed here first (the analyser is built in): a denied tool stops it before
 // anything runs, and a server-only plan that needs approval asks before the
 // gateway runs it. Then it is forwarded; on execute_locally every tool of the
 // plan is checked (permissions, dependencies, keys, integrity) and the code

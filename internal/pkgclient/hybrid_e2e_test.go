@@ -9,12 +9,12 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// End to end, ADR-059 scenarios 1-3 and the tech spec's package-side AC4-AC8:
+// End to end, the three routings of docs/architecture.md through the package:
 // a Go SDK client spawns the real `pml stdio`, which talks to a real gateway
 // on loopback.
 
-// wantPackageHeaders checks AC8 on every request the package made: the
-// X-PML-Client header and the key.
+// wantPackageHeaders checks every request the package made for the
+// X-PML-Client header and the key (docs/protocol.md "Headers").
 func wantPackageHeaders(t *testing.T, g *liveGateway) {
 	t.Helper()
 	reqs := g.rec.all()
@@ -36,7 +36,7 @@ func callsTo(g *liveGateway) []string {
 	return tools
 }
 
-// Scenario 1 (AC1 through the package): server-only code runs on the gateway.
+// Through the package, server-only code runs on the gateway.
 func TestStdioServerOnlyRunsOnGateway(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
 	p := startStdio(t, newWorkspace(t, nil), gatewayEnv(g))
@@ -53,7 +53,7 @@ func TestStdioServerOnlyRunsOnGateway(t *testing.T) {
 	wantPackageHeaders(t, g)
 }
 
-// Scenario 2, AC4 and AC5: client-only code comes back as execute_locally
+// Client-only code comes back as execute_locally
 // and runs in the package, reading this machine's workspace.
 func TestStdioClientOnlyRunsLocally(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
@@ -81,7 +81,7 @@ func TestStdioClientOnlyRunsLocally(t *testing.T) {
 	wantPackageHeaders(t, g)
 }
 
-// Scenario 3, AC6 and AC7: in mixed code each call goes its own way (client
+// In mixed code each call goes its own way (client
 // tools here, server tools to the gateway's call) and the results combine.
 func TestStdioMixedRoutesEachCall(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
@@ -109,7 +109,7 @@ func TestStdioMixedRoutesEachCall(t *testing.T) {
 	wantPackageHeaders(t, g)
 }
 
-// A tool error reaches the code as an exception it can catch (spec F5), and
+// A tool error reaches the code as an exception it can catch, and
 // an uncaught one is TOOL_ERROR with the tool's message; the package keeps
 // serving.
 func TestStdioToolErrors(t *testing.T) {

@@ -1,6 +1,7 @@
-// Package pmlerr defines the error codes of the PML wire contract (DESIGN.md)
-// and the error type that carries them through every layer, from a tool
-// handler through the sandbox to the JSON answer an AI client reads.
+// Package pmlerr defines the error codes of the PML wire contract
+// (docs/protocol.md "Errors") and the error type that carries them through
+// every layer, from a tool handler through the sandbox to the JSON answer an AI
+// client reads.
 package pmlerr
 
 import (
@@ -11,7 +12,8 @@ import (
 // Code is a machine-readable error code from the wire contract.
 type Code string
 
-// The codes of DESIGN.md. Add new ones here, never as string literals elsewhere.
+// The codes of docs/protocol.md "Errors". Add new ones here (and there),
+// never as string literals elsewhere.
 const (
 	EmptyCode                 Code = "EMPTY_CODE"
 	CodeTooLarge              Code = "CODE_TOO_LARGE"

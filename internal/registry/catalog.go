@@ -8,7 +8,7 @@ import (
 	"github.com/pml-go/pml/internal/store"
 )
 
-// Catalog paging (AC8).
+// Catalog paging (docs/protocol.md "Registry").
 const (
 	DefaultLimit = 50
 	MaxLimit     = 200
@@ -35,7 +35,7 @@ type Item struct {
 	Description string       `json:"description"`
 }
 
-// Catalog is one page of the catalog (AC8).
+// Catalog is one page of the catalog.
 type Catalog struct {
 	Items []Item `json:"items"`
 	Total int    `json:"total"`

@@ -1,5 +1,5 @@
-// Package registry is the gateway's registry (spec story 14.7): every thing a
-// package may fetch by content-hashed FQDN, scoped per tenant.
+// Package registry is the gateway's registry (docs/protocol.md "Registry"):
+// every thing a package may fetch by content-hashed FQDN, scoped per tenant.
 //
 // Three kinds of entries, each with a registry type:
 //

@@ -9,7 +9,8 @@ import (
 	"github.com/pml-go/pml/internal/store"
 )
 
-// Type is how an entry is delivered (DESIGN.md; the spec's "deno" is code).
+// Type is how an entry is delivered (docs/protocol.md "Registry"; "deno", an
+// older name, is read as code).
 type Type string
 
 // The registry types.
@@ -24,7 +25,7 @@ func ParseType(s string) (Type, error) {
 	switch t := Type(s); t {
 	case "", TypeCode, TypeStdio, TypeHTTP:
 		return t, nil
-	case "deno": // the spec's name for code
+	case "deno": // an older name for code
 		return TypeCode, nil
 	}
 	return "", fmt.Errorf("unknown registry type %q (want code, stdio or http)", s)
@@ -48,7 +49,7 @@ type Entry struct {
 // FQDN returns the entry's five-part name.
 func (e Entry) FQDN() string { return e.Name.String() }
 
-// ContentType is the Content-Type the entry is served with (AC1–AC4).
+// ContentType is the Content-Type the entry is served with.
 func (e Entry) ContentType() string {
 	if e.Type == TypeCode {
 		return "application/typescript"
@@ -56,7 +57,7 @@ func (e Entry) ContentType() string {
 	return "application/json"
 }
 
-// ETag is the entry's HTTP entity tag: its quoted integrity (AC1, AC7).
+// ETag is the entry's HTTP entity tag: its quoted integrity.
 func (e Entry) ETag() string { return `"` + e.Integrity + `"` }
 
 // ErrNotFound is returned (wrapped) when no entry the viewer may see has the
@@ -64,7 +65,7 @@ func (e Entry) ETag() string { return `"` + e.Integrity + `"` }
 var ErrNotFound = errors.New("not in registry")
 
 // HashMismatchError says the name exists but its current hash is another one
-// (AC5): an outdated or mistyped version.
+// (404 hash_mismatch): an outdated or mistyped version.
 type HashMismatchError struct {
 	Requested fqdn.Name
 	Current   Entry

@@ -22,7 +22,7 @@ func mustParse(t testing.TB, s string) fqdn.Name {
 	return n
 }
 
-func TestBuiltinEntry(t *testing.T) { // AC2
+func TestBuiltinEntry(t *testing.T) {
 	r := testRegistry(t, nil)
 	e, ok := r.Builtin("json:parse")
 	if !ok {
@@ -49,7 +49,7 @@ func TestBuiltinEntry(t *testing.T) { // AC2
 	}
 }
 
-func TestServerEntries(t *testing.T) { // AC3, AC4
+func TestServerEntries(t *testing.T) {
 	r := testRegistry(t, nil)
 	stdio, ok := r.Server("serena")
 	if !ok {
@@ -113,7 +113,7 @@ func TestMetadataIntegrityRejectsGarbage(t *testing.T) {
 	}
 }
 
-func TestGetCapability(t *testing.T) { // AC1, AC5, AC6
+func TestGetCapability(t *testing.T) {
 	st := openStore(t)
 	r := testRegistry(t, st)
 	ctx := context.Background()
@@ -295,7 +295,7 @@ func TestReservedNamespaces(t *testing.T) {
 	}
 }
 
-func TestCatalogPagingAndTypes(t *testing.T) { // AC8, AC9
+func TestCatalogPagingAndTypes(t *testing.T) {
 	st := openStore(t)
 	r := testRegistry(t, st)
 	ctx := context.Background()

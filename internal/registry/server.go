@@ -23,7 +23,7 @@ type Server struct {
 	Tools       []string // tool ids, when the gateway knows them
 }
 
-// Metadata is the JSON of a stdio or http entry (AC3, AC4).
+// Metadata is the JSON of a stdio or http entry.
 type Metadata struct {
 	FQDN        string       `json:"fqdn,omitempty"`
 	Type        Type         `json:"type"`

@@ -24,8 +24,8 @@ const (
 	Server Side = "server"
 )
 
-// Rules is the routing document served at GET /api/v1/routing, the spec's
-// config/mcp-routing.json.
+// Rules is the routing document served at GET /api/v1/routing
+// (docs/protocol.md "Routing").
 type Rules struct {
 	Client  []string `json:"client"`
 	Server  []string `json:"server"`

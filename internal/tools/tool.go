@@ -26,8 +26,8 @@ func (i Info) Namespace() string { ns, _ := Split(i.ID); return ns }
 // calling code sees, as JSON: a built-in returns its plain value; an MCP tool
 // returns its structuredContent when present, else the text of a single text
 // item (decoded as JSON when it parses, else as a JSON string), else the content
-// array (see DESIGN.md). A tool failure is a *pmlerr.Error with code
-// TOOL_ERROR; a name the provider does not serve is UNKNOWN_TOOL.
+// array (docs/protocol.md "Tool results"). A tool failure is a *pmlerr.Error
+// with code TOOL_ERROR; a name the provider does not serve is UNKNOWN_TOOL.
 type Provider interface {
 	Tools(ctx context.Context) ([]Info, error)
 	Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)

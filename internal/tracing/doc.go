@@ -1,7 +1,7 @@
-// Package tracing records hierarchical execution traces (spec ADR-041) and
-// carries them, sanitized, to the gateway.
+// Package tracing records hierarchical execution traces (docs/protocol.md
+// "Traces") and carries them, sanitized, to the gateway.
 //
-// The pipeline is the one of the spec: a Recorder wraps the sandbox's mcp.*
+// The pipeline (docs/architecture.md): a Recorder wraps the sandbox's mcp.*
 // bridge so that every tool call is captured where it happens (not parsed from
 // stdout); Finish turns the recording into a Trace; a Sanitizer redacts secrets
 // and masks personal data before a trace is stored or leaves the machine; on the

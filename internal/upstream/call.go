@@ -63,8 +63,8 @@ func (s *Server) listTools(ctx context.Context, ss *session) ([]tools.Info, erro
 }
 
 // Call calls tool (an action name, or the full "name:action" id) with args,
-// a JSON object, and converts the result as DESIGN.md says. Concurrent calls
-// share one session.
+// a JSON object, and converts the result (docs/protocol.md "Tool results").
+// Concurrent calls share one session.
 func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 	action := strings.TrimPrefix(tool, s.name+":")
 	id := s.name + ":" + action

@@ -11,10 +11,11 @@ import (
 	"github.com/pml-go/pml/internal/pmlerr"
 )
 
-// convertResult turns a tools/call result into the value the calling code
-// sees (DESIGN.md): structuredContent when present; else the text of a single
-// text item, as JSON when it parses and as a JSON string otherwise; else the
-// content array. isError becomes TOOL_ERROR with the error text.
+// convertResult turns a tools/call result into the value the calling code sees
+// (docs/protocol.md "Tool results"): structuredContent when present; else the
+// text of a single text item, as JSON when it parses and as a JSON string
+// otherwise; else the content array. isError becomes TOOL_ERROR with the error
+// text.
 func convertResult(id string, res *mcp.CallToolResult) (json.RawMessage, error) {
 	if res.IsError {
 		return nil, pmlerr.New(pmlerr.ToolError, "%s", errorText(id, res)).With("tool", id)

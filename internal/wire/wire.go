@@ -1,4 +1,4 @@
-// Package wire holds the JSON shapes of DESIGN.md that the gateway, the
+// Package wire holds the JSON shapes of docs/protocol.md that the gateway, the
 // package and AI clients exchange: the execute request, its answers, and the
 // arguments of the other MCP tools. Both sides encode and decode through these
 // types so the contract lives in one place.

@@ -1,8 +1,9 @@
 // An AI-client-like peer for CI: the official MCP TypeScript SDK client
 // spawns `pml stdio` (as Claude Code would) against a real `pml gateway` on
-// loopback and drives execute and discover through ADR-059's scenarios, with
-// the npm reference filesystem server as a local MCP server; then the same
-// client runs the README's main command in local mode (no gateway).
+// loopback and drives execute and discover through the three routings of
+// docs/architecture.md, with the npm reference filesystem server as a local
+// MCP server; then the same client runs the README's main command in local
+// mode (no gateway).
 //
 // Usage: node peer.mjs PATH_TO_PML_BINARY
 import assert from "node:assert/strict";

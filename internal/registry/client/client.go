@@ -2,7 +2,7 @@
 // from a gateway's GET /mcp/{fqdn}, keeps them in a small disk cache that it
 // revalidates with If-None-Match (an unchanged entry costs a 304), checks
 // every entry's content against its integrity, and checks and records each
-// fetch in the workspace lockfile (spec story 14.7, AC11–AC14).
+// fetch in the workspace lockfile (README "How it works", Registry).
 package client
 
 import (

@@ -142,8 +142,8 @@ func otherHash(f string) string {
 	return "0000"
 }
 
-// AC11, AC12, AC14: the gateway's metadata for an entry changes between two
-// fetches (here its config changed; a MITM below) and the lockfile catches it.
+// The gateway's metadata for an entry changes between two fetches
+// (here its config changed; a MITM below) and the lockfile catches it.
 func TestLockfileCatchesChangedMetadata(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "gw.db")
 	g := startGateway(t, db, "@example/serena")

@@ -8,7 +8,7 @@ import (
 )
 
 // MismatchError is a fetched entry whose integrity differs from what the
-// lockfile recorded for the same four-part name (AC14): a legitimate update
+// lockfile recorded for the same four-part name: a legitimate update
 // or a tampered registry, for the person to decide through an "integrity"
 // approval (Item). Approving records Entry (lockfile.Record); rejecting is
 // an INTEGRITY_ERROR.
@@ -31,8 +31,8 @@ func (m *MismatchError) Item() approval.Item {
 }
 
 // Check compares a fetched entry with the lockfile: the first fetch of a
-// name is recorded (AC11), the same integrity and content pass (AC12),
-// anything else is a *MismatchError and nothing is recorded (AC14).
+// name is recorded, the same integrity and content pass, anything else
+// is a *MismatchError and nothing is recorded.
 func Check(lf *lockfile.Lockfile, e Entry) error {
 	rec := lockEntry(e)
 	res, mm, err := lf.CheckEntry(e.FQDN, rec)

@@ -1,7 +1,7 @@
 package fqdn
 
 // The org, project and action under which MCP servers are published
-// ("pml.mcp.<server>.server.<hash>", spec story 14.7).
+// ("pml.mcp.<server>.server.<hash>", docs/protocol.md "Registry").
 const (
 	mcpOrg     = "pml"
 	mcpProject = "mcp"

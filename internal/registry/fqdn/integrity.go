@@ -9,7 +9,7 @@ import (
 
 // Integrity returns the integrity value of content: "sha256-" followed by the
 // lowercase hex SHA-256. Hex rather than SRI's base64 so that the FQDN hash is
-// literally its first four digits (the spec's "sha256-abc123…" examples).
+// literally its first four digits.
 func Integrity(content []byte) string {
 	sum := sha256.Sum256(content)
 	return "sha256-" + hex.EncodeToString(sum[:])

@@ -1,9 +1,9 @@
-// Package fqdn names registry entries (spec story 14.7): a capability, a
-// built-in tool or an MCP server is "org.project.namespace.action.hash4",
-// where hash4 is the first four hex digits of the SHA-256 of its content, so
-// a new version of the same thing is a new name. The four-part form without
-// the hash names "whatever is current" and is the key integrity checks and
-// permission patterns work on.
+// Package fqdn names registry entries (docs/protocol.md "Registry"): a
+// capability, a built-in tool or an MCP server is
+// "org.project.namespace.action.hash4", where hash4 is the first four hex
+// digits of the SHA-256 of its content, so a new version of the same thing is a
+// new name. The four-part form without the hash names "whatever is current" and
+// is the key integrity checks and permission patterns work on.
 package fqdn
 
 import (
