@@ -248,3 +248,35 @@ func TestDAGKeepsTheAnalysedShape(t *testing.T) {
 		t.Fatalf("wire dag %s\nanalysis dag %s", got, want)
 	}
 }
+
+// A capability's VM joins the run that calls it: with one execution place,
+// a run calling capabilities three deep answers, where a nested VM admitted
+// as an execution of its own would be OVERLOADED. A direct nested call,
+// outside any run, is admitted as one.
+func TestNestedRunsJoinTheCallersAdmission(t *testing.T) {
+	adm := admission.New(admission.Limits{MaxExecutions: 1, MaxExecutionsPerTenant: -1, MaxQueue: -1, MemoryCeiling: -1}, sandbox.Limits{})
+	r := &Runner{Admission: adm}
+	k := &traces{}
+	call := capBridge(t, r, map[string]string{
+		"cap:a": "return await mcp.cap.b(args)",
+		"cap:b": "return await mcp.cap.c(args)",
+		"cap:c": "return await mcp.math.add({a: args.n, b: 1})",
+	})
+	j := job(t, "return await mcp.cap.a({n: 41})", k)
+	j.Call = call
+	if a := r.Run(context.Background(), j).Answer; a.Status != wire.StatusSuccess || string(a.Result) != "42" {
+		t.Fatalf("answer %+v", a)
+	}
+	_, held, err := adm.Enter(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.RunNested(context.Background(), Nested{Tool: "cap:c", Analysis: analyse(t, "return 1"), Trace: discard})
+	if pmlerr.CodeOf(err, "") != pmlerr.Overloaded {
+		t.Fatalf("direct nested call with no place free: %v", err)
+	}
+	held.Exit()
+	if out, err := r.RunNested(context.Background(), Nested{Tool: "cap:c", Analysis: analyse(t, "return 1"), Trace: discard}); err != nil || string(out) != "1" {
+		t.Fatalf("direct nested call: %s %v", out, err)
+	}
+}
