@@ -12,6 +12,7 @@ import (
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // AdminRequest is the input of the admin tool: it names, describes and
@@ -118,7 +119,7 @@ func (s *Service) Admin(ctx context.Context, c Caller, req AdminRequest) (AdminA
 		return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
 	}
 	return AdminAnswer{Status: "ok", Capability: CapabilityInfo{ID: cp.ID, FQDN: ref.FQDN, Name: ref.Name,
-		Description: cp.Description, Visibility: cp.Visibility, Routing: cp.Routing, ToolsUsed: nonNil(cp.ToolsUsed), UsageCount: cp.UsageCount}}, nil
+		Description: cp.Description, Visibility: cp.Visibility, Routing: cp.Routing, ToolsUsed: wire.NonNil(cp.ToolsUsed), UsageCount: cp.UsageCount}}, nil
 }
 
 // adminTarget finds the capability target names among those the caller

@@ -10,9 +10,9 @@ import (
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
-	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -36,14 +36,8 @@ func (s *Service) bridge(c Caller) tools.CallFunc {
 		if err != nil {
 			return nil, pmlerr.New(pmlerr.ToolError, "capability %s: stored code no longer analyses: %v", tool, err)
 		}
-		// A nested VM runs code too: it joins the calling execution's
-		// admission, or is admitted as one of its own for a direct call.
-		runCtx, vm, err := s.admission.Enter(ctx, c.tenant())
-		if err != nil {
-			return nil, err
-		}
-		defer vm.Exit()
-		return registry.RunNested(runCtx, tool, e.FQDN(), an, args, vm.Wrap(call), s.limits, func(t tracing.Trace) { s.keepTrace(ctx, c, t) })
+		return s.runner.RunNested(ctx, runner.Nested{Tenant: c.tenant(), Tool: tool, FQDN: e.FQDN(), Analysis: an,
+			Args: args, Call: call, Trace: s.traceSink(ctx, c)})
 	}
 	return call
 }
@@ -174,7 +168,7 @@ func (s *Service) saveCapability(ctx context.Context, c Caller, code, intent str
 		Description: intent,
 		Code:        code,
 		CodeHash:    an.CodeHash,
-		ToolsUsed:   nonNil(an.Tools),
+		ToolsUsed:   wire.NonNil(an.Tools),
 		Routing:     string(side),
 		ArgsSchema:  an.ArgsSchema,
 	})

@@ -9,9 +9,8 @@ import (
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
-	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/tools"
-	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -52,7 +51,7 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 			Code:        req.Code,
 			CodeHash:    wire.CodeHash(req.Code),
 			WorkflowID:  workflowID,
-			DAG:         dagOf(an),
+			DAG:         runner.DAG(an),
 			ToolsUsed:   plan.Refs,
 			ClientTools: plan.ClientTools,
 		}
@@ -60,33 +59,23 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 	if err := s.checkServerTools(ctx, c, an.Tools); err != nil {
 		return s.fail(start, "server", wire.ErrorAnswer(err, workflowID))
 	}
-	runCtx, vm, err := s.admission.Enter(ctx, c.tenant())
-	if err != nil {
-		return s.fail(start, "server", wire.ErrorAnswer(err, workflowID))
+	out := s.runner.Run(ctx, runner.Job{
+		Tenant:     c.tenant(),
+		Analysis:   an,
+		Code:       req.Code,
+		WorkflowID: workflowID,
+		Options:    req.Options,
+		Call:       s.bridge(c),
+		RoutingOf:  func(string) string { return string(routing.Server) },
+		Trace:      s.traceSink(ctx, c),
+		Start:      start,
+	})
+	if out.Answer.Status != wire.StatusSuccess {
+		return s.fail(start, "server", out.Answer)
 	}
-	rec := s.newRecorder(an, plan)
-	res, err := func() (sandbox.Result, error) {
-		defer vm.Exit() // before the trace is written: the run no longer needs its places
-		return sandbox.Run(runCtx, an.JS, nil, vm.Wrap(rec.Wrap(s.bridge(c))), s.limitsFor(req.Options))
-	}()
-	traceID := s.finishTrace(ctx, c, rec, tracing.Trace{WorkflowID: workflowID, Code: req.Code, ToolsUsed: an.Tools, Logs: res.Logs}, an, err)
-	if err != nil {
-		a := wire.ErrorAnswer(an.MapError(err), workflowID)
-		a.TraceID = traceID
-		return s.fail(start, "server", a)
-	}
-	s.metrics.observe("server", wire.StatusSuccess, "", time.Since(start), res.MemoryBytes)
-	return wire.Answer{
-		Status:          wire.StatusSuccess,
-		Result:          res.Value,
-		ExecutedLocally: wire.Bool(false),
-		WorkflowID:      workflowID,
-		TraceID:         traceID,
-		ToolsUsed:       nonNil(an.Tools),
-		DurationMS:      wire.Float(ms(time.Since(start))),
-		Logs:            res.Logs,
-		Capability:      s.learn(ctx, c, req, an, plan),
-	}
+	s.metrics.observe("server", wire.StatusSuccess, "", time.Since(start), out.MemoryBytes)
+	out.Answer.Capability = s.learn(ctx, c, req, an, plan)
+	return out.Answer
 }
 
 func (s *Service) fail(start time.Time, side string, a wire.Answer) wire.Answer {
@@ -155,7 +144,7 @@ func (s *Service) checkServerTools(ctx context.Context, c Caller, ids []string) 
 		}
 		near := tools.Nearest(id, known, 3)
 		return pmlerr.New(pmlerr.UnknownTool, "unknown tool %q (mcp.%s.%s)%s", id, ns, action, didYouMean(near)).
-			With("tool", id).With("suggestions", nonNil(near))
+			With("tool", id).With("suggestions", wire.NonNil(near))
 	}
 	return nil
 }
@@ -176,27 +165,3 @@ func didYouMean(near []string) string {
 	b, _ := json.Marshal(near)
 	return "; nearest: " + string(b)
 }
-
-func (s *Service) limitsFor(o *wire.ExecuteOptions) sandbox.Limits {
-	if o == nil {
-		return s.limits
-	}
-	return s.limits.ForRequest(o.TimeoutMS, o.CPUBudgetMS)
-}
-
-func dagOf(an *analysis.Analysis) *wire.DAG {
-	d := &wire.DAG{Tasks: []wire.DAGTask{}}
-	for _, t := range an.DAG.Tasks {
-		d.Tasks = append(d.Tasks, wire.DAGTask{ID: t.ID, Tool: t.Tool, DependsOn: nonNil(t.DependsOn), Layer: t.Layer})
-	}
-	return d
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

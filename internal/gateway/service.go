@@ -15,6 +15,7 @@ import (
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/telemetry"
@@ -71,6 +72,7 @@ type Service struct {
 	// secretChecks remembers which served capabilities hold a secret.
 	secretChecks *secretChecks
 	admission    *admission.Controller
+	runner       *runner.Runner
 	sanitizer    *tracing.Sanitizer // the gateway's: it holds no .env values
 	retention    *retention         // nil: no retention (a Service built by New)
 }
@@ -117,6 +119,7 @@ func New(cfg Config) *Service {
 		s.admission = admission.New(admission.Limits{}, s.limits)
 	}
 	s.metrics.watchAdmission(s.admission)
+	s.runner = &runner.Runner{Admission: s.admission, Limits: s.limits}
 	s.byok = map[string]byokServer{}
 	for name, cfg := range cfg.BYOK {
 		s.byok[name] = byokServer{cfg: cfg, keys: envRequired(cfg), log: s.log}

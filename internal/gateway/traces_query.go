@@ -9,6 +9,7 @@ import (
 
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // Paging of GET /api/traces.
@@ -109,7 +110,7 @@ func summarize(row store.Trace) TraceSummary {
 		TraceID: row.ID, ParentTraceID: row.ParentID, WorkflowID: row.WorkflowID,
 		CapabilityFQDN: row.CapabilityFQDN, ExecutedLocally: t.ExecutedLocally, Success: row.Success,
 		ErrorCode: t.ErrorCode, Error: t.Error, DurationMS: t.DurationMS, StartedAt: row.StartedAt,
-		ToolsUsed: nonNil(row.Tools), TaskCount: len(t.Tasks),
+		ToolsUsed: wire.NonNil(row.Tools), TaskCount: len(t.Tasks),
 	}
 	for _, task := range t.Tasks {
 		if !task.Success {

@@ -15,6 +15,7 @@ import (
 	"github.com/pml-go/pml/internal/registry"
 	regclient "github.com/pml-go/pml/internal/registry/client"
 	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/tracing"
@@ -64,17 +65,8 @@ func (p *Package) callCapability(ctx context.Context, tool string, args json.Raw
 	if err != nil {
 		return nil, true, pmlerr.New(pmlerr.ToolError, "capability %s: its code does not analyse: %v", tool, err)
 	}
-	// The nested VM runs code too: it joins the calling run's admission.
-	runCtx, vm, err := p.admission.Enter(ctx, localTenant)
-	if err != nil {
-		return nil, true, err
-	}
-	defer vm.Exit()
-	out, err = registry.RunNested(runCtx, tool, item.FQDN, an, args, vm.Wrap(p.gate(cfg.Permissions, p.router(rules, local))), p.limits,
-		func(t tracing.Trace) {
-			t.ExecutedLocally = true
-			p.submitTrace(p.traceSanitizer().Trace(t))
-		})
+	out, err = p.runner.RunNested(ctx, runner.Nested{Tenant: localTenant, Tool: tool, FQDN: item.FQDN, Analysis: an,
+		Args: args, Call: p.gate(cfg.Permissions, p.router(rules, local)), Trace: p.traceSink()})
 	return out, true, err
 }
 

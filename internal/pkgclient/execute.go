@@ -11,9 +11,8 @@ import (
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
-	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/tools"
-	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -170,41 +169,34 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 		return wire.ErrorAnswer(err, r.workflowID)
 	}
 	_, local, _ := p.refreshConfig()
-	runCtx, vm, err := p.admission.Enter(ctx, localTenant)
-	if err != nil {
-		return wire.ErrorAnswer(err, r.workflowID)
-	}
-	rec := p.newRecorder(an, rules)
-	call := vm.Wrap(rec.Wrap(journal.Wrap(p.gate(cfg.Permissions, p.router(rules, local)), isHalt)))
-	res, err := func() (sandbox.Result, error) {
-		defer vm.Exit()
-		return sandbox.Run(withGrants(runCtx, r.grants), an.JS, nil, call, p.limitsFor(r.opts))
-	}()
-	var na needApproval
-	if errors.As(err, &na) {
-		return p.pause(r, []approval.Item{na.item}, journal)
+	out := p.runner.Run(withGrants(ctx, r.grants), runner.Job{
+		Tenant:     localTenant,
+		Analysis:   an,
+		Code:       r.code,
+		WorkflowID: r.workflowID,
+		Options:    r.opts,
+		Call:       journal.Wrap(p.gate(cfg.Permissions, p.router(rules, local)), isHalt),
+		RoutingOf:  func(tool string) string { return string(rules.Route(tool)) },
+		Trace:      p.traceSink(),
+		Halt: func(err error) (wire.Answer, bool) {
+			var na needApproval
+			if errors.As(err, &na) {
+				return p.pause(r, []approval.Item{na.item}, journal), true
+			}
+			return wire.Answer{}, false
+		},
+		Start: start,
+	})
+	if out.Answer.Status == wire.StatusApprovalRequired {
+		return out.Answer // paused: the run goes on, under this workflow, once approved
 	}
 	if r.grants.revealsEnv() {
 		revealEnv(ctx)
 	}
-	traceID := p.finishTrace(rec, tracing.Trace{WorkflowID: r.workflowID, Code: r.code, ToolsUsed: an.Tools, Logs: res.Logs}, an, err)
-	if err != nil {
-		a := wire.ErrorAnswer(an.MapError(err), r.workflowID)
-		a.TraceID = traceID
-		return a
+	if out.Answer.Status == wire.StatusSuccess {
+		p.learnLater(r.code, r.intent, an)
 	}
-	ans := wire.Answer{
-		Status:          wire.StatusSuccess,
-		Result:          res.Value,
-		ExecutedLocally: wire.Bool(true),
-		WorkflowID:      r.workflowID,
-		TraceID:         traceID,
-		ToolsUsed:       nonNil(an.Tools),
-		DurationMS:      wire.Float(float64(time.Since(start).Microseconds()) / 1000),
-		Logs:            res.Logs,
-	}
-	p.learnLater(r.code, r.intent, an)
-	return ans
+	return out.Answer
 }
 
 // localTenant is the one tenant whose code the package runs.
@@ -227,18 +219,4 @@ func (p *Package) router(rules routing.Rules, local *tools.Mux) tools.CallFunc {
 		}
 		return local.Call(ctx, tool, args)
 	}
-}
-
-func (p *Package) limitsFor(o *wire.ExecuteOptions) sandbox.Limits {
-	if o == nil {
-		return p.limits
-	}
-	return p.limits.ForRequest(o.TimeoutMS, o.CPUBudgetMS)
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/secretmask"
 	"github.com/pml-go/pml/internal/store"
@@ -52,7 +53,6 @@ type Package struct {
 	ws        string
 	gw        Gateway
 	log       *slog.Logger
-	limits    sandbox.Limits
 	analyzer  *analysis.Analyzer
 	env       *approval.Env
 	pool      *upstream.Pool
@@ -61,7 +61,7 @@ type Package struct {
 	workflows *approval.Store
 	deps      *approval.Deps
 	traces    *traceSync
-	admission *admission.Controller
+	runner    *runner.Runner // runs code: admission, sandbox, traces
 
 	mu        sync.Mutex
 	cfg       Config
@@ -112,7 +112,6 @@ func New(o Options) (*Package, error) {
 		ws:        ws,
 		gw:        o.Gateway,
 		log:       o.Logger,
-		limits:    o.Limits,
 		analyzer:  analysis.New(512),
 		env:       approval.NewEnv(ws),
 		pool:      upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger, MinimalEnv: true}),
@@ -123,11 +122,12 @@ func New(o Options) (*Package, error) {
 		applied:   map[string]upstream.ServerConfig{},
 		catalog:   map[string]catalogLookup{},
 		learned:   map[string]bool{},
-		admission: o.Admission,
 	}
-	if p.admission == nil {
-		p.admission = admission.New(admission.Limits{MaxExecutionsPerTenant: -1}, o.Limits)
+	adm := o.Admission
+	if adm == nil {
+		adm = admission.New(admission.Limits{MaxExecutionsPerTenant: -1}, o.Limits)
 	}
+	p.runner = &runner.Runner{Admission: adm, Limits: o.Limits, Local: true}
 	if p.traces, err = startTraceSync(ws, o.Gateway, o.TraceSync, o.Logger); err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package pkgclient
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,10 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/pmlerr"
-	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/tracing"
 )
 
@@ -31,33 +29,14 @@ const traceFlushTimeout = 5 * time.Second
 // for the {"traces":[...]} envelope.
 const traceBatchBytes = gateway.MaxRequestBytes - 4<<10
 
-// newRecorder records every mcp.* call of a local run in the bridge.
-func (p *Package) newRecorder(an *analysis.Analysis, rules routing.Rules) *tracing.Recorder {
-	layers := map[string]int{}
-	for _, t := range an.DAG.Tasks {
-		if _, seen := layers[t.Tool]; !seen {
-			layers[t.Tool] = t.Layer
-		}
-	}
-	return tracing.NewRecorder(tracing.NewTraceID(), tracing.RecorderOptions{
-		LayerOf:   func(tool string, _ int) int { return layers[tool] },
-		RoutingOf: func(tool string) string { return string(rules.Route(tool)) },
-		// Sanitized as the calls are recorded, with the secret values of now
-		// (.env and the package's key): finishing costs only the last calls
-		// of a long run.
-		Sanitizer: p.traceSanitizer(),
-	})
-}
-
-// finishTrace completes a local run's trace, sanitized and bounded by the
-// recorder (the top-level one too: the original forgot it), and hands it to
-// the sync queue. It returns the trace id.
-func (p *Package) finishTrace(rec *tracing.Recorder, meta tracing.Trace, an *analysis.Analysis, runErr error) string {
-	meta.ExecutedLocally = true
-	meta.DAG, _ = json.Marshal(an.DAG)
-	t := rec.Finish(meta, runErr)
-	p.submitTrace(t)
-	return t.TraceID
+// traceSink hands the package's traces, top-level and nested, to the sync
+// queue, sanitized with the secret values of now (.env and the package's
+// key).
+func (p *Package) traceSink() runner.Sink {
+	return runner.Sink{Sanitizer: p.traceSanitizer(), Keep: func(t tracing.Trace) string {
+		p.submitTrace(t)
+		return t.TraceID
+	}}
 }
 
 // submitTrace queues a sanitized trace for the gateway. The run does not
