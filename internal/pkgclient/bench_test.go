@@ -4,75 +4,19 @@ package pkgclient_test
 
 import (
 	"context"
-	"os/exec"
-	"slices"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/pkgclient"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// p50 returns the median of ds in milliseconds.
-func p50(ds []time.Duration) float64 {
-	s := slices.Sorted(slices.Values(ds))
-	return float64(s[len(s)/2].Microseconds()) / 1000
-}
-
-// BenchmarkHybridOverhead: an AI client -> pml stdio -> gateway on loopback
-// -> execute_locally -> a local stdio MCP server tool -> result, against the
-// same client calling that tool on that server directly. The two are
-// interleaved so machine noise hits both alike; added-p50-ms is the figure
-// of the issue (target <= 3 ms).
-func BenchmarkHybridOverhead(b *testing.B) {
-	g := startGateway(b, gateway.Options{})
-	bin := testfixture.BuildServer(b)
-	p := startStdio(b, newWorkspace(b, map[string]any{"fx": map[string]any{"command": bin}}), gatewayEnv(g))
-	direct, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).
-		Connect(context.Background(), &mcp.CommandTransport{Command: exec.Command(bin)}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer direct.Close()
-	ctx := context.Background()
-	req := wire.ExecuteRequest{Code: `return await mcp.fx.echo({text: "hi"})`}
-	callDirect := func() {
-		res, err := direct.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
-		if err != nil || res.IsError {
-			b.Fatalf("direct call: %v %+v", err, res)
-		}
-	}
-	callHybrid := func() {
-		if a := p.executeReq(b, req); a.Status != wire.StatusSuccess || string(a.Result) != `"hi"` {
-			b.Fatalf("hybrid call: %+v", a)
-		}
-	}
-	for range 20 { // start the server, fill caches and connection pools
-		callDirect()
-		callHybrid()
-	}
-	var hybrid, plain []time.Duration
-	for b.Loop() {
-		start := time.Now()
-		callHybrid()
-		mid := time.Now()
-		callDirect()
-		hybrid, plain = append(hybrid, mid.Sub(start)), append(plain, time.Since(mid))
-	}
-	b.ReportMetric(p50(hybrid), "hybrid-p50-ms")
-	b.ReportMetric(p50(plain), "direct-p50-ms")
-	b.ReportMetric(p50(hybrid)-p50(plain), "added-p50-ms")
-}
-
 // openLocalMode opens the package in-process in local mode (no cloud URL)
 // for a workspace with servers.
 func openLocalMode(tb testing.TB, servers map[string]any) (*pkgclient.Package, string) {
 	tb.Helper()
-	ws := newWorkspace(tb, servers)
+	ws := testfixture.Workspace(tb, servers)
 	tb.Setenv("PML_CLOUD_URL", "")
 	tb.Setenv("PML_WORKSPACE", ws)
 	p, err := pkgclient.Open(context.Background(), ws, nil)
@@ -87,7 +31,7 @@ func openLocalMode(tb testing.TB, servers map[string]any) (*pkgclient.Package, s
 // filesystem call, in-process (no process start); target p50 <= 2 ms.
 func BenchmarkLocalModeExecute(b *testing.B) {
 	p, ws := openLocalMode(b, nil)
-	writeFile(b, ws, "a.txt", "hello")
+	testfixture.WriteFile(b, ws, "a.txt", "hello")
 	req := wire.ExecuteRequest{Code: `return await mcp.filesystem.read_file({path: "a.txt"})`}
 	ctx := context.Background()
 	run := func() {
@@ -104,7 +48,7 @@ func BenchmarkLocalModeExecute(b *testing.B) {
 		run()
 		ds = append(ds, time.Since(start))
 	}
-	b.ReportMetric(p50(ds), "p50-ms")
+	b.ReportMetric(testfixture.MedianMS(ds), "p50-ms")
 }
 
 const promiseAllCode = `const r = await Promise.all(Array.from({length: 20}, () => mcp.fx.sleep({ms: 50})));
@@ -150,5 +94,5 @@ func BenchmarkPromiseAll20x50ms(b *testing.B) {
 	for b.Loop() {
 		ds = append(ds, promiseAllWall(b, p))
 	}
-	b.ReportMetric(p50(ds), "wall-p50-ms")
+	b.ReportMetric(testfixture.MedianMS(ds), "wall-p50-ms")
 }

@@ -19,15 +19,11 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// ConnectServe opens an MCP session to a `pml serve` endpoint, sending
-// headers with every request. Exported for pkgclient_test.
-func ConnectServe(ctx context.Context, endpoint string, h http.Header) (*mcp.ClientSession, error) {
-	return mcp.NewClient(&mcp.Implementation{Name: "ai-client", Version: "0"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: gatewaytest.HTTPClient(h)}, nil)
-}
-
+// connectServe opens an MCP session to a `pml serve` endpoint, sending
+// headers with every request.
 func connectServe(endpoint string, h http.Header) (*mcp.ClientSession, error) {
-	return ConnectServe(context.Background(), endpoint, h)
+	return mcp.NewClient(&mcp.Implementation{Name: "ai-client", Version: "0"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: gatewaytest.HTTPClient(h)}, nil)
 }
 
 func bearer(token string) http.Header { return http.Header{"Authorization": {"Bearer " + token}} }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -44,23 +45,6 @@ type proxiedRequest struct {
 	CallTool string // call: the server tool it runs
 }
 
-// ToolCallOf reads a JSON-RPC request to the gateway: its method and, for a
-// tools/call, the gateway tool and the server tool a call runs. Exported for
-// the end-to-end harness of pkgclient_test.
-func ToolCallOf(body []byte) (method, tool, callTool string) {
-	var msg struct {
-		Method string `json:"method"`
-		Params struct {
-			Name      string `json:"name"`
-			Arguments struct {
-				Tool string `json:"tool"`
-			} `json:"arguments"`
-		} `json:"params"`
-	}
-	_ = json.Unmarshal(body, &msg)
-	return msg.Method, msg.Params.Name, msg.Params.Arguments.Tool
-}
-
 func startTamperProxy(t *testing.T, gatewayURL string) *tamperProxy {
 	t.Helper()
 	px := &tamperProxy{}
@@ -77,7 +61,7 @@ func startTamperProxy(t *testing.T, gatewayURL string) *tamperProxy {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		_, tool, callTool := ToolCallOf(body)
+		_, tool, callTool := gatewaytest.ToolCallOf(body)
 		px.mu.Lock()
 		px.seen = append(px.seen, proxiedRequest{Path: r.URL.Path, Body: string(body), Tool: tool, CallTool: callTool})
 		status := px.status

@@ -1,7 +1,8 @@
 // Package testfixture gives tests in any package a real MCP server to talk to:
 // BuildServer compiles ./mcpserver (once per source version, shared by all
 // test binaries) and StartHTTPServer runs it over Streamable HTTP;
-// StartGate serves, in process, a tool that waits until the test opens it.
+// StartGate serves, in process, a tool that waits until the test opens it;
+// Workspace writes a workspace configured with such servers.
 package testfixture
 
 import (

@@ -1,4 +1,4 @@
-package pkgclient_test
+package e2e
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/pkgclient"
+	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -58,9 +59,9 @@ const existingMCPJSON = `{
 // now starts pml stdio, and .gitignore gains the PML entries.
 func TestInitMigratesExistingMCPJSON(t *testing.T) {
 	ws := t.TempDir()
-	writeFile(t, ws, ".mcp.json", existingMCPJSON)
-	writeFile(t, ws, ".gitignore", "node_modules/")
-	writeFile(t, ws, ".mcp.json.bak", "an older backup")
+	testfixture.WriteFile(t, ws, ".mcp.json", existingMCPJSON)
+	testfixture.WriteFile(t, ws, ".gitignore", "node_modules/")
+	testfixture.WriteFile(t, ws, ".mcp.json.bak", "an older backup")
 	out, errOut, code := runPML(t, ws, []string{"PML_WORKSPACE=" + ws}, "", "init", "-y")
 	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
@@ -156,7 +157,7 @@ func TestInitThenAIClientStartsPML(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	writeFile(t, ws, "todo.txt", "ship it")
+	testfixture.WriteFile(t, ws, "todo.txt", "ship it")
 	var text string
 	wantLocal(t, callExecute(t, s, wire.ExecuteRequest{Code: `return await mcp.filesystem.read_file({path: "todo.txt"})`}), &text)
 	if text != "ship it" {

@@ -1,4 +1,4 @@
-package pkgclient_test
+package e2e
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -75,7 +76,7 @@ func TestExecLocalModeFreshDirectory(t *testing.T) {
 // answer and exits non-zero.
 func TestExecInputsAndFailures(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, "snippet.ts", `const n: number = 40; return n + 2;`)
+	testfixture.WriteFile(t, dir, "snippet.ts", `const n: number = 40; return n + 2;`)
 	for _, args := range [][]string{{"exec", "--file", "snippet.ts"}, {"exec", "--file", "-"}} {
 		out, errOut, code := runPML(t, dir, nil, `const n: number = 40; return n + 2;`, args...)
 		if a := execAnswer(t, out, errOut); code != 0 || string(a.Result) != "42" {
@@ -95,8 +96,8 @@ func TestExecInputsAndFailures(t *testing.T) {
 // answers execute_locally and the server tool goes back to it.
 func TestExecAgainstGateway(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
-	ws := newWorkspace(t, nil)
-	writeFile(t, ws, "in.json", `{"v": 7}`)
+	ws := testfixture.Workspace(t, nil)
+	testfixture.WriteFile(t, ws, "in.json", `{"v": 7}`)
 	out, errOut, code := runPML(t, ws, gatewayEnv(g), "", "exec",
 		`const d = await mcp.json.parse({data: await mcp.filesystem.read_file({path: "in.json"})}); return d.v * 6`)
 	if a := execAnswer(t, out, errOut); code != 0 || string(a.Result) != "42" || a.ExecutedLocally == nil || !*a.ExecutedLocally {

@@ -1,4 +1,4 @@
-package pkgclient_test
+package e2e
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -39,7 +40,7 @@ func callsTo(g *liveGateway) []string {
 // Through the package, server-only code runs on the gateway.
 func TestStdioServerOnlyRunsOnGateway(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
-	p := startStdio(t, newWorkspace(t, nil), gatewayEnv(g))
+	p := startStdio(t, testfixture.Workspace(t, nil), gatewayEnv(g))
 
 	a := p.execute(t, `const v = await mcp.json.parse({data: '{"n": 41}'}); return await mcp.math.add({a: v.n, b: 1});`)
 	var n float64
@@ -57,8 +58,8 @@ func TestStdioServerOnlyRunsOnGateway(t *testing.T) {
 // and runs in the package, reading this machine's workspace.
 func TestStdioClientOnlyRunsLocally(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
-	ws := newWorkspace(t, nil)
-	writeFile(t, ws, "notes/hello.txt", "only on this machine: "+ws)
+	ws := testfixture.Workspace(t, nil)
+	testfixture.WriteFile(t, ws, "notes/hello.txt", "only on this machine: "+ws)
 	p := startStdio(t, ws, gatewayEnv(g))
 
 	a := p.execute(t, `const text = await mcp.filesystem.read_file({path: "notes/hello.txt"});
@@ -85,8 +86,8 @@ func TestStdioClientOnlyRunsLocally(t *testing.T) {
 // tools here, server tools to the gateway's call) and the results combine.
 func TestStdioMixedRoutesEachCall(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
-	ws := newWorkspace(t, nil)
-	writeFile(t, ws, "data.json", `{"items": [3, 4, 5]}`)
+	ws := testfixture.Workspace(t, nil)
+	testfixture.WriteFile(t, ws, "data.json", `{"items": [3, 4, 5]}`)
 	p := startStdio(t, ws, gatewayEnv(g))
 
 	a := p.execute(t, `const content = await mcp.filesystem.read_file({path: "data.json"});
@@ -114,7 +115,7 @@ func TestStdioMixedRoutesEachCall(t *testing.T) {
 // serving.
 func TestStdioToolErrors(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
-	p := startStdio(t, newWorkspace(t, nil), gatewayEnv(g))
+	p := startStdio(t, testfixture.Workspace(t, nil), gatewayEnv(g))
 
 	a := p.execute(t, `try { await mcp.filesystem.read_file({path: "missing.txt"}); return "no"; }
 		catch (e) { return "caught: " + e.message; }`)
@@ -132,7 +133,7 @@ func TestStdioToolErrors(t *testing.T) {
 // this machine's, with TypeScript declarations.
 func TestStdioDiscoverMergesLocalTools(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
-	p := startStdio(t, newWorkspace(t, nil), gatewayEnv(g))
+	p := startStdio(t, testfixture.Workspace(t, nil), gatewayEnv(g))
 
 	out := p.discover(t, discoverAll())
 	routes := map[string]string{}

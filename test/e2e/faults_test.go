@@ -1,6 +1,6 @@
 //go:build linux
 
-package pkgclient_test
+package e2e
 
 import (
 	"bufio"
@@ -61,7 +61,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 func fixtureWorkspace(t *testing.T) string {
-	return newWorkspace(t, map[string]any{"fx": map[string]any{"command": testfixture.BuildServer(t)}})
+	return testfixture.Workspace(t, map[string]any{"fx": map[string]any{"command": testfixture.BuildServer(t)}})
 }
 
 // A local server that crashes mid-call fails that call with TOOL_ERROR (an
@@ -190,23 +190,23 @@ func TestStdioMalformedConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := startGateway(t, gateway.Options{})
 			ws := t.TempDir()
-			writeConfig(t, ws, fixed)
+			testfixture.WriteConfig(t, ws, fixed)
 			if tc.brokenFrom {
-				writeFile(t, ws, ".pml.json", brokenConfig)
+				testfixture.WriteFile(t, ws, ".pml.json", brokenConfig)
 			}
 			p := startStdio(t, ws, gatewayEnv(g))
 			if !tc.brokenFrom {
 				wantLocal(t, p.execute(t, `return await mcp.fx.pid({})`), nil)
-				writeFile(t, ws, ".pml.json", brokenConfig)
+				testfixture.WriteFile(t, ws, ".pml.json", brokenConfig)
 			}
 			path := filepath.Join(ws, ".pml.json")
 			wantError(t, p.execute(t, `return 1`), "INVALID_CONFIG", path, "line 4")
 			wantError(t, p.execute(t, `return await mcp.fx.pid({})`), "INVALID_CONFIG", path)
 
-			writeFile(t, ws, ".pml.json", `{"mcpServers": {"fx": {"args": ["x"]}}}`)
+			testfixture.WriteFile(t, ws, ".pml.json", `{"mcpServers": {"fx": {"args": ["x"]}}}`)
 			wantError(t, p.execute(t, `return 1`), "INVALID_CONFIG", path, "mcpServers.fx", "command")
 
-			writeConfig(t, ws, fixed)
+			testfixture.WriteConfig(t, ws, fixed)
 			wantLocal(t, p.execute(t, `return await mcp.fx.pid({})`), nil)
 		})
 	}

@@ -1,4 +1,4 @@
-package pkgclient_test
+package e2e
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,36 +21,6 @@ import (
 // callTimeout bounds every request a test makes: a hang fails the test
 // instead of eating the suite's time budget.
 const callTimeout = 30 * time.Second
-
-// newWorkspace writes a temp workspace whose .pml.json allows every tool
-// and configures servers (mcpServers entries).
-func newWorkspace(t testing.TB, servers map[string]any) string {
-	t.Helper()
-	ws := t.TempDir()
-	writeConfig(t, ws, servers)
-	return ws
-}
-
-func writeConfig(t testing.TB, ws string, servers map[string]any) {
-	t.Helper()
-	cfg := map[string]any{"version": "1", "permissions": map[string]any{"allow": []string{"*"}}, "mcpServers": servers}
-	data, err := json.MarshalIndent(cfg, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, ws, ".pml.json", string(data))
-}
-
-func writeFile(t testing.TB, dir, name, content string) {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // lockedBuffer collects a child's stderr; the exec package writes to it
 // from its own goroutine.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package pkgclient_test
+package e2e
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // later call, concurrent ones included.
 func TestStdioLocalServerLazyStartAndReuse(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
-	ws := newWorkspace(t, map[string]any{"fx": map[string]any{"command": testfixture.BuildServer(t)}})
+	ws := testfixture.Workspace(t, map[string]any{"fx": map[string]any{"command": testfixture.BuildServer(t)}})
 	p := startStdio(t, ws, gatewayEnv(g))
 
 	// A built-in call does not start the configured server.
@@ -58,11 +58,11 @@ func TestStdioLocalServerLazyStartAndReuse(t *testing.T) {
 // the workspace .env; tools are addressed serverName:toolName.
 func TestStdioLocalServerEnvSubstitution(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
-	ws := newWorkspace(t, map[string]any{"fx": map[string]any{
+	ws := testfixture.Workspace(t, map[string]any{"fx": map[string]any{
 		"command": "${FX_BIN}",
 		"env":     map[string]string{"TOKEN": "${FX_TOKEN}", "FROM_PROCESS": "pre-${FROM_ENV}-post"},
 	}})
-	writeFile(t, ws, ".env", "FX_TOKEN=s3cr3t-from-dotenv\nFX_BIN="+testfixture.BuildServer(t)+"\n")
+	testfixture.WriteFile(t, ws, ".env", "FX_TOKEN=s3cr3t-from-dotenv\nFX_BIN="+testfixture.BuildServer(t)+"\n")
 	p := startStdio(t, ws, append(gatewayEnv(g), "FROM_ENV=env-value"))
 
 	var got []string
@@ -79,8 +79,8 @@ func TestStdioLocalServerEnvSubstitution(t *testing.T) {
 // whole: its tools answer, the built-in's are gone.
 func TestStdioConfiguredFilesystemReplacesBuiltin(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
-	ws := newWorkspace(t, map[string]any{"filesystem": map[string]any{"command": testfixture.BuildServer(t)}})
-	writeFile(t, ws, "a.txt", "built-in would read this")
+	ws := testfixture.Workspace(t, map[string]any{"filesystem": map[string]any{"command": testfixture.BuildServer(t)}})
+	testfixture.WriteFile(t, ws, "a.txt", "built-in would read this")
 	p := startStdio(t, ws, gatewayEnv(g))
 
 	var pid string
@@ -97,8 +97,8 @@ func TestStdioConfiguredFilesystemReplacesBuiltin(t *testing.T) {
 func TestStdioNpmReferenceServer(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
 	ws := t.TempDir()
-	writeConfig(t, ws, map[string]any{"filesystem": npmFilesystemServer(t, ws)})
-	writeFile(t, ws, "docs/readme.md", "# hello from npm")
+	testfixture.WriteConfig(t, ws, map[string]any{"filesystem": npmFilesystemServer(t, ws)})
+	testfixture.WriteFile(t, ws, "docs/readme.md", "# hello from npm")
 	p := startStdio(t, ws, gatewayEnv(g))
 
 	a := p.execute(t, `const text = await mcp.filesystem.read_text_file({path: "`+ws+`/docs/readme.md"});

@@ -1,6 +1,6 @@
 //go:build linux
 
-package pkgclient_test
+package e2e
 
 import (
 	"context"
@@ -20,7 +20,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/pkgclient"
+	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -44,7 +46,8 @@ func connectHTTP(endpoint, token string) (*mcp.ClientSession, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	return pkgclient.ConnectServe(ctx, endpoint, h)
+	return mcp.NewClient(&mcp.Implementation{Name: "ai-client", Version: "0"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: gatewaytest.HTTPClient(h)}, nil)
 }
 
 // startServe runs `pml serve` in ws with args and waits until it listens.
@@ -80,7 +83,7 @@ func startServe(t *testing.T, ws string, env []string, port int, args ...string)
 func TestServeStreamableHTTP(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
 	ws := fixtureWorkspace(t)
-	writeFile(t, ws, "data.txt", "served")
+	testfixture.WriteFile(t, ws, "data.txt", "served")
 	port := freePort(t)
 	cmd, exited := startServe(t, ws, gatewayEnv(g), port)
 	endpoint := "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
@@ -156,7 +159,7 @@ func TestInitHTTPThenAIClientConnects(t *testing.T) {
 		t.Fatal(".mcp.json is not in .gitignore")
 	}
 
-	writeFile(t, ws, "todo.txt", "ship it")
+	testfixture.WriteFile(t, ws, "todo.txt", "ship it")
 	startServe(t, ws, nil, port)
 	if _, err := connectHTTP(entry.URL, ""); err == nil {
 		t.Fatal("connected without the token")

@@ -1,4 +1,4 @@
-package pkgclient_test
+package e2e
 
 import (
 	"os"

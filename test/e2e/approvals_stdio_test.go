@@ -1,4 +1,4 @@
-package pkgclient_test
+package e2e
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 func TestHILThroughStdio(t *testing.T) {
 	bin := testfixture.BuildServer(t)
 	ws := t.TempDir()
-	writeFile(t, ws, ".pml.json", fmt.Sprintf(`{"permissions": {"allow": ["fx:count", "json"], "ask": ["fx:echo"], "deny": ["fx:crash"]},
+	testfixture.WriteFile(t, ws, ".pml.json", fmt.Sprintf(`{"permissions": {"allow": ["fx:count", "json"], "ask": ["fx:echo"], "deny": ["fx:crash"]},
 		"mcpServers": {"fx": {"command": %q}}}`, bin))
 	p := startStdio(t, ws, nil)
 	file := filepath.Join(ws, "count.txt")

@@ -1,4 +1,4 @@
-package pkgclient_test
+package e2e
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
-	"github.com/pml-go/pml/internal/pkgclient"
 )
 
 // liveGateway is a real gateway (gatewaytest.Start) served on a loopback
@@ -81,7 +80,7 @@ func (l *requestLog) wrap(next http.Handler) http.Handler {
 		if r.Method == http.MethodPost && r.URL.Path == "/mcp" {
 			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			seen.Method, seen.Tool, seen.CallTool = pkgclient.ToolCallOf(body)
+			seen.Method, seen.Tool, seen.CallTool = gatewaytest.ToolCallOf(body)
 		}
 		next.ServeHTTP(w, r)
 		l.mu.Lock()

@@ -1,4 +1,4 @@
-package pkgclient_test
+package e2e
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 // skipped, unless PML_REQUIRE_NODE=1 (CI) makes that a failure.
 func npmFilesystemServer(t testing.TB, dir string) map[string]any {
 	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "..", "test", "peer", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"))
+	script, err := filepath.Abs(filepath.Join("..", "peer", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package pkgclient_test
+package e2e
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // public. A's calls must keep running A's own local tool.
 func TestTenantCannotTakeOverLocalTools(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
-	ws := newWorkspace(t, map[string]any{"mytool": map[string]any{"command": testfixture.BuildServer(t)}})
+	ws := testfixture.Workspace(t, map[string]any{"mytool": map[string]any{"command": testfixture.BuildServer(t)}})
 	p := startStdio(t, ws, gatewayEnv(g))
 	const call = `return await mcp.mytool.echo({text: "A-CONFIDENTIAL"})`
 	var got string
@@ -165,7 +165,7 @@ func wantGatewayError(t *testing.T, a wire.Answer, code pmlerr.Code) {
 // of it still reach its own server, and nothing of it goes to the gateway.
 func TestLocalNamespaceBeatsGatewayRouting(t *testing.T) {
 	g := startGateway(t, gateway.Options{Config: gateway.FileConfig{Routing: &routing.Rules{Server: []string{"mytool", "mytool:echo"}}}})
-	ws := newWorkspace(t, map[string]any{"mytool": map[string]any{"command": testfixture.BuildServer(t)}})
+	ws := testfixture.Workspace(t, map[string]any{"mytool": map[string]any{"command": testfixture.BuildServer(t)}})
 	p := startStdio(t, ws, gatewayEnv(g))
 	var got string
 	wantLocal(t, p.execute(t, `const v = await mcp.json.parse({data: '"x"'}); return await mcp.mytool.echo({text: "local " + v})`), &got)
@@ -193,7 +193,7 @@ func TestQualifiedCallAsksFirst(t *testing.T) {
 	}
 	adminOK(t, globex, gateway.AdminRequest{Action: "visibility", Target: a.Capability.ID, Visibility: "public"})
 	ws := t.TempDir()
-	writeFile(t, ws, ".pml.json", `{"version": "1", "permissions": {"allow": ["json"]}}`)
+	testfixture.WriteFile(t, ws, ".pml.json", `{"version": "1", "permissions": {"allow": ["json"]}}`)
 	p := startStdio(t, ws, gatewayEnv(g))
 	g.rec.reset()
 
@@ -218,9 +218,9 @@ func TestQualifiedCallAsksFirst(t *testing.T) {
 // gateway runs the code or the package does and reports it.
 func TestSecretsNotLearnedThroughPackage(t *testing.T) {
 	g := startGateway(t, gateway.Options{})
-	ws := newWorkspace(t, nil)
-	writeFile(t, ws, ".env", "MY_SERVICE_KEY=plainvalue-from-dotenv\n")
-	writeFile(t, ws, "a.txt", "hello")
+	ws := testfixture.Workspace(t, nil)
+	testfixture.WriteFile(t, ws, ".env", "MY_SERVICE_KEY=plainvalue-from-dotenv\n")
+	testfixture.WriteFile(t, ws, "a.txt", "hello")
 	p := startStdio(t, ws, gatewayEnv(g))
 	acme := store.Scope{Org: "acme", Project: "web"}
 	learned := func() []store.Capability {
