@@ -86,7 +86,7 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 				continue
 			}
 			r.cpuOut.Store(true)
-			r.m.vm.Stop()
+			r.cancel() // stops the VM (watch) and the calls in flight
 			stopping = true
 		}
 	}
@@ -101,6 +101,7 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 		return r.cleanup(<-r.done)
 	}
 	r.revoke()
+	r.cancel() // calls still in flight end with the run
 	return Result{}, r.timeout()
 }
 
