@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tdewolff/parse/v2/js"
+
+	"github.com/pml-go/pml/internal/textcut"
 )
 
 // maxExprText bounds the source text kept for one {"$expr"}.
@@ -440,11 +442,7 @@ func exprText(e js.IExpr) string {
 	e.JS(&sb)
 	s := sb.String()
 	if len(s) > maxExprText {
-		cut := maxExprText
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = textcut.Prefix(s, maxExprText) + "…"
 	}
 	return s
 }

@@ -59,7 +59,7 @@ var errStoreDown = errors.New("key store unavailable")
 func (s *Service) verify(ctx context.Context, key string) (store.Scope, error) {
 	hash := HashKey(key)
 	now := time.Now()
-	if sc, ok := s.keys.get(hash, now); ok {
+	if sc, ok := s.keys.Get(hash, now); ok {
 		return sc, nil
 	}
 	k, err := s.store.KeyByHash(ctx, hash)
@@ -69,7 +69,7 @@ func (s *Service) verify(ctx context.Context, key string) (store.Scope, error) {
 	case err != nil:
 		return store.Scope{}, fmt.Errorf("%w: %w", errStoreDown, err)
 	}
-	s.keys.put(hash, k.Scope, now)
+	s.keys.Put(hash, k.Scope, now)
 	return k.Scope, nil
 }
 

@@ -116,7 +116,7 @@ func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, 
 	}
 	k := learnKey{scope: c.Scope, codeHash: an.CodeHash, intent: req.Intent}
 	now := time.Now()
-	if ref, ok := s.learned.get(k, now); ok {
+	if ref, ok := s.learned.Get(k, now); ok {
 		return ref
 	}
 	ref, err := s.saveCapability(ctx, c, req.Code, req.Intent, an, plan.Side)
@@ -124,7 +124,7 @@ func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, 
 		s.log.Warn("saving capability", "err", err)
 		return nil
 	}
-	s.learned.put(k, ref, now)
+	s.learned.Put(k, ref, now)
 	return ref
 }
 

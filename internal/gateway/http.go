@@ -3,10 +3,10 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/etag"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/web"
@@ -48,10 +48,10 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 }
 
 func (s *Service) serveRouting(w http.ResponseWriter, r *http.Request) {
-	body, etag := s.rules.JSON()
-	w.Header().Set("ETag", etag)
+	body, tag := s.rules.JSON()
+	w.Header().Set("ETag", tag)
 	w.Header().Set("Cache-Control", "no-cache")
-	if match := r.Header.Get("If-None-Match"); match != "" && strings.Contains(match, etag) {
+	if etag.NoneMatch(r.Header.Get("If-None-Match"), tag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

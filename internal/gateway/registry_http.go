@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pml-go/pml/internal/etag"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/registry/fqdn"
@@ -67,7 +68,7 @@ func (s *Service) serveRegistryEntry(w http.ResponseWriter, r *http.Request) {
 	} else {
 		h.Set("Cache-Control", "private, max-age=3600")
 	}
-	if etagMatches(r.Header.Get("If-None-Match"), e.ETag()) {
+	if etag.NoneMatch(r.Header.Get("If-None-Match"), e.ETag()) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -77,18 +78,6 @@ func (s *Service) serveRegistryEntry(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(e.Body)
 	}
-}
-
-// etagMatches implements If-None-Match's weak comparison: a list of tags,
-// each possibly W/-prefixed, or "*".
-func etagMatches(header, etag string) bool {
-	for tag := range strings.SplitSeq(header, ",") {
-		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
-		if tag == "*" || tag == etag {
-			return true
-		}
-	}
-	return false
 }
 
 // serveCatalog is GET /mcp when the client does not ask for an event stream

@@ -21,6 +21,7 @@ import (
 	"github.com/pml-go/pml/internal/telemetry"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/ttlcache"
 	"github.com/pml-go/pml/internal/upstream"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -64,8 +65,8 @@ type Service struct {
 	log       *slog.Logger
 	metrics   *Metrics
 	validate  *tools.Validator
-	keys      *ttlCache[string, store.Scope]           // key hash -> tenant
-	learned   *ttlCache[learnKey, *wire.CapabilityRef] // recent runs' capabilities
+	keys      *ttlcache.Cache[string, store.Scope]           // key hash -> tenant
+	learned   *ttlcache.Cache[learnKey, *wire.CapabilityRef] // recent runs' capabilities
 	telemetry *telemetry.Exporter
 	byok      map[string]byokServer
 	registry  *registry.Registry
@@ -92,8 +93,8 @@ func New(cfg Config) *Service {
 		admission: cfg.Admission,
 		validate:  tools.NewValidator(),
 		sanitizer: tracing.NewSanitizer(nil),
-		keys:      newTTLCache[string, store.Scope](keyCacheTTL, keyCacheSize),
-		learned:   newTTLCache[learnKey, *wire.CapabilityRef](learnCacheTTL, learnCacheSize),
+		keys:      ttlcache.New[string, store.Scope](keyCacheTTL, keyCacheSize),
+		learned:   ttlcache.New[learnKey, *wire.CapabilityRef](learnCacheTTL, learnCacheSize),
 
 		secretChecks: newSecretChecks(),
 	}

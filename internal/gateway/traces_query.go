@@ -38,25 +38,23 @@ type TraceQuery struct {
 	Page, Limit    int
 }
 
-// TraceSummary is one line of the trace list: the trace without its tasks'
-// payloads, code, logs and DAG.
+// TraceSummary is one line of the trace list: the trace's identity and
+// outcome, counts in place of its tasks, and none of its payloads. The
+// embedded trace holds only those fields (summarize leaves its tasks, code,
+// logs and DAG empty); the fields below take the JSON names of the ones
+// the list shows differently or not at all.
 type TraceSummary struct {
-	TraceID         string    `json:"trace_id"`
-	ParentTraceID   string    `json:"parent_trace_id,omitempty"`
-	WorkflowID      string    `json:"workflow_id"`
-	CapabilityFQDN  string    `json:"capability_fqdn,omitempty"`
-	ExecutedLocally bool      `json:"executed_locally"`
-	Success         bool      `json:"success"`
-	ErrorCode       string    `json:"error_code,omitempty"`
-	Error           string    `json:"error,omitempty"`
-	DurationMS      float64   `json:"duration_ms"`
-	StartedAt       time.Time `json:"started_at"`
-	ToolsUsed       []string  `json:"tools_used"`
+	tracing.Trace
+	// ToolsUsed is always an array here, empty when no tool ran.
+	ToolsUsed []string `json:"tools_used"`
 	// TaskCount and FailedTasks count every call of the run, the ones its
 	// bounds aggregated too; Truncated says the trace is bounded.
 	TaskCount   int  `json:"task_count"`
 	FailedTasks int  `json:"failed_tasks"`
 	Truncated   bool `json:"truncated,omitempty"`
+	// Tasks and Decisions hide the trace's arrays: never in a list line.
+	Tasks     struct{} `json:"tasks,omitzero"`
+	Decisions struct{} `json:"decisions,omitzero"`
 }
 
 // TracePage is GET /api/traces: newest first, with the total before paging.
@@ -107,9 +105,11 @@ func summarize(row store.Trace) TraceSummary {
 	// columns still give a usable line.
 	_ = json.Unmarshal(row.Body, &t)
 	sum := TraceSummary{
-		TraceID: row.ID, ParentTraceID: row.ParentID, WorkflowID: row.WorkflowID,
-		CapabilityFQDN: row.CapabilityFQDN, ExecutedLocally: t.ExecutedLocally, Success: row.Success,
-		ErrorCode: t.ErrorCode, Error: t.Error, DurationMS: t.DurationMS, StartedAt: row.StartedAt,
+		Trace: tracing.Trace{
+			TraceID: row.ID, ParentTraceID: row.ParentID, WorkflowID: row.WorkflowID,
+			CapabilityFQDN: row.CapabilityFQDN, ExecutedLocally: t.ExecutedLocally, Success: row.Success,
+			ErrorCode: t.ErrorCode, Error: t.Error, DurationMS: t.DurationMS, StartedAt: row.StartedAt,
+		},
 		ToolsUsed: wire.NonNil(row.Tools), TaskCount: len(t.Tasks),
 	}
 	for _, task := range t.Tasks {

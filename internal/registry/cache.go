@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"sync"
 	"time"
 
 	"github.com/pml-go/pml/internal/store"
@@ -24,45 +23,10 @@ type lookupKey struct {
 	ns, action string
 }
 
+// lookupResult is a lookup's answer, found or not: a miss is cached too.
+// The cache is cleared whenever a capability is added, renamed, described
+// or shared here.
 type lookupResult struct {
-	entry   Entry
-	found   bool
-	expires time.Time
-}
-
-// lookupCache remembers capability lookups, found or not, for cacheTTL.
-type lookupCache struct {
-	ttl     time.Duration // <= 0: no caching
-	mu      sync.Mutex
-	entries map[lookupKey]lookupResult
-}
-
-func (c *lookupCache) get(k lookupKey, now time.Time) (Entry, bool, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.entries[k]
-	if !ok || now.After(r.expires) {
-		return Entry{}, false, false
-	}
-	return r.entry, r.found, true
-}
-
-func (c *lookupCache) put(k lookupKey, e Entry, found bool, now time.Time) {
-	if c.ttl <= 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil || len(c.entries) >= cacheSize {
-		c.entries = map[lookupKey]lookupResult{}
-	}
-	c.entries[k] = lookupResult{entry: e, found: found, expires: now.Add(c.ttl)}
-}
-
-// clear forgets everything: a capability was added, renamed, described or
-// shared here.
-func (c *lookupCache) clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.entries = nil
+	entry Entry
+	found bool
 }

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
-	"golang.org/x/sync/singleflight"
+	"github.com/pml-go/pml/internal/ttlcache"
 )
 
 // Options build a Registry.
@@ -45,16 +47,17 @@ type Registry struct {
 	// reservedFold is reserved in lower case, for names given to rename.
 	reservedFold map[string]bool
 	saves        singleflight.Group
-	lookups      lookupCache
+	lookups      *ttlcache.Cache[lookupKey, lookupResult]
 }
 
 // New builds a registry.
 func New(o Options) (*Registry, error) {
 	r := &Registry{store: o.Store, static: map[string]Entry{}, byTool: map[string]Entry{}, servers: map[string]Metadata{}, reserved: map[string]bool{}}
-	r.lookups.ttl = o.CacheTTL
-	if r.lookups.ttl == 0 {
-		r.lookups.ttl = DefaultCacheTTL
+	ttl := o.CacheTTL
+	if ttl == 0 {
+		ttl = DefaultCacheTTL
 	}
+	r.lookups = ttlcache.New[lookupKey, lookupResult](ttl, cacheSize)
 	for _, ns := range o.Reserved {
 		r.reserved[ns] = true
 	}
@@ -164,12 +167,12 @@ func (r *Registry) current(ctx context.Context, viewer store.Scope, n fqdn.Name)
 func (r *Registry) lookup(ctx context.Context, scope store.Scope, ns, action string) (Entry, bool, error) {
 	k := lookupKey{scope: scope, ns: ns, action: action}
 	now := time.Now()
-	if e, found, ok := r.lookups.get(k, now); ok {
-		return e, found, nil
+	if res, ok := r.lookups.Get(k, now); ok {
+		return res.entry, res.found, nil
 	}
 	c, err := r.store.CapabilityByName(ctx, scope, ns, action)
 	if errors.Is(err, store.ErrNotFound) {
-		r.lookups.put(k, Entry{}, false, now)
+		r.lookups.Put(k, lookupResult{}, now)
 		return Entry{}, false, nil
 	}
 	if err != nil {
@@ -179,7 +182,7 @@ func (r *Registry) lookup(ctx context.Context, scope store.Scope, ns, action str
 	if err != nil {
 		return Entry{}, false, err
 	}
-	r.lookups.put(k, e, true, now)
+	r.lookups.Put(k, lookupResult{entry: e, found: true}, now)
 	return e, true, nil
 }
 

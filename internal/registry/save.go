@@ -26,7 +26,7 @@ func (r *Registry) Save(ctx context.Context, c store.Capability) (store.Capabili
 	}
 	saved := v.(store.Capability)
 	if saved.UsageCount == 1 { // new: it may be the current version of a name
-		r.lookups.clear()
+		r.lookups.Clear()
 	}
 	return saved, nil
 }
@@ -37,6 +37,6 @@ func (r *Registry) Update(ctx context.Context, c store.Capability) error {
 	if r.store == nil {
 		return errors.New("registry: no store to update capabilities in")
 	}
-	defer r.lookups.clear()
+	defer r.lookups.Clear()
 	return r.store.UpdateCapability(ctx, c)
 }

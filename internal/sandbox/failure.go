@@ -11,6 +11,7 @@ import (
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/sandbox/engine"
+	"github.com/pml-go/pml/internal/textcut"
 )
 
 // thrown is what the bridge reports about a value the code threw (kind "js").
@@ -116,7 +117,7 @@ func capText(s string) string {
 	if len(s) <= maxTextBytes {
 		return s
 	}
-	return truncateUTF8(s, maxTextBytes) + " … [truncated]"
+	return textcut.Prefix(s, maxTextBytes) + " … [truncated]"
 }
 
 // callBudgetError is the MEMORY_LIMIT of the call whose arguments or result

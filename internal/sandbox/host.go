@@ -3,10 +3,10 @@ package sandbox
 import (
 	"encoding/json"
 	"log/slog"
-	"unicode/utf8"
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/sandbox/engine"
+	"github.com/pml-go/pml/internal/textcut"
 )
 
 // The bridge reaches Go through one C function of the engine, __pml_host,
@@ -122,7 +122,7 @@ func (r *run) log(line string) int {
 		if room <= 0 {
 			return 1
 		}
-		line = truncateUTF8(line, room)
+		line = textcut.Prefix(line, room)
 	}
 	r.logs = append(r.logs, line)
 	r.logBytes += len(line) + 1
@@ -130,17 +130,6 @@ func (r *run) log(line string) int {
 		return 1
 	}
 	return 0
-}
-
-// truncateUTF8 cuts s to at most n bytes without splitting a character.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // result checks the serialized return value.

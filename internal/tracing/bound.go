@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/pml-go/pml/internal/textcut"
 )
 
 // Limits bound one trace. Zero fields take DefaultHeadSpans,
@@ -268,7 +270,7 @@ func foldSpans(t Trace, head, tail int) Trace {
 
 // cleanLine makes an aggregate line from an untrusted trace consistent.
 func cleanLine(l ToolAggregate) ToolAggregate {
-	l.Tool = cutUTF8(l.Tool, maxShortField)
+	l.Tool = textcut.Prefix(l.Tool, maxShortField)
 	l.Calls = min(l.Calls, maxCount)
 	l.Errors = min(max(l.Errors, 0), l.Calls)
 	for _, f := range []*float64{&l.TotalMS, &l.MinMS, &l.MaxMS} {
@@ -281,9 +283,9 @@ func cleanLine(l ToolAggregate) ToolAggregate {
 
 // cutIdentifiers cuts identifiers to the lengths the gateway accepts.
 func cutIdentifiers(t Trace) Trace {
-	t.WorkflowID = cutUTF8(t.WorkflowID, maxShortField)
-	t.CapabilityFQDN = cutUTF8(t.CapabilityFQDN, maxShortField)
-	t.ErrorCode = cutUTF8(t.ErrorCode, maxShortField)
+	t.WorkflowID = textcut.Prefix(t.WorkflowID, maxShortField)
+	t.CapabilityFQDN = textcut.Prefix(t.CapabilityFQDN, maxShortField)
+	t.ErrorCode = textcut.Prefix(t.ErrorCode, maxShortField)
 	long := false
 	for _, task := range t.Tasks {
 		long = long || len(task.Tool) > maxShortField || len(task.ToolID) > maxShortField ||
@@ -295,10 +297,10 @@ func cutIdentifiers(t Trace) Trace {
 	t.Tasks = slices.Clone(t.Tasks)
 	for i := range t.Tasks {
 		task := &t.Tasks[i]
-		task.Tool = cutUTF8(task.Tool, maxShortField)
-		task.ToolID = cutUTF8(task.ToolID, maxShortField)
-		task.TaskID = cutUTF8(task.TaskID, maxIDField)
-		task.ChildTraceID = cutUTF8(task.ChildTraceID, maxIDField)
+		task.Tool = textcut.Prefix(task.Tool, maxShortField)
+		task.ToolID = textcut.Prefix(task.ToolID, maxShortField)
+		task.TaskID = textcut.Prefix(task.TaskID, maxIDField)
+		task.ChildTraceID = textcut.Prefix(task.ChildTraceID, maxIDField)
 	}
 	return t
 }
@@ -316,7 +318,7 @@ func shortened(v json.RawMessage, keep int) json.RawMessage {
 			Preview *string `json:"preview"`
 		}
 		if json.Unmarshal(v, &m) == nil && m.Preview != nil && isMarker(v) {
-			preview = cutUTF8(*m.Preview, keep)
+			preview = textcut.Prefix(*m.Preview, keep)
 		}
 	}
 	return encode(truncationMarker(preview, n))

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/pml-go/pml/internal/textcut"
 )
 
 // maxRecordedPayload bounds the bytes of arguments and results one Recorder
@@ -54,7 +56,7 @@ func truncationMarker(preview string, originalLen int) map[string]any {
 
 // prefixText returns at most n bytes of b as text, without splitting a rune.
 func prefixText(b []byte, n int) string {
-	return cutUTF8(string(b[:min(len(b), n+4)]), n)
+	return textcut.Prefix(string(b[:min(len(b), n+4)]), n)
 }
 
 // textMarker ends a text cut short; the sanitizer writes and recognises it.
@@ -67,7 +69,7 @@ func cutText(s string, n, window int) string {
 	if len(s) <= n {
 		return s
 	}
-	return cutUTF8(s, window) + textMarkerPrefix + strconv.Itoa(len(s)) + "]"
+	return textcut.Prefix(s, window) + textMarkerPrefix + strconv.Itoa(len(s)) + "]"
 }
 
 // splitTextMarker splits a text that ends with the truncation marker into

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/pml-go/pml/internal/secretmask"
+	"github.com/pml-go/pml/internal/textcut"
 )
 
 // Limits of the sanitizer.
@@ -139,7 +139,7 @@ func (s *Sanitizer) fields(t Trace) Trace {
 			if i == maxDroppedNotes {
 				break
 			}
-			tr.Dropped = append(tr.Dropped, cutUTF8(s.String(d), maxShortField))
+			tr.Dropped = append(tr.Dropped, textcut.Prefix(s.String(d), maxShortField))
 		}
 		out.Truncated = &tr
 	}
@@ -314,19 +314,8 @@ func asTruncationMarker(m map[string]any) (preview string, originalLen int, ok b
 // a wider window first so a secret straddling the cut is still recognised,
 // and again after the cut so the preview is a fixed point of the rules.
 func (s *Sanitizer) preview(str string) string {
-	window := s.applyRules(cutUTF8(str, 2*PreviewBytes))
-	return s.applyRules(cutUTF8(window, PreviewBytes))
-}
-
-// cutUTF8 returns at most n bytes of s without splitting a rune.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	window := s.applyRules(textcut.Prefix(str, 2*PreviewBytes))
+	return s.applyRules(textcut.Prefix(window, PreviewBytes))
 }
 
 // decodeJSON decodes exactly one JSON value, keeping numbers as written.

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/pml-go/pml/internal/etag"
 )
 
 //go:embed assets
@@ -66,7 +68,7 @@ func Handler() http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache")
 		h.Set("ETag", a.etag)
-		if strings.Contains(r.Header.Get("If-None-Match"), a.etag) {
+		if etag.NoneMatch(r.Header.Get("If-None-Match"), a.etag) {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}

@@ -56,3 +56,24 @@ func TestAssetsAreSelfContained(t *testing.T) {
 		}
 	}
 }
+
+// TestRevalidationMatchesWholeTags: a 304 only for an If-None-Match naming
+// the asset's ETag whole, never for a tag that merely contains it.
+func TestRevalidationMatchesWholeTags(t *testing.T) {
+	h := web.Handler()
+	tag := get(t, h, "/ui/app.js", "").Header.Get("ETag")
+	bare := strings.Trim(tag, `"`)
+	for inm, want := range map[string]int{
+		tag:                    http.StatusNotModified,
+		`"x", W/` + tag:        http.StatusNotModified,
+		"*":                    http.StatusNotModified,
+		`"0` + tag + `"`:       http.StatusOK,
+		`"` + bare + `0"`:      http.StatusOK,
+		`"0` + bare + `", "y"`: http.StatusOK,
+		bare:                   http.StatusOK,
+	} {
+		if r := get(t, h, "/ui/app.js", inm); r.StatusCode != want {
+			t.Errorf("If-None-Match %s: %d, want %d", inm, r.StatusCode, want)
+		}
+	}
+}
