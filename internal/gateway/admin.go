@@ -3,10 +3,7 @@ package gateway
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
@@ -14,18 +11,6 @@ import (
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/wire"
 )
-
-// AdminRequest is the input of the admin tool: it names, describes and
-// shares a capability of the caller's own project.
-type AdminRequest struct {
-	Action string `json:"action"` // rename | describe | visibility
-	// Target is the capability's id or FQDN (four-part: the current version).
-	Target       string  `json:"target"`
-	NewNamespace string  `json:"new_namespace,omitempty"`
-	NewAction    string  `json:"new_action,omitempty"`
-	Description  *string `json:"description,omitempty"`
-	Visibility   string  `json:"visibility,omitempty"`
-}
 
 // AdminAnswer is the admin tool's output: the capability as it is now.
 type AdminAnswer struct {
@@ -45,26 +30,8 @@ type CapabilityInfo struct {
 	UsageCount  int64            `json:"usage_count"`
 }
 
-var adminSchema = json.RawMessage(`{"type":"object","properties":{
- "action":{"type":"string","enum":["rename","describe","visibility"]},
- "target":{"type":"string","description":"The capability's id or FQDN, as execute's capability answer gives them."},
- "new_namespace":{"type":"string","description":"rename: the namespace code calls it under (mcp.<namespace>.<action>)."},
- "new_action":{"type":"string","description":"rename: the action name."},
- "description":{"type":"string","description":"describe: what the capability does."},
- "visibility":{"type":"string","enum":["private","project","org","public"],"description":"visibility: who may see and call it."}},
- "required":["action","target"]}`)
-
-// AdminTool is the admin tool as the gateway and the package offer it.
-func AdminTool() *mcp.Tool {
-	return &mcp.Tool{Name: "admin", InputSchema: adminSchema,
-		Description: "Manage learned capabilities (every successful execute is saved as one): " +
-			"rename {action:\"rename\", target, new_namespace, new_action} so code calls it as mcp.<new_namespace>.<new_action>(args) " +
-			"(a tool's namespace is NAMESPACE_RESERVED); " +
-			"{action:\"describe\", target, description}; {action:\"visibility\", target, visibility: private|project|org|public}."}
-}
-
 // Admin changes a capability of the caller's project.
-func (s *Service) Admin(ctx context.Context, c Caller, req AdminRequest) (AdminAnswer, error) {
+func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (AdminAnswer, error) {
 	if s.store == nil {
 		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "this gateway has no store, hence no capabilities")
 	}

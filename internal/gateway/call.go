@@ -75,7 +75,7 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 }
 
 func (s *Service) rank(c Caller, all []tools.Info, req wire.DiscoverRequest, caps map[string]wire.DiscoveredTool) wire.DiscoverAnswer {
-	return RankTools(all, req, func(id string) wire.DiscoveredTool {
+	return wire.RankTools(all, req, func(id string) wire.DiscoveredTool {
 		if d, ok := caps[id]; ok {
 			return d
 		}
@@ -84,35 +84,6 @@ func (s *Service) rank(c Caller, all []tools.Info, req wire.DiscoverRequest, cap
 		}
 		return wire.DiscoveredTool{Kind: "tool", Routing: string(s.rules.Route(id))}
 	})
-}
-
-// RankTools filters all by req's name and pattern and ranks them by relevance
-// to its query; meta supplies each hit's kind, routing and FQDN.
-func RankTools(all []tools.Info, req wire.DiscoverRequest, meta func(id string) wire.DiscoveredTool) wire.DiscoverAnswer {
-	var filtered []tools.Info
-	for _, t := range all {
-		switch {
-		case req.Name != "" && t.ID != req.Name:
-		case req.Pattern != "" && !tools.MatchPattern(req.Pattern, t.ID):
-		default:
-			filtered = append(filtered, t)
-		}
-	}
-	limit := req.Limit
-	if limit <= 0 {
-		limit = 20
-	}
-	ranked := tools.Rank(req.Query, filtered, limit)
-	out := wire.DiscoverAnswer{Tools: []wire.DiscoveredTool{}, Total: len(ranked)}
-	for _, t := range ranked {
-		d := meta(t.ID)
-		d.ID, d.Description, d.InputSchema, d.Declaration = t.ID, t.Description, t.InputSchema, tools.Declaration(t)
-		if d.Kind == "" {
-			d.Kind = "tool"
-		}
-		out.Tools = append(out.Tools, d)
-	}
-	return out
 }
 
 // ReportClientTools records the tools a package has on its machine, so that

@@ -68,7 +68,7 @@ func TestCapabilityRenameAndCall(t *testing.T) {
 	g := startRegistry(t)
 	s := g.Connect(t, g.Key, false)
 	ref := learn(t, s, sumCode, "Sum two numbers")
-	out, failed := admin(t, s, gateway.AdminRequest{Action: "rename", Target: ref.FQDN, NewNamespace: "calc", NewAction: "sum"})
+	out, failed := admin(t, s, wire.AdminRequest{Action: "rename", Target: ref.FQDN, NewNamespace: "calc", NewAction: "sum"})
 	if failed.Status != "" {
 		t.Fatal(failed)
 	}
@@ -96,7 +96,7 @@ func TestCapabilityRenameAndCall(t *testing.T) {
 	}
 	// describe changes what discover shows.
 	desc := "Adds a and b."
-	if _, failed := admin(t, s, gateway.AdminRequest{Action: "describe", Target: ref.ID, Description: &desc}); failed.Status != "" {
+	if _, failed := admin(t, s, wire.AdminRequest{Action: "describe", Target: ref.ID, Description: &desc}); failed.Status != "" {
 		t.Fatal(failed)
 	}
 	d, err := g.Service.Discover(context.Background(), gateway.Caller{Scope: store.Scope{Org: "acme", Project: "web"}}, wire.DiscoverRequest{Name: "calc:sum"})
@@ -178,31 +178,31 @@ func TestAdminErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		s    *mcp.ClientSession
-		req  gateway.AdminRequest
+		req  wire.AdminRequest
 		code pmlerr.Code
 	}{
-		{"no action", s, gateway.AdminRequest{Target: ref.ID}, pmlerr.InvalidRequest},
-		{"bad action", s, gateway.AdminRequest{Action: "delete", Target: ref.ID}, pmlerr.InvalidRequest},
-		{"no target", s, gateway.AdminRequest{Action: "rename", NewAction: "x"}, pmlerr.InvalidRequest},
-		{"unknown id", s, gateway.AdminRequest{Action: "rename", Target: "nope", NewAction: "x"}, pmlerr.UnknownTool},
-		{"unknown fqdn", s, gateway.AdminRequest{Action: "rename", Target: "acme.web.cap.nope", NewAction: "x"}, pmlerr.UnknownTool},
-		{"built-in", s, gateway.AdminRequest{Action: "rename", Target: "pml.std.json.parse", NewAction: "x"}, pmlerr.InvalidRequest},
-		{"stale hash", s, gateway.AdminRequest{Action: "rename", Target: ref.FQDN[:len(ref.FQDN)-4] + otherHash(ref.FQDN), NewAction: "x"}, pmlerr.InvalidRequest},
-		{"client built-in namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "filesystem"}, pmlerr.NamespaceReserved},
-		{"std namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "json"}, pmlerr.NamespaceReserved},
-		{"default rules' client namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "docker"}, pmlerr.NamespaceReserved},
-		{"another letter case", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "Git"}, pmlerr.NamespaceReserved},
-		{"hosted namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "tavily"}, pmlerr.NamespaceReserved},
-		{"catalog namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "serena"}, pmlerr.NamespaceReserved},
-		{"qualified namespace", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "acme.web.calc"}, pmlerr.InvalidRequest},
-		{"bad name", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "has space"}, pmlerr.InvalidRequest},
-		{"nothing to rename", s, gateway.AdminRequest{Action: "rename", Target: ref.ID}, pmlerr.InvalidRequest},
-		{"no description", s, gateway.AdminRequest{Action: "describe", Target: ref.ID}, pmlerr.InvalidRequest},
-		{"secret description", s, gateway.AdminRequest{Action: "describe", Target: ref.ID, Description: ptr("calls with token=ghp_abcdefghijklmnopqrstuvwxyz0123456789")}, pmlerr.InvalidRequest},
-		{"secret name", s, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, pmlerr.InvalidRequest},
-		{"bad visibility", s, gateway.AdminRequest{Action: "visibility", Target: ref.ID, Visibility: "world"}, pmlerr.InvalidRequest},
-		{"sibling project", sibling, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "x"}, pmlerr.PermissionDenied},
-		{"other org", foreign, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "x"}, pmlerr.UnknownTool},
+		{"no action", s, wire.AdminRequest{Target: ref.ID}, pmlerr.InvalidRequest},
+		{"bad action", s, wire.AdminRequest{Action: "delete", Target: ref.ID}, pmlerr.InvalidRequest},
+		{"no target", s, wire.AdminRequest{Action: "rename", NewAction: "x"}, pmlerr.InvalidRequest},
+		{"unknown id", s, wire.AdminRequest{Action: "rename", Target: "nope", NewAction: "x"}, pmlerr.UnknownTool},
+		{"unknown fqdn", s, wire.AdminRequest{Action: "rename", Target: "acme.web.cap.nope", NewAction: "x"}, pmlerr.UnknownTool},
+		{"built-in", s, wire.AdminRequest{Action: "rename", Target: "pml.std.json.parse", NewAction: "x"}, pmlerr.InvalidRequest},
+		{"stale hash", s, wire.AdminRequest{Action: "rename", Target: ref.FQDN[:len(ref.FQDN)-4] + otherHash(ref.FQDN), NewAction: "x"}, pmlerr.InvalidRequest},
+		{"client built-in namespace", s, wire.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "filesystem"}, pmlerr.NamespaceReserved},
+		{"std namespace", s, wire.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "json"}, pmlerr.NamespaceReserved},
+		{"default rules' client namespace", s, wire.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "docker"}, pmlerr.NamespaceReserved},
+		{"another letter case", s, wire.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "Git"}, pmlerr.NamespaceReserved},
+		{"hosted namespace", s, wire.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "tavily"}, pmlerr.NamespaceReserved},
+		{"catalog namespace", s, wire.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "serena"}, pmlerr.NamespaceReserved},
+		{"qualified namespace", s, wire.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "acme.web.calc"}, pmlerr.InvalidRequest},
+		{"bad name", s, wire.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "has space"}, pmlerr.InvalidRequest},
+		{"nothing to rename", s, wire.AdminRequest{Action: "rename", Target: ref.ID}, pmlerr.InvalidRequest},
+		{"no description", s, wire.AdminRequest{Action: "describe", Target: ref.ID}, pmlerr.InvalidRequest},
+		{"secret description", s, wire.AdminRequest{Action: "describe", Target: ref.ID, Description: ptr("calls with token=ghp_abcdefghijklmnopqrstuvwxyz0123456789")}, pmlerr.InvalidRequest},
+		{"secret name", s, wire.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, pmlerr.InvalidRequest},
+		{"bad visibility", s, wire.AdminRequest{Action: "visibility", Target: ref.ID, Visibility: "world"}, pmlerr.InvalidRequest},
+		{"sibling project", sibling, wire.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "x"}, pmlerr.PermissionDenied},
+		{"other org", foreign, wire.AdminRequest{Action: "rename", Target: ref.ID, NewAction: "x"}, pmlerr.UnknownTool},
 	}
 	for _, tt := range tests {
 		_, failed := admin(t, tt.s, tt.req)

@@ -259,7 +259,7 @@ func TestHTTPSurface(t *testing.T) {
 	if r := post(ping, map[string]string{"x-api-key": g.Key}); r.StatusCode != http.StatusOK {
 		t.Fatalf("x-api-key: %d", r.StatusCode)
 	}
-	big := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":{"code":"`), bytes.Repeat([]byte("x"), gateway.MaxRequestBytes)...)
+	big := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":{"code":"`), bytes.Repeat([]byte("x"), wire.MaxRequestBytes)...)
 	if r := post(big, map[string]string{"Authorization": "Bearer " + g.Key}); r.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized: %d", r.StatusCode)
 	}

@@ -52,7 +52,7 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 			CodeHash:    wire.CodeHash(req.Code),
 			WorkflowID:  workflowID,
 			DAG:         runner.DAG(an),
-			ToolsUsed:   plan.Refs,
+			ToolsUsed:   wire.ToolRefs(plan.Refs),
 			ClientTools: plan.ClientTools,
 		}
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/pml-go/pml/internal/etag"
 	"github.com/pml-go/pml/internal/pmlerr"
-	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/web"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // Handler is the gateway's whole HTTP surface within the default
@@ -62,10 +62,7 @@ func (s *Service) serveRouting(w http.ResponseWriter, r *http.Request) {
 // serveClientTools takes a package's report of the tools on its machine.
 func (s *Service) serveClientTools(w http.ResponseWriter, r *http.Request) {
 	sc, _ := scopeFrom(r)
-	var report struct {
-		ClientID string             `json:"client_id"`
-		Tools    []store.ClientTool `json:"tools"`
-	}
+	var report wire.ClientToolsReport
 	if err := json.NewDecoder(r.Body).Decode(&report); err != nil {
 		writeJSONError(w, http.StatusBadRequest, "bad_request", "client tools report: "+err.Error())
 		return
@@ -88,7 +85,7 @@ func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": Version})
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": wire.Version})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -9,10 +9,9 @@ import (
 	"os"
 	"strconv"
 	"time"
-)
 
-// MaxRequestBytes bounds every request body; larger ones get 413.
-const MaxRequestBytes = 1 << 20
+	"github.com/pml-go/pml/internal/wire"
+)
 
 // bodyLimiter bounds request bodies: how long one may take to arrive
 // (a read deadline on the connection), how large it may be, and how many
@@ -83,7 +82,7 @@ func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if r.ContentLength > MaxRequestBytes {
+		if r.ContentLength > wire.MaxRequestBytes {
 			refuse(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over 1 MiB")
 			return
 		}
@@ -95,7 +94,7 @@ func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 		// gives back what it did not use.
 		reserved := r.ContentLength
 		if reserved < 0 {
-			reserved = MaxRequestBytes + 1
+			reserved = wire.MaxRequestBytes + 1
 		}
 		// Waiting for room takes at most half the body timeout, so a body
 		// let in has at least the other half to arrive: bodies that stall
@@ -123,7 +122,7 @@ func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 		case err != nil:
 			refuse(w, http.StatusBadRequest, "bad_request", "reading request body: "+err.Error())
 			return
-		case len(body) > MaxRequestBytes:
+		case len(body) > wire.MaxRequestBytes:
 			refuse(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over 1 MiB")
 			return
 		}
@@ -139,7 +138,7 @@ func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 	})
 }
 
-// readBody reads the whole body, at most MaxRequestBytes+1 bytes of it: one
+// readBody reads the whole body, at most wire.MaxRequestBytes+1 bytes of it: one
 // allocation of the announced length, or for a body of unknown length a
 // growing one.
 func readBody(r *http.Request) ([]byte, error) {
@@ -148,7 +147,7 @@ func readBody(r *http.Request) ([]byte, error) {
 		_, err := io.ReadFull(r.Body, body)
 		return body, err
 	}
-	return io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
+	return io.ReadAll(io.LimitReader(r.Body, wire.MaxRequestBytes+1))
 }
 
 // refuse answers a request whose body stays unread, and closes the

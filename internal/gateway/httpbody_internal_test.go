@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // bodyServer is a bodyLimiter in front of a handler that echoes the body's
@@ -63,7 +64,7 @@ func TestBodyBudgetBusy(t *testing.T) {
 	s := newBodyServer(HTTPLimits{BodyTimeout: 200 * time.Millisecond, MaxBufferedBytes: 1}) // raised to one largest body
 	s.hold = make(chan struct{})
 	first := make(chan *httptest.ResponseRecorder, 1)
-	go func() { first <- s.send(MaxRequestBytes, nil) }()
+	go func() { first <- s.send(wire.MaxRequestBytes, nil) }()
 	<-s.entered // the first body is held, and its bytes with it
 
 	busy := s.send(10, nil)
@@ -84,18 +85,18 @@ func TestBodyBudgetBusy(t *testing.T) {
 // One tenant holding its share leaves room for the others.
 func TestBodyBudgetTenantShare(t *testing.T) {
 	acme, globex := store.Scope{Org: "acme", Project: "web"}, store.Scope{Org: "globex", Project: "web"}
-	lim := HTTPLimits{BodyTimeout: 200 * time.Millisecond, MaxBufferedBytes: 4 * (MaxRequestBytes + 1)}
+	lim := HTTPLimits{BodyTimeout: 200 * time.Millisecond, MaxBufferedBytes: 4 * (wire.MaxRequestBytes + 1)}
 	s := newBodyServer(lim)
 	s.hold = make(chan struct{})
 	first := make(chan *httptest.ResponseRecorder, 1)
-	go func() { first <- s.send(MaxRequestBytes, &acme) }()
+	go func() { first <- s.send(wire.MaxRequestBytes, &acme) }()
 	<-s.entered
 
 	if w := s.send(10, &acme); w.Code != http.StatusServiceUnavailable || errorCode(t, w) != "server_busy" {
 		t.Fatalf("acme over its share: HTTP %d %s", w.Code, w.Body)
 	}
 	other := make(chan *httptest.ResponseRecorder, 1)
-	go func() { other <- s.send(MaxRequestBytes, &globex) }()
+	go func() { other <- s.send(wire.MaxRequestBytes, &globex) }()
 	<-s.entered // globex got in while acme holds its whole share
 	close(s.hold)
 	for _, c := range []chan *httptest.ResponseRecorder{first, other} {

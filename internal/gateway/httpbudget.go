@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // tenantShareDivisor sets how much of the body budget one tenant may hold:
@@ -32,7 +33,7 @@ type tenantBudget struct {
 func newBodyBudget(totalBytes int64) *bodyBudget {
 	return &bodyBudget{
 		total:   semaphore.NewWeighted(totalBytes),
-		share:   max(totalBytes/tenantShareDivisor, MaxRequestBytes+1),
+		share:   max(totalBytes/tenantShareDivisor, wire.MaxRequestBytes+1),
 		tenants: map[store.Scope]*tenantBudget{},
 	}
 }

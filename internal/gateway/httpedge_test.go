@@ -13,6 +13,7 @@ import (
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // stalledConns is how many attacking connections the edge tests open.
@@ -27,8 +28,8 @@ func TestUnauthenticatedBodiesAreNeverRead(t *testing.T) {
 	heap := watchHeap()
 	errs := make(chan error, stalledConns)
 	for range stalledConns {
-		c := dialRaw(t, g, postHead("/mcp", gateway.MaxRequestBytes))
-		sendBody(c, gateway.MaxRequestBytes-1)
+		c := dialRaw(t, g, postHead("/mcp", wire.MaxRequestBytes))
+		sendBody(c, wire.MaxRequestBytes-1)
 		go func() {
 			resp, body, err := readAnswer(c, 60*time.Second)
 			switch {
@@ -67,8 +68,8 @@ func TestStalledBodiesWithAKeyAreBounded(t *testing.T) {
 	}
 	results := make(chan result, stalledConns)
 	for range stalledConns {
-		c := dialRaw(t, g, postHead("/mcp", gateway.MaxRequestBytes, "Authorization: Bearer "+g.Key))
-		sendBody(c, gateway.MaxRequestBytes-1)
+		c := dialRaw(t, g, postHead("/mcp", wire.MaxRequestBytes, "Authorization: Bearer "+g.Key))
+		sendBody(c, wire.MaxRequestBytes-1)
 		go func() {
 			resp, body, err := readAnswer(c, 60*time.Second)
 			if err != nil {
@@ -221,14 +222,14 @@ func TestUnauthorizedChallenge(t *testing.T) {
 func TestOversizedBodies(t *testing.T) {
 	g := gatewaytest.Start(t, gateway.Options{})
 	auth := "Authorization: Bearer " + g.Key
-	c := dialRaw(t, g, postHead("/api/traces", gateway.MaxRequestBytes+1, auth))
+	c := dialRaw(t, g, postHead("/api/traces", wire.MaxRequestBytes+1, auth))
 	resp, body, err := readAnswer(c, 10*time.Second)
 	if err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge || errorField(t, body) != "request_too_large" {
 		t.Fatalf("announced oversize: %v %v %s", err, resp, body)
 	}
 	// Chunked: 0x100001 bytes in one chunk.
 	c = dialRaw(t, g, "POST /api/traces HTTP/1.1\r\nHost: pml.invalid\r\n"+auth+"\r\nTransfer-Encoding: chunked\r\n\r\n100001\r\n")
-	sendBody(c, gateway.MaxRequestBytes+1)
+	sendBody(c, wire.MaxRequestBytes+1)
 	resp, body, err = readAnswer(c, 10*time.Second)
 	if err != nil || resp.StatusCode != http.StatusRequestEntityTooLarge || errorField(t, body) != "request_too_large" {
 		t.Fatalf("chunked oversize: %v %v %s", err, resp, body)

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // HTTPLimits bound what clients can hold on an HTTP server of pml: the
@@ -56,7 +58,7 @@ func (l HTTPLimits) withDefaults() HTTPLimits {
 		l.MaxBufferedBytes = DefaultMaxBufferedBytes
 	}
 	// One largest body must always fit, or it would wait forever.
-	l.MaxBufferedBytes = max(l.MaxBufferedBytes, MaxRequestBytes+1)
+	l.MaxBufferedBytes = max(l.MaxBufferedBytes, wire.MaxRequestBytes+1)
 	if l.MaxUnauthConns == 0 {
 		l.MaxUnauthConns = DefaultMaxUnauthConns
 	}

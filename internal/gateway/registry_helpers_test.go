@@ -81,7 +81,7 @@ func callTool(t testing.TB, s *mcp.ClientSession, name string, args any) (string
 }
 
 // admin calls the admin tool; a failure is decoded as an error answer.
-func admin(t testing.TB, s *mcp.ClientSession, req gateway.AdminRequest) (gateway.AdminAnswer, wire.Answer) {
+func admin(t testing.TB, s *mcp.ClientSession, req wire.AdminRequest) (gateway.AdminAnswer, wire.Answer) {
 	t.Helper()
 	text, isErr := callTool(t, s, "admin", req)
 	var out gateway.AdminAnswer

@@ -132,18 +132,12 @@ func (s *Service) mcpOrCatalog(mcpHandler http.Handler) http.Handler {
 	})
 }
 
-// learnRequest is the body of POST /api/v1/capabilities.
-type learnRequest struct {
-	Code   string `json:"code"`
-	Intent string `json:"intent,omitempty"`
-}
-
 // serveLearn is POST /api/v1/capabilities: the package reports code it ran
 // successfully on the user's machine, which is saved like a gateway run.
 // The answer is the execute success answer's capability field.
 func (s *Service) serveLearn(w http.ResponseWriter, r *http.Request) {
 	sc, _ := scopeFrom(r)
-	var req learnRequest
+	var req wire.LearnRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeJSONError(w, http.StatusBadRequest, "bad_request", "capability report: "+err.Error())
 		return

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/wire"
@@ -273,8 +272,8 @@ func TestRegistryTenantIsolation(t *testing.T) {
 	}
 }
 
-func visibility(target, v string) gateway.AdminRequest {
-	return gateway.AdminRequest{Action: "visibility", Target: target, Visibility: v}
+func visibility(target, v string) wire.AdminRequest {
+	return wire.AdminRequest{Action: "visibility", Target: target, Visibility: v}
 }
 
 // Local mode's transport serves the same registry without a key.

@@ -147,7 +147,7 @@ type Caller struct {
 	Scope     store.Scope
 	IsPackage bool
 	// ClientNamespaces are the namespaces the caller's package serves on its
-	// machine (ClientNamespacesHeader): always client tools, never a
+	// machine (wire.ClientNamespacesHeader): always client tools, never a
 	// capability.
 	ClientNamespaces []string
 }

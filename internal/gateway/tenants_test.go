@@ -21,8 +21,8 @@ import (
 func connectServing(t *testing.T, g *gatewaytest.Gateway, key, namespaces string) *mcp.ClientSession {
 	t.Helper()
 	h := http.Header{}
-	h.Set(gateway.ClientHeader, "package")
-	h.Set(gateway.ClientNamespacesHeader, namespaces)
+	h.Set(wire.ClientHeader, "package")
+	h.Set(wire.ClientNamespacesHeader, namespaces)
 	return g.ConnectWith(t, key, h)
 }
 
@@ -33,7 +33,7 @@ func mytoolSum(t *testing.T) (*gatewaytest.Gateway, *mcp.ClientSession, wire.Cap
 	g := startRegistry(t)
 	plain := g.Connect(t, g.Key, true)
 	ref := learn(t, plain, sumCode, "Sum two numbers")
-	if _, failed := admin(t, plain, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "mytool", NewAction: "sum"}); failed.Status != "" {
+	if _, failed := admin(t, plain, wire.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "mytool", NewAction: "sum"}); failed.Status != "" {
 		t.Fatal(failed)
 	}
 	return g, plain, ref
@@ -67,7 +67,7 @@ func TestClientNamespacesPinToClient(t *testing.T) {
 	if hit := discoverAllOf(t, plain)["mytool:sum"]; hit.Owner != "acme/web" || hit.Kind != "capability" {
 		t.Fatalf("without the header: %+v", hit)
 	}
-	if _, failed := admin(t, pkg, gateway.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "mytool", NewAction: "other"}); failed.ErrorCode != pmlerr.NamespaceReserved {
+	if _, failed := admin(t, pkg, wire.AdminRequest{Action: "rename", Target: ref.ID, NewNamespace: "mytool", NewAction: "other"}); failed.ErrorCode != pmlerr.NamespaceReserved {
 		t.Fatalf("rename into a served namespace: %+v", failed)
 	}
 	// A package serving a std namespace itself runs it.

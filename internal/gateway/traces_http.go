@@ -9,14 +9,7 @@ import (
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tracing"
-)
-
-// Headers a package adds to POST /api/traces so the gateway's metrics show
-// its sync backlog: its queue depth once this batch is delivered, and how
-// many traces it dropped since its last accepted batch.
-const (
-	TraceQueueHeader    = "X-PML-Trace-Queue"
-	TracesDroppedHeader = "X-PML-Traces-Dropped"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // servePostTraces is POST /api/traces {"traces":[...]}.
@@ -43,11 +36,11 @@ func (s *Service) servePostTraces(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", "traces could not be stored; retry shortly")
 		return
 	}
-	depth, derr := strconv.Atoi(r.Header.Get(TraceQueueHeader))
+	depth, derr := strconv.Atoi(r.Header.Get(wire.TraceQueueHeader))
 	if derr != nil {
 		depth = -1
 	}
-	dropped, _ := strconv.ParseInt(r.Header.Get(TracesDroppedHeader), 10, 64)
+	dropped, _ := strconv.ParseInt(r.Header.Get(wire.TracesDroppedHeader), 10, 64)
 	s.ReportTraceQueue(depth, dropped)
 	writeJSON(w, http.StatusOK, res)
 }

@@ -89,14 +89,14 @@ func TestMetricsFed(t *testing.T) {
 	gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `throw new Error("no")`})
 	local := traceAt(time.Now(), 0, "wf", false, "filesystem:read_file")
 	code, body := apiCall(t, http.MethodPost, g.URL+"/api/traces", g.Key, map[string]any{"traces": []tracing.Trace{local}},
-		map[string]string{gateway.TraceQueueHeader: "7", gateway.TracesDroppedHeader: "2"})
+		map[string]string{wire.TraceQueueHeader: "7", wire.TracesDroppedHeader: "2"})
 	if code != http.StatusOK {
 		t.Fatalf("post: %d %s", code, body)
 	}
 	// A re-sent batch does not count its execution again; the queue depth
 	// follows the latest report.
 	apiCall(t, http.MethodPost, g.URL+"/api/traces", g.Key, map[string]any{"traces": []tracing.Trace{local}},
-		map[string]string{gateway.TraceQueueHeader: "0", gateway.TracesDroppedHeader: "0"})
+		map[string]string{wire.TraceQueueHeader: "0", wire.TracesDroppedHeader: "0"})
 
 	_, metrics := apiCall(t, http.MethodGet, g.MetricsURL+"/metrics", "", nil, nil)
 	for _, want := range []string{

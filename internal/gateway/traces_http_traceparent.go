@@ -5,11 +5,8 @@ import (
 	"net/http"
 
 	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/wire"
 )
-
-// TraceparentHeader is the W3C trace context header. The package sends its
-// run's trace id in it on every request to the gateway.
-const TraceparentHeader = "traceparent"
 
 type remoteTraceKey struct{}
 
@@ -20,7 +17,7 @@ type remoteTraceKey struct{}
 // and logs). An invalid header is ignored, as W3C prescribes.
 func (s *Service) traceContext(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := r.Header.Get(TraceparentHeader)
+		h := r.Header.Get(wire.TraceparentHeader)
 		if h == "" {
 			next.ServeHTTP(w, r)
 			return

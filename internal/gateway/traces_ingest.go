@@ -26,7 +26,7 @@ const (
 // A bounded trace always fits one request with room for the envelope, so a
 // package never sends a trace this gateway refuses for its size (a
 // negative constant here does not compile).
-const _ = uint64(MaxRequestBytes - tracing.MaxTraceBytes - 4<<10)
+const _ = uint64(wire.MaxRequestBytes - tracing.MaxTraceBytes - 4<<10)
 
 // Bounds of an ingested trace's truncation record (tracing.Bound folds the
 // aggregate lines past tracing.MaxAggregateTools).

@@ -14,6 +14,7 @@ import (
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/testfixture"
@@ -70,7 +71,7 @@ func TestLocalRunsAreAdmitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Options{Workspace: gateWorkspace(t, gate), Gateway: &InProcess{Service: svc, Closer: closer.Close}, Admission: ctrl})
+	p, err := New(Options{Workspace: gateWorkspace(t, gate), Gateway: &gatewayclient.InProcess{Service: svc, Closer: closer.Close}, Admission: ctrl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestGateway429IsOverloaded(t *testing.T) {
 		}},
 		Admission: admission.New(admission.Limits{MaxExecutions: 1, MaxExecutionsPerTenant: 1, MaxQueue: -1, QueueWait: 3 * time.Second, MemoryCeiling: -1}, sandbox.Limits{}),
 	})
-	p, err := New(Options{Workspace: gateWorkspace(t, testfixture.StartGate(t)), Gateway: NewRemote(g.URL, g.Key, "")})
+	p, err := New(Options{Workspace: gateWorkspace(t, testfixture.StartGate(t)), Gateway: gatewayclient.NewRemote(g.URL, g.Key, "")})
 	if err != nil {
 		t.Fatal(err)
 	}

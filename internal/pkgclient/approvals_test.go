@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/upstream"
@@ -53,7 +54,7 @@ func (e *approvalEnv) open(catalog map[string]gateway.ServerEntry) *Package {
 		e.t.Fatal(err)
 	}
 	e.svc = svc
-	pkg, err := New(Options{Workspace: e.ws, Gateway: &InProcess{Service: svc, Closer: closer.Close}, Now: e.clock})
+	pkg, err := New(Options{Workspace: e.ws, Gateway: &gatewayclient.InProcess{Service: svc, Closer: closer.Close}, Now: e.clock})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/upstream"
@@ -41,7 +42,7 @@ func TestBYOKKeySentWithTheCall(t *testing.T) {
 	}
 
 	// Without the package (no keys), the gateway says so instead of running.
-	gw := e.pkg.gw.(*InProcess).Service
+	gw := e.pkg.gw.(*gatewayclient.InProcess).Service
 	r := gw.Execute(context.Background(), gateway.Caller{Scope: gateway.LocalScope}, wire.ExecuteRequest{Code: code})
 	if r.ErrorCode != pmlerr.APIKeyRequired {
 		t.Fatalf("%+v", r)

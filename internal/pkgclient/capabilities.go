@@ -1,16 +1,12 @@
 package pkgclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"path/filepath"
 
 	"github.com/pml-go/pml/internal/analysis"
-	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
 	regclient "github.com/pml-go/pml/internal/registry/client"
@@ -71,7 +67,7 @@ func (p *Package) callCapability(ctx context.Context, tool string, args json.Raw
 }
 
 // learnTimeout bounds reporting a local run.
-const learnTimeout = ConnectTimeout
+const learnTimeout = gatewayclient.ConnectTimeout
 
 // learnLater reports a successful local run in the background, so the
 // answer does not wait for a second gateway round trip; Close waits for the
@@ -138,57 +134,4 @@ func (p *Package) learnLocal(ctx context.Context, code, intent string, an *analy
 		return nil
 	}
 	return ref
-}
-
-// LearnCapability implements Gateway: POST /api/v1/capabilities.
-func (g *Remote) LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error) {
-	body, err := json.Marshal(map[string]string{"code": code, "intent": intent})
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url+"/api/v1/capabilities", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := g.http.Do(req)
-	if err != nil {
-		return nil, networkError(g.url, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, networkError(g.url, err)
-	}
-	switch resp.StatusCode {
-	case http.StatusOK:
-		var ref wire.CapabilityRef
-		if err := json.Unmarshal(data, &ref); err != nil {
-			return nil, pmlerr.New(pmlerr.NetworkError, "gateway %s: undecodable capability: %v", g.url, err)
-		}
-		return &ref, nil
-	case http.StatusNoContent:
-		return nil, nil
-	}
-	return nil, pmlerr.New(pmlerr.NetworkError, "gateway %s: saving a capability: HTTP %d: %s", g.url, resp.StatusCode, bytes.TrimSpace(data))
-}
-
-// Registry implements Gateway; entries are cached under <cacheDir>/registry.
-func (g *Remote) Registry() *regclient.Client {
-	dir := ""
-	if g.cacheDir != "" {
-		dir = filepath.Join(g.cacheDir, "registry")
-	}
-	return regclient.New(g.url, g.http, dir)
-}
-
-// LearnCapability implements Gateway.
-func (g *InProcess) LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error) {
-	return g.Service.LearnLocal(ctx, g.caller(), code, intent)
-}
-
-// Registry implements Gateway: the same HTTP registry, served in this
-// process (no cache: nothing to save a round trip on).
-func (g *InProcess) Registry() *regclient.Client {
-	return regclient.New("http://pml.in-process", &http.Client{Transport: g.Service.LocalTransport(gateway.LocalScope)}, "")
 }

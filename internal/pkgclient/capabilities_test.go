@@ -12,6 +12,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/lockfile"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/wire"
@@ -30,7 +31,7 @@ func capEnv(t *testing.T) *approvalEnv {
 	return e
 }
 
-func (e *approvalEnv) service() *gateway.Service { return e.pkg.gw.(*InProcess).Service }
+func (e *approvalEnv) service() *gateway.Service { return e.pkg.gw.(*gatewayclient.InProcess).Service }
 
 func (e *approvalEnv) learnLocal(code, intent string) *wire.CapabilityRef {
 	e.t.Helper()
@@ -183,7 +184,7 @@ func TestPackageAdminTool(t *testing.T) {
 // The remote gateway client: admin, capability reports and the registry.
 func TestRemoteCapabilityEndpoints(t *testing.T) {
 	g := gatewaytest.Start(t, gateway.Options{})
-	r := NewRemote(g.URL, g.Key, t.TempDir())
+	r := gatewayclient.NewRemote(g.URL, g.Key, t.TempDir())
 	defer r.Close()
 	ctx := context.Background()
 	ref, err := r.LearnCapability(ctx, "return await mcp.math.add({a: 1, b: args.n ?? 1})", "add n")

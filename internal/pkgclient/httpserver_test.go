@@ -18,6 +18,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/pkgclient"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // pml serve's HTTP server closes headers that never end and answers 408 to
@@ -85,7 +86,7 @@ func TestServeHTTPBounds(t *testing.T) {
 	serves()
 	checkAnswer(dial(post(100)+`{"jsonrpc":`), http.StatusRequestTimeout, "request_timeout")
 	serves()
-	checkAnswer(dial(post(gateway.MaxRequestBytes+1)), http.StatusRequestEntityTooLarge, "request_too_large")
+	checkAnswer(dial(post(wire.MaxRequestBytes+1)), http.StatusRequestEntityTooLarge, "request_too_large")
 	serves()
 
 	cancel()

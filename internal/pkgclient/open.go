@@ -12,6 +12,7 @@ import (
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/sandbox"
 )
 
@@ -44,21 +45,19 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Package, error) {
 	// In local mode the in-process gateway's runs and the package's are the
 	// same process's: one controller admits both.
 	ctrl := admission.New(adm, limits)
-	var gw Gateway
+	var gw gatewayclient.Gateway
 	if url != "" {
-		if err := checkCloudURL(url, urlSource, insecureAllowed()); err != nil {
+		r, err := gatewayclient.Dial(url, urlSource, env, ws, filepath.Join(ws, StateDir))
+		if err != nil {
 			return nil, err
 		}
-		key, source := apiKey(env, ws)
-		r := NewRemote(url, key, filepath.Join(ws, StateDir))
-		r.auth.source = source
 		gw = r
 	} else {
 		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log, Limits: limits, Admission: ctrl})
 		if err != nil {
 			return nil, fmt.Errorf("local mode: %w", err)
 		}
-		gw = &InProcess{Service: svc, Closer: closer.Close}
+		gw = &gatewayclient.InProcess{Service: svc, Closer: closer.Close}
 	}
 	return New(Options{Workspace: ws, Gateway: gw, Logger: log, Limits: limits, Admission: ctrl})
 }

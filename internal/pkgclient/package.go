@@ -16,22 +16,24 @@ import (
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/atomicfile"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/secretmask"
-	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/tools/local"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/upstream"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // Options build a Package.
 type Options struct {
 	Workspace string
-	Gateway   Gateway
+	Gateway   gatewayclient.Gateway
 	Logger    *slog.Logger
 	Limits    sandbox.Limits
 	// IdleTimeout stops local MCP servers unused this long (default 5 min).
@@ -51,7 +53,7 @@ type Options struct {
 // Package is the PML package for one workspace.
 type Package struct {
 	ws        string
-	gw        Gateway
+	gw        gatewayclient.Gateway
 	log       *slog.Logger
 	analyzer  *analysis.Analyzer
 	env       *approval.Env
@@ -323,10 +325,10 @@ func (p *Package) startedOnly(local *tools.Mux) *tools.Mux {
 // reportTools sends list to the gateway unless it was the last list sent.
 func (p *Package) reportTools(ctx context.Context, list []tools.Info) error {
 	ids := make([]string, len(list))
-	out := make([]store.ClientTool, len(list))
+	out := make([]wire.ClientTool, len(list))
 	for i, t := range list {
 		ids[i] = t.ID
-		out[i] = store.ClientTool{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema}
+		out[i] = wire.ClientTool{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema}
 	}
 	key := strings.Join(ids, "\n")
 	p.mu.Lock()
@@ -351,3 +353,9 @@ func newWorkflowID() string {
 }
 
 func isNetworkError(err error) bool { return pmlerr.CodeOf(err, "") == pmlerr.NetworkError }
+
+// writeFileAtomic writes the package's small state files (ids, configs) so
+// readers never see a torn file.
+func writeFileAtomic(path string, data []byte) error {
+	return atomicfile.Write(path, data, atomicfile.Fast)
+}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/pml-go/pml/internal/gatewayclient"
 )
 
 // ServeTokenFile is where `pml serve` keeps the workspace's bearer token,
@@ -63,7 +64,7 @@ func ownOrigin(origin, port string) bool {
 	if err != nil || u.Scheme != "http" || u.User != nil || (u.Path != "" && u.Path != "/") || port == "" {
 		return false
 	}
-	return u.Port() == port && isLoopbackHost(u.Hostname())
+	return u.Port() == port && gatewayclient.IsLoopbackHost(u.Hostname())
 }
 
 // localPort is the port the request arrived at.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/wire"
@@ -15,27 +14,27 @@ import (
 // NewMCPServer is the MCP server the AI client talks to: execute, discover
 // and admin.
 func (p *Package) NewMCPServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "pml", Version: gateway.Version}, nil)
-	exec, disc := gateway.ToolDefinitions()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "pml", Version: wire.Version}, nil)
+	exec, disc := wire.ToolDefinitions()
 	srv.AddTool(exec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		er, err := wire.DecodeExecute(req.Params.Arguments)
 		if err != nil {
-			return gateway.AnswerResult(wire.ErrorAnswer(err, "")), nil
+			return wire.AnswerResult(wire.ErrorAnswer(err, "")), nil
 		}
-		return gateway.AnswerResult(p.Execute(ctx, er)), nil
+		return wire.AnswerResult(p.Execute(ctx, er)), nil
 	})
 	srv.AddTool(disc, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var dr wire.DiscoverRequest
 		if len(req.Params.Arguments) > 0 {
 			if err := json.Unmarshal(req.Params.Arguments, &dr); err != nil {
-				return gateway.ErrorResult(pmlerr.New(pmlerr.InvalidRequest, "invalid discover arguments: %v", err)), nil
+				return wire.ErrorResult(pmlerr.New(pmlerr.InvalidRequest, "invalid discover arguments: %v", err)), nil
 			}
 		}
 		out, err := p.Discover(ctx, dr)
 		if err != nil {
-			return gateway.ErrorResult(err), nil
+			return wire.ErrorResult(err), nil
 		}
-		return gateway.JSONResult(out), nil
+		return wire.JSONResult(out), nil
 	})
 	srv.AddTool(p.adminTool())
 	return srv
@@ -79,5 +78,5 @@ func (p *Package) Discover(ctx context.Context, req wire.DiscoverRequest) (wire.
 		all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema})
 		kinds[t.ID] = t
 	}
-	return gateway.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] }), nil
+	return wire.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] }), nil
 }

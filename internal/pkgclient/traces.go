@@ -3,18 +3,15 @@ package pkgclient
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net/http"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
-	"github.com/pml-go/pml/internal/gateway"
-	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // TraceQueueMax bounds the trace outbox under .pml/traces: past it, the
@@ -27,7 +24,7 @@ const traceFlushTimeout = 5 * time.Second
 
 // traceBatchBytes keeps a batch under the gateway's request limit, with room
 // for the {"traces":[...]} envelope.
-const traceBatchBytes = gateway.MaxRequestBytes - 4<<10
+const traceBatchBytes = wire.MaxRequestBytes - 4<<10
 
 // traceSink hands the package's traces, top-level and nested, to the sync
 // queue, sanitized with the secret values of now (.env and the package's
@@ -63,19 +60,6 @@ func (p *Package) TraceStats() TraceStats {
 	return TraceStats{Depth: p.traces.queue.Len(), Dropped: p.traces.queue.Dropped()}
 }
 
-// TraceBacklog travels with a batch so the gateway's /metrics show the
-// package's sync state: its queue depth once the batch is delivered, and the
-// traces it dropped since its last delivered batch.
-type TraceBacklog struct {
-	Depth   int
-	Dropped int64
-}
-
-// tracePoster is a gateway that takes traces; Remote and InProcess are.
-type tracePoster interface {
-	PostTraces(ctx context.Context, batch []tracing.Trace, b TraceBacklog) error
-}
-
 // traceSync owns the outbox and the goroutine that delivers it.
 type traceSync struct {
 	queue  *tracing.Queue
@@ -91,7 +75,7 @@ type traceSync struct {
 
 // startTraceSync opens .pml/traces and, when gw takes traces, starts the
 // background delivery.
-func startTraceSync(ws string, gw Gateway, opts tracing.SyncOptions, log *slog.Logger) (*traceSync, error) {
+func startTraceSync(ws string, gw gatewayclient.Gateway, opts tracing.SyncOptions, log *slog.Logger) (*traceSync, error) {
 	q, err := tracing.OpenQueue(filepath.Join(ws, StateDir, "traces"), TraceQueueMax)
 	if err != nil {
 		return nil, err
@@ -103,7 +87,7 @@ func startTraceSync(ws string, gw Gateway, opts tracing.SyncOptions, log *slog.L
 		opts.Logger = log
 	}
 	ts := &traceSync{queue: q, opts: opts, done: make(chan struct{})}
-	poster, ok := gw.(tracePoster)
+	poster, ok := gw.(gatewayclient.TracePoster)
 	if !ok {
 		close(ts.done)
 		return ts, nil
@@ -112,7 +96,7 @@ func startTraceSync(ws string, gw Gateway, opts tracing.SyncOptions, log *slog.L
 		ts.mu.Lock()
 		defer ts.mu.Unlock()
 		dropped := q.Dropped()
-		b := TraceBacklog{Depth: max(q.Len()-len(batch), 0), Dropped: dropped - ts.reported}
+		b := gatewayclient.TraceBacklog{Depth: max(q.Len()-len(batch), 0), Dropped: dropped - ts.reported}
 		if err := poster.PostTraces(ctx, batch, b); err != nil {
 			return err
 		}
@@ -155,47 +139,4 @@ func (ts *traceSync) close() error {
 		opts.Logger.Warn("traces not delivered at shutdown", "queued", ts.queue.Len(), "err", err)
 	}
 	return nil
-}
-
-// PostTraces implements tracePoster: POST /api/traces with the key and
-// traceparent every request carries, plus the backlog headers.
-func (g *Remote) PostTraces(ctx context.Context, batch []tracing.Trace, b TraceBacklog) error {
-	client := &http.Client{Transport: backlogHeaders{next: g.http.Transport, b: b}}
-	return tracing.HTTPPoster(client, g.url, "")(ctx, batch)
-}
-
-type backlogHeaders struct {
-	next http.RoundTripper
-	b    TraceBacklog
-}
-
-func (h backlogHeaders) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set(gateway.TraceQueueHeader, strconv.Itoa(h.b.Depth))
-	r.Header.Set(gateway.TracesDroppedHeader, strconv.FormatInt(h.b.Dropped, 10))
-	return h.next.RoundTrip(r)
-}
-
-// PostTraces implements tracePoster for local mode: the in-process gateway
-// stores the batch directly. A refused batch is permanent, as a 400 is.
-func (g *InProcess) PostTraces(ctx context.Context, batch []tracing.Trace, b TraceBacklog) error {
-	_, err := g.Service.IngestTraces(ctx, g.caller(), batch)
-	switch {
-	case pmlerr.CodeOf(err, "") == pmlerr.InvalidRequest:
-		return &tracing.PermanentError{Status: http.StatusBadRequest, Body: err.Error()}
-	case err != nil:
-		return fmt.Errorf("store traces in process: %w", err)
-	}
-	g.Service.ReportTraceQueue(b.Depth, b.Dropped)
-	return nil
-}
-
-// traceparent is the W3C header of a request to the gateway: the trace of
-// the run making it, or a fresh trace for a request outside any run.
-func traceparent(ctx context.Context) string {
-	id := tracing.TraceIDFrom(ctx)
-	if id == "" {
-		id = tracing.NewTraceID()
-	}
-	return tracing.Traceparent(id)
 }

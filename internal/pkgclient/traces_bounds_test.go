@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/store/storeopen"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
@@ -68,7 +69,7 @@ func TestLocalModeLoopUntilDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := p.gw.(*InProcess); !ok {
+	if _, ok := p.gw.(*gatewayclient.InProcess); !ok {
 		t.Fatalf("not local mode: %T", p.gw)
 	}
 	db := filepath.Join(ws, StateDir, "gateway.db")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tracing"
 )
@@ -166,7 +167,7 @@ func trWorkspace(t *testing.T, files map[string]string) string {
 // trOpen opens a package in ws talking to g.
 func trOpen(t *testing.T, ws string, g *trGateway, sync tracing.SyncOptions) *Package {
 	t.Helper()
-	p, err := New(Options{Workspace: ws, Gateway: NewRemote(g.url(), g.key, filepath.Join(ws, StateDir)), TraceSync: sync})
+	p, err := New(Options{Workspace: ws, Gateway: gatewayclient.NewRemote(g.url(), g.key, filepath.Join(ws, StateDir)), TraceSync: sync})
 	if err != nil {
 		t.Fatal(err)
 	}

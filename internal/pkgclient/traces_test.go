@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -223,7 +224,7 @@ func TestLocalModeTraces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Options{Workspace: trWorkspace(t, map[string]string{}), Gateway: &InProcess{Service: svc, Closer: closer.Close}})
+	p, err := New(Options{Workspace: trWorkspace(t, map[string]string{}), Gateway: &gatewayclient.InProcess{Service: svc, Closer: closer.Close}})
 	if err != nil {
 		t.Fatal(err)
 	}

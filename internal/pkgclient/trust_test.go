@@ -14,6 +14,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/upstream"
@@ -40,7 +41,7 @@ func trustWorkspace(t *testing.T, permissions, dotEnv string) string {
 // openRemote opens a package in ws talking to the gateway at url.
 func openRemote(t *testing.T, ws, url, key string) *Package {
 	t.Helper()
-	p, err := New(Options{Workspace: ws, Gateway: NewRemote(url, key, filepath.Join(ws, StateDir))})
+	p, err := New(Options{Workspace: ws, Gateway: gatewayclient.NewRemote(url, key, filepath.Join(ws, StateDir))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestCloudURLNeverCarriesKeysInClear(t *testing.T) {
 			ws := t.TempDir()
 			t.Setenv("PML_WORKSPACE", ws)
 			t.Setenv("PML_CLOUD_URL", c.url)
-			t.Setenv(AllowInsecureEnv, c.insecure)
+			t.Setenv(gatewayclient.AllowInsecureEnv, c.insecure)
 			p, err := Open(context.Background(), ws, nil)
 			if c.ok {
 				if err != nil {
@@ -170,7 +171,7 @@ func TestCloudURLNeverCarriesKeysInClear(t *testing.T) {
 			if pmlerr.CodeOf(err, "") != pmlerr.InvalidConfig || !strings.Contains(err.Error(), "PML_CLOUD_URL") {
 				t.Fatalf("want INVALID_CONFIG naming PML_CLOUD_URL, got %v", err)
 			}
-			if strings.HasPrefix(c.url, "http://") && strings.Contains(c.url, ".invalid") && !strings.Contains(err.Error(), AllowInsecureEnv) {
+			if strings.HasPrefix(c.url, "http://") && strings.Contains(c.url, ".invalid") && !strings.Contains(err.Error(), gatewayclient.AllowInsecureEnv) {
 				t.Fatalf("the message does not say how to opt in: %v", err)
 			}
 		})
@@ -179,7 +180,7 @@ func TestCloudURLNeverCarriesKeysInClear(t *testing.T) {
 	ws := t.TempDir()
 	t.Setenv("PML_WORKSPACE", ws)
 	t.Setenv("PML_CLOUD_URL", "")
-	t.Setenv(AllowInsecureEnv, "")
+	t.Setenv(gatewayclient.AllowInsecureEnv, "")
 	if err := os.WriteFile(filepath.Join(ws, ConfigFile), []byte(`{"cloud": {"url": "http://gateway.invalid"}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func TestKeyStaysWithTheGatewayOrigin(t *testing.T) {
 		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
 	}))
 	defer gw.Close()
-	r := NewRemote(gw.URL, "pml_secret_key", "")
+	r := gatewayclient.NewRemote(gw.URL, "pml_secret_key", "")
 	_, err := r.Registry().Fetch(context.Background(), "pml.mcp.fx.server")
 	if err == nil {
 		t.Fatal("fetch through a foreign redirect succeeded")

@@ -101,7 +101,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 		ExecutedLocally: wire.Bool(r.Local),
 		WorkflowID:      j.WorkflowID,
 		TraceID:         traceID,
-		ToolsUsed:       wire.NonNil(an.Tools),
+		ToolsUsed:       wire.ToolIDs(wire.NonNil(an.Tools)),
 		DurationMS:      wire.Float(float64(time.Since(j.Start).Microseconds()) / 1000),
 		Logs:            res.Logs,
 	}}

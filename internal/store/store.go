@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // ErrNotFound is returned (wrapped) when a lookup matches nothing.
@@ -127,12 +129,9 @@ const (
 	MaxClientsPerScope      = 50
 )
 
-// ClientTool is a tool a package reported as available on its machine.
-type ClientTool struct {
-	ID          string          `json:"id"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"input_schema,omitempty"`
-}
+// ClientTool is a tool a package reported as available on its machine; its
+// shape is the wire's.
+type ClientTool = wire.ClientTool
 
 // Store is implemented by sqlite.Store and postgres.Store; both pass
 // storetest.Run. Every method is safe for concurrent use.

@@ -129,11 +129,10 @@ type Answer struct {
 	// CodeHash is CodeHash(code) of the code the gateway analysed. The
 	// package runs only the code its own client sent, and refuses an answer
 	// whose hash is not that code's.
-	CodeHash    string   `json:"code_hash,omitempty"`
-	DAG         *DAG     `json:"dag,omitempty"`
-	ClientTools []string `json:"client_tools,omitempty"`
-	// []string on success, []ToolRef on execute_locally.
-	ToolsUsed any `json:"tools_used,omitempty"`
+	CodeHash    string    `json:"code_hash,omitempty"`
+	DAG         *DAG      `json:"dag,omitempty"`
+	ClientTools []string  `json:"client_tools,omitempty"`
+	ToolsUsed   ToolsUsed `json:"tools_used,omitzero"`
 
 	// approval_required
 	ApprovalType string         `json:"approval_type,omitempty"`

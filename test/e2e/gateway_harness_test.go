@@ -11,6 +11,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // liveGateway is a real gateway (gatewaytest.Start) served on a loopback
@@ -76,7 +77,7 @@ func (l *requestLog) reset() {
 // tools/call is a finished one.
 func (l *requestLog) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen := seenRequest{Path: r.URL.Path, Client: r.Header.Get(gateway.ClientHeader), HasKey: r.Header.Get("Authorization") != ""}
+		seen := seenRequest{Path: r.URL.Path, Client: r.Header.Get(wire.ClientHeader), HasKey: r.Header.Get("Authorization") != ""}
 		if r.Method == http.MethodPost && r.URL.Path == "/mcp" {
 			body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 			r.Body = io.NopCloser(bytes.NewReader(body))

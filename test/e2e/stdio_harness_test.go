@@ -152,7 +152,7 @@ func wantSuccess(t testing.TB, a wire.Answer, v any) {
 func wantLocal(t testing.TB, a wire.Answer, v any) {
 	t.Helper()
 	wantSuccess(t, a, v)
-	if a.ExecutedLocally == nil || !*a.ExecutedLocally || a.WorkflowID == "" || a.TraceID == "" || a.DurationMS == nil || a.ToolsUsed == nil {
+	if a.ExecutedLocally == nil || !*a.ExecutedLocally || a.WorkflowID == "" || a.TraceID == "" || a.DurationMS == nil || a.ToolsUsed.IsZero() {
 		t.Fatalf("local-run fields missing: %+v", a)
 	}
 }

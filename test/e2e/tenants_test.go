@@ -44,8 +44,8 @@ func TestTenantCannotTakeOverLocalTools(t *testing.T) {
 		if a.Status != wire.StatusSuccess || a.Capability == nil {
 			t.Fatalf("B's run: %+v", a)
 		}
-		adminOK(t, evil, gateway.AdminRequest{Action: "rename", Target: a.Capability.ID, NewNamespace: name[0], NewAction: name[1]})
-		adminOK(t, evil, gateway.AdminRequest{Action: "visibility", Target: a.Capability.ID, Visibility: "public"})
+		adminOK(t, evil, wire.AdminRequest{Action: "rename", Target: a.Capability.ID, NewNamespace: name[0], NewAction: name[1]})
+		adminOK(t, evil, wire.AdminRequest{Action: "visibility", Target: a.Capability.ID, Visibility: "public"})
 	}
 	// A sibling project of A's own org shares a capability under A's tool's
 	// name: a bare name may reach it, but never for a namespace A's package
@@ -55,10 +55,10 @@ func TestTenantCannotTakeOverLocalTools(t *testing.T) {
 	if sib.Status != wire.StatusSuccess || sib.Capability == nil {
 		t.Fatalf("sibling's run: %+v", sib)
 	}
-	adminOK(t, sibling, gateway.AdminRequest{Action: "rename", Target: sib.Capability.ID, NewNamespace: "mytool", NewAction: "echo"})
-	adminOK(t, sibling, gateway.AdminRequest{Action: "visibility", Target: sib.Capability.ID, Visibility: "org"})
+	adminOK(t, sibling, wire.AdminRequest{Action: "rename", Target: sib.Capability.ID, NewNamespace: "mytool", NewAction: "echo"})
+	adminOK(t, sibling, wire.AdminRequest{Action: "visibility", Target: sib.Capability.ID, Visibility: "org"})
 	// A namespace of the gateway's routing rules is not B's to take.
-	if failed := adminErr(t, evil, gateway.AdminRequest{Action: "rename", Target: "evil.x.github.create_issue", NewNamespace: "filesystem"}); failed.ErrorCode != pmlerr.NamespaceReserved {
+	if failed := adminErr(t, evil, wire.AdminRequest{Action: "rename", Target: "evil.x.github.create_issue", NewNamespace: "filesystem"}); failed.ErrorCode != pmlerr.NamespaceReserved {
 		t.Fatalf("rename to filesystem: %+v", failed)
 	}
 
@@ -119,7 +119,7 @@ func TestTenantCannotTakeOverLocalTools(t *testing.T) {
 	wantLocal(t, p.execute(t, call), &got)
 }
 
-func adminOK(t *testing.T, s *mcp.ClientSession, req gateway.AdminRequest) gateway.AdminAnswer {
+func adminOK(t *testing.T, s *mcp.ClientSession, req wire.AdminRequest) gateway.AdminAnswer {
 	t.Helper()
 	text, isErr := adminCall(t, s, req)
 	if isErr {
@@ -132,7 +132,7 @@ func adminOK(t *testing.T, s *mcp.ClientSession, req gateway.AdminRequest) gatew
 	return out
 }
 
-func adminErr(t *testing.T, s *mcp.ClientSession, req gateway.AdminRequest) wire.Answer {
+func adminErr(t *testing.T, s *mcp.ClientSession, req wire.AdminRequest) wire.Answer {
 	t.Helper()
 	text, isErr := adminCall(t, s, req)
 	var a wire.Answer
@@ -142,7 +142,7 @@ func adminErr(t *testing.T, s *mcp.ClientSession, req gateway.AdminRequest) wire
 	return a
 }
 
-func adminCall(t *testing.T, s *mcp.ClientSession, req gateway.AdminRequest) (string, bool) {
+func adminCall(t *testing.T, s *mcp.ClientSession, req wire.AdminRequest) (string, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
@@ -191,7 +191,7 @@ func TestQualifiedCallAsksFirst(t *testing.T) {
 	if a.Status != wire.StatusSuccess || a.Capability == nil {
 		t.Fatalf("globex's run: %+v", a)
 	}
-	adminOK(t, globex, gateway.AdminRequest{Action: "visibility", Target: a.Capability.ID, Visibility: "public"})
+	adminOK(t, globex, wire.AdminRequest{Action: "visibility", Target: a.Capability.ID, Visibility: "public"})
 	ws := t.TempDir()
 	testfixture.WriteFile(t, ws, ".pml.json", `{"version": "1", "permissions": {"allow": ["json"]}}`)
 	p := startStdio(t, ws, gatewayEnv(g))

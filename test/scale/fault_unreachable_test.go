@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/pkgclient"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/wire"
@@ -25,8 +26,8 @@ import (
 // at once instead of each waiting again.
 func TestFaultGatewayUnreachable(t *testing.T) {
 	t.Parallel()
-	t.Run("closed port", func(t *testing.T) { unreachable(t, closedPort(t), pkgclient.ConnectTimeout) })
-	t.Run("black hole", func(t *testing.T) { unreachable(t, blackHole(t), pkgclient.ConnectTimeout+time.Second) })
+	t.Run("closed port", func(t *testing.T) { unreachable(t, closedPort(t), gatewayclient.ConnectTimeout) })
+	t.Run("black hole", func(t *testing.T) { unreachable(t, blackHole(t), gatewayclient.ConnectTimeout+time.Second) })
 }
 
 // unreachable checks the package against a gateway at url that cannot be
@@ -40,7 +41,7 @@ func unreachable(t *testing.T, url string, bound time.Duration) {
 	if err := os.WriteFile(filepath.Join(ws, "data", "notes.txt"), []byte("local"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pkg, err := pkgclient.New(pkgclient.Options{Workspace: ws, Gateway: pkgclient.NewRemote(url, "pml_unused", "")})
+	pkg, err := pkgclient.New(pkgclient.Options{Workspace: ws, Gateway: gatewayclient.NewRemote(url, "pml_unused", "")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/pml-go/pml/internal/pkgclient"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/store/pgtest"
 	"github.com/pml-go/pml/internal/wire"
@@ -116,10 +116,10 @@ func TestReplicasShareState(t *testing.T) {
 
 	// The package reports its tools to replica a; discover on b finds them.
 	tool := store.ClientTool{ID: "scaleprobe:only_here", Description: "a tool that exists only on this client machine"}
-	if err := pkgclient.NewRemote(a.url, d.key, "").ReportTools(ctx, "client-1", []store.ClientTool{tool}); err != nil {
+	if err := gatewayclient.NewRemote(a.url, d.key, "").ReportTools(ctx, "client-1", []store.ClientTool{tool}); err != nil {
 		t.Fatalf("report client tools to %s: %v", a.name, err)
 	}
-	onB := pkgclient.NewRemote(b.url, d.key, "")
+	onB := gatewayclient.NewRemote(b.url, d.key, "")
 	defer onB.Close()
 	found, err := onB.Discover(ctx, wire.DiscoverRequest{Name: tool.ID})
 	if err != nil {

@@ -108,7 +108,7 @@ func (g *Gateway) Connect(t testing.TB, key string, asPackage bool) *mcp.ClientS
 	t.Helper()
 	h := http.Header{}
 	if asPackage {
-		h.Set(gateway.ClientHeader, "package")
+		h.Set(wire.ClientHeader, "package")
 	}
 	return g.ConnectWith(t, key, h)
 }

@@ -1,4 +1,4 @@
-package pkgclient
+package gatewayclient
 
 import (
 	"io"

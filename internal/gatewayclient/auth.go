@@ -1,6 +1,7 @@
-package pkgclient
+package gatewayclient
 
 import (
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -10,8 +11,9 @@ import (
 	"sync/atomic"
 
 	"github.com/pml-go/pml/internal/approval"
-	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // AllowInsecureEnv, set to 1, lets the package talk plain http to a gateway
@@ -72,20 +74,36 @@ func checkCloudURL(raw, source string, insecure bool) error {
 		return bad("no host")
 	case u.User != nil:
 		return bad("credentials do not belong in the URL; the key is PML_API_KEY")
-	case u.Scheme == "http" && !isLoopbackHost(u.Hostname()) && !insecure:
+	case u.Scheme == "http" && !IsLoopbackHost(u.Hostname()) && !insecure:
 		return bad("plain http to another machine would send the API key and your BYOK keys in clear text; "+
 			"use https, or set %s=1 if this network is trusted on purpose", AllowInsecureEnv)
 	}
 	return nil
 }
 
-// isLoopbackHost reports whether host (no port) names this machine.
-func isLoopbackHost(host string) bool {
+// IsLoopbackHost reports whether host (no port) names this machine.
+func IsLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// Dial returns the client for the gateway at url, which the package read
+// from source (PML_CLOUD_URL or .pml.json's cloud.url), after checking that
+// the key would not cross the network in clear text. The key is PML_API_KEY
+// by env's precedence (the process environment, else the workspace .env of
+// ws); a refused key's error names where it came from. cacheDir is as for
+// NewRemote.
+func Dial(url, source string, env *approval.Env, ws, cacheDir string) (*Remote, error) {
+	if err := checkCloudURL(url, source, insecureAllowed()); err != nil {
+		return nil, err
+	}
+	key, ks := apiKey(env, ws)
+	r := NewRemote(url, key, cacheDir)
+	r.auth.source = ks
+	return r, nil
 }
 
 // insecureAllowed reads AllowInsecureEnv.
@@ -133,11 +151,11 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 		return h.next.RoundTrip(r)
 	}
 	r = r.Clone(r.Context())
-	r.Header.Set(gateway.ClientHeader, "package")
+	r.Header.Set(wire.ClientHeader, "package")
 	if ns := h.localNS.Load(); ns != nil && *ns != "" {
-		r.Header.Set(gateway.ClientNamespacesHeader, *ns)
+		r.Header.Set(wire.ClientNamespacesHeader, *ns)
 	}
-	r.Header.Set(gateway.TraceparentHeader, traceparent(r.Context()))
+	r.Header.Set(wire.TraceparentHeader, traceparent(r.Context()))
 	if h.auth.key != "" {
 		r.Header.Set("Authorization", "Bearer "+h.auth.key)
 	}
@@ -148,4 +166,14 @@ func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
 	return nil, h.auth.refused(resp)
+}
+
+// traceparent is the W3C header of a request to the gateway: the trace of
+// the run making it, or a fresh trace for a request outside any run.
+func traceparent(ctx context.Context) string {
+	id := tracing.TraceIDFrom(ctx)
+	if id == "" {
+		id = tracing.NewTraceID()
+	}
+	return tracing.Traceparent(id)
 }

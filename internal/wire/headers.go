@@ -1,0 +1,41 @@
+package wire
+
+import (
+	"slices"
+	"strings"
+)
+
+// Version is the PML version both sides report in the MCP handshake and the
+// gateway's health answer.
+const Version = "0.1.0"
+
+// MaxRequestBytes bounds every request body the gateway takes; larger ones
+// get 413. The package sizes its trace batches under it.
+const MaxRequestBytes = 1 << 20
+
+// Headers of requests from the package to the gateway.
+const (
+	// ClientHeader marks requests from the PML package (a UX hint, not a
+	// security boundary: docs/protocol.md "Headers").
+	ClientHeader = "X-PML-Client"
+	// ClientNamespacesHeader lists, comma-separated, the namespaces the PML
+	// package serves on its machine: its built-in client tools, the servers
+	// of its .pml.json and its installed dependencies. The gateway routes
+	// every tool of those namespaces to the client and never resolves one to
+	// a capability, so whatever the store holds, the package's own tools
+	// answer its calls (README "Tenants and names").
+	ClientNamespacesHeader = "X-PML-Client-Namespaces"
+	// TraceparentHeader is the W3C trace context header. The package sends
+	// its run's trace id so the gateway's work joins the same trace.
+	TraceparentHeader = "traceparent"
+	// TraceQueueHeader and TracesDroppedHeader travel with a trace batch:
+	// the package's outbox depth once the batch is delivered, and the traces
+	// it dropped since its last delivered batch.
+	TraceQueueHeader    = "X-PML-Trace-Queue"
+	TracesDroppedHeader = "X-PML-Traces-Dropped"
+)
+
+// FormatClientNamespaces is the ClientNamespacesHeader value for namespaces.
+func FormatClientNamespaces(namespaces []string) string {
+	return strings.Join(slices.Sorted(slices.Values(namespaces)), ",")
+}

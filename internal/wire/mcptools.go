@@ -1,0 +1,100 @@
+package wire
+
+import (
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+)
+
+// Tool input schemas, as the AI client and the package see them.
+var (
+	executeSchema = json.RawMessage(`{"type":"object","properties":{
+ "code":{"type":"string","description":"TypeScript function body. Call tools as await mcp.<namespace>.<action>(args); read inputs from the global args; return the result. Top-level await works."},
+ "intent":{"type":"string","description":"What the code is for, in a sentence."},
+ "options":{"type":"object","properties":{"timeout_ms":{"type":"integer","minimum":1,"description":"Wall-clock limit in ms, waiting on tools included (default and most: 300000, or what the gateway is configured with)."},"cpu_budget_ms":{"type":"integer","minimum":1,"description":"Limit on the time spent running JS, in ms (default and most: 30000, or what the gateway is configured with)."}}},
+ "continue_workflow":{"type":"object","properties":{"workflow_id":{"type":"string"},"approved":{"type":"boolean"},"always":{"type":"boolean","description":"With approved: true, also add the plan's tools to the allow list of .pml.json (the option always)."}},"required":["workflow_id","approved"],"description":"Answer an approval_required."}}}`)
+	discoverSchema = json.RawMessage(`{"type":"object","properties":{
+ "query":{"type":"string","description":"What you want to do, in words."},
+ "name":{"type":"string","description":"An exact tool id, namespace:action."},
+ "pattern":{"type":"string","description":"A tool pattern: ns, ns:* or ns:action."},
+ "limit":{"type":"integer","minimum":1}}}`)
+	callSchema = json.RawMessage(`{"type":"object","properties":{
+ "tool":{"type":"string","description":"namespace:action"},
+ "args":{"type":"object"}},"required":["tool"]}`)
+)
+
+const executeDescription = `Run TypeScript that calls tools. Write a function body: ` +
+	"`const text = await mcp.filesystem.read_file({path: \"README.md\"}); return text.length;`" +
+	`. Use discover first to find tools and their TypeScript declarations. The answer is one JSON object with status success (result), approval_required (ask the user, then call again with continue_workflow) or error (error_code, error).`
+
+// ToolDefinitions are the execute and discover tools as both the gateway and
+// the package offer them.
+func ToolDefinitions() (execute, discover *mcp.Tool) {
+	return &mcp.Tool{Name: "execute", Description: executeDescription, InputSchema: executeSchema},
+		&mcp.Tool{Name: "discover", Description: discoverDescription, InputSchema: discoverSchema}
+}
+
+const callDescription = "Run one server-routed tool: {tool: \"json:parse\", args: {...}}."
+
+// CallTool is the gateway's call tool, which the package uses for the
+// server-routed calls of code it runs.
+func CallTool() *mcp.Tool {
+	return &mcp.Tool{Name: "call", Description: callDescription, InputSchema: callSchema}
+}
+
+const discoverDescription = "Find tools by what they do; returns ids, descriptions, input schemas and TypeScript declarations (mcp.ns.action(args))."
+
+// AdminRequest is the input of the admin tool: it names, describes and
+// shares a capability of the caller's own project.
+type AdminRequest struct {
+	Action string `json:"action"` // rename | describe | visibility
+	// Target is the capability's id or FQDN (four-part: the current version).
+	Target       string  `json:"target"`
+	NewNamespace string  `json:"new_namespace,omitempty"`
+	NewAction    string  `json:"new_action,omitempty"`
+	Description  *string `json:"description,omitempty"`
+	Visibility   string  `json:"visibility,omitempty"`
+}
+
+var adminSchema = json.RawMessage(`{"type":"object","properties":{
+ "action":{"type":"string","enum":["rename","describe","visibility"]},
+ "target":{"type":"string","description":"The capability's id or FQDN, as execute's capability answer gives them."},
+ "new_namespace":{"type":"string","description":"rename: the namespace code calls it under (mcp.<namespace>.<action>)."},
+ "new_action":{"type":"string","description":"rename: the action name."},
+ "description":{"type":"string","description":"describe: what the capability does."},
+ "visibility":{"type":"string","enum":["private","project","org","public"],"description":"visibility: who may see and call it."}},
+ "required":["action","target"]}`)
+
+// AdminTool is the admin tool as the gateway and the package offer it.
+func AdminTool() *mcp.Tool {
+	return &mcp.Tool{Name: "admin", InputSchema: adminSchema,
+		Description: "Manage learned capabilities (every successful execute is saved as one): " +
+			"rename {action:\"rename\", target, new_namespace, new_action} so code calls it as mcp.<new_namespace>.<new_action>(args) " +
+			"(a tool's namespace is NAMESPACE_RESERVED); " +
+			"{action:\"describe\", target, description}; {action:\"visibility\", target, visibility: private|project|org|public}."}
+}
+
+// AnswerResult wraps an execute answer as the tool result of docs/protocol.md
+// "Execute answers": one JSON object in content[0].text, isError when the
+// status is error.
+func AnswerResult(a Answer) *mcp.CallToolResult {
+	body, err := json.Marshal(a)
+	if err != nil {
+		body, _ = json.Marshal(ErrorAnswer(pmlerr.Wrap(pmlerr.Internal, err), a.WorkflowID))
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, IsError: a.Status == StatusError}
+}
+
+// ErrorResult is the tool result for a failed discover, call or admin.
+func ErrorResult(err error) *mcp.CallToolResult { return AnswerResult(ErrorAnswer(err, "")) }
+
+// JSONResult is a tool result holding v as JSON text.
+func JSONResult(v any) *mcp.CallToolResult {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return ErrorResult(pmlerr.Wrap(pmlerr.Internal, err))
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}}
+}
