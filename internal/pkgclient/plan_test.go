@@ -2,8 +2,11 @@ package pkgclient
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -94,5 +97,29 @@ func TestPauseAndContinueBuildOnePlanEach(t *testing.T) {
 	}
 	if want := (lookupCounts{1, 0, 1}); got != want {
 		t.Errorf("the continue cost %+v lookups, want %+v", got, want)
+	}
+}
+
+// A continue builds its plan from the configuration as it is then: a tool
+// denied while the run was paused stays denied, whatever was approved, and
+// the package serves the next execute.
+func TestContinueReadsTheConfigurationAgain(t *testing.T) {
+	p, ws := openLocal(t, `{"permissions": {"allow": ["filesystem:read_file"], "ask": ["filesystem:write_file"]}}`)
+	code := `return await mcp.filesystem.write_file({path: "c.txt", content: "x"})`
+	a := p.Execute(context.Background(), wire.ExecuteRequest{Code: code})
+	if a.Status != wire.StatusApprovalRequired {
+		t.Fatalf("%+v", a)
+	}
+	testfixture.WriteFile(t, ws, ConfigFile, `{"permissions": {"allow": ["filesystem:read_file"], "deny": ["filesystem:write_file"]}}`)
+	a = p.Execute(context.Background(), wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: a.WorkflowID, Approved: wire.Bool(true)}})
+	if a.Status != wire.StatusError || a.ErrorCode != pmlerr.PermissionDenied {
+		t.Fatalf("continue after a deny: %+v", a)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "c.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the denied write ran: %v", err)
+	}
+	testfixture.WriteFile(t, ws, "d.txt", "next")
+	if a := p.Execute(context.Background(), wire.ExecuteRequest{Code: `return await mcp.filesystem.read_file({path: "d.txt"})`}); a.Status != wire.StatusSuccess {
+		t.Fatalf("next execute: %+v", a)
 	}
 }
