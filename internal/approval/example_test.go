@@ -14,7 +14,7 @@ import (
 // person approves, and the re-run replays the write instead of repeating it.
 func Example() {
 	perms := approval.Permissions{Allow: []string{"filesystem"}, Ask: []string{"shell"}}
-	store := approval.NewStore(0, nil)
+	store := approval.NewStore[string](0, nil)
 	journal := approval.NewJournal()
 	writes := 0
 	approved := map[string]bool{}
@@ -46,7 +46,7 @@ func Example() {
 	}
 
 	if err := run(); errors.Is(err, errPause) {
-		w := store.Create(approval.Workflow{Code: code, Items: pending, Journal: journal})
+		w := store.Create(approval.Workflow[string]{Code: code, Items: pending, Journal: journal})
 		answer := approval.NewRequired(w.ID, w.Items)
 		fmt.Println(answer.Status, answer.ApprovalType, answer.Description)
 

@@ -20,19 +20,33 @@ const (
 
 // Item is one thing a person must decide before a plan can run.
 type Item struct {
-	Type        ItemType       `json:"type"`
-	Description string         `json:"description"` // words a person can decide on
-	Tool        string         `json:"tool,omitempty"`
-	Server      string         `json:"server,omitempty"`
-	Dependency  *Dependency    `json:"dependency,omitempty"`
-	Keys        []string       `json:"keys,omitempty"`      // missing env keys
-	Integrity   map[string]any `json:"integrity,omitempty"` // fqdn, old_hash, new_hash, old_fetched_at
+	Type        ItemType    `json:"type"`
+	Description string      `json:"description"` // words a person can decide on
+	Tool        string      `json:"tool,omitempty"`
+	Server      string      `json:"server,omitempty"`
+	Dependency  *Dependency `json:"dependency,omitempty"`
+	Keys        []string    `json:"keys,omitempty"` // missing env keys
+	Integrity   *Integrity  `json:"integrity,omitempty"`
 	// One call a tool flagged (a secret read, a hook write): approved for
 	// that call only, never "always".
 	Access   string `json:"access,omitempty"` // secret_read | hook_write
 	Path     string `json:"path,omitempty"`
 	ArgsHash string `json:"args_hash,omitempty"`
 	Once     bool   `json:"once,omitempty"`
+}
+
+// Integrity is what an integrity item is about: the registry name whose
+// entry changed, its locked and fetched hashes, and the fetched entry that
+// accepting records in the lockfile (integrity, type, routing, content).
+type Integrity struct {
+	FQDN         string `json:"fqdn"`
+	OldHash      string `json:"old_hash"`
+	NewHash      string `json:"new_hash"`
+	OldFetchedAt string `json:"old_fetched_at"` // RFC 3339, UTC
+	Integrity    string `json:"integrity,omitempty"`
+	Type         string `json:"type,omitempty"`
+	Routing      string `json:"routing,omitempty"`
+	Content      string `json:"content,omitempty"`
 }
 
 // Dependency is an MCP server the package would install and run locally.
@@ -101,11 +115,11 @@ func APIKeyItem(server string, keys []string) Item {
 func IntegrityItem(fqdn, oldHash, newHash string, oldFetchedAt time.Time) Item {
 	return Item{
 		Type: TypeIntegrity,
-		Integrity: map[string]any{
-			"fqdn":           fqdn,
-			"old_hash":       oldHash,
-			"new_hash":       newHash,
-			"old_fetched_at": oldFetchedAt.UTC().Format(time.RFC3339),
+		Integrity: &Integrity{
+			FQDN:         fqdn,
+			OldHash:      oldHash,
+			NewHash:      newHash,
+			OldFetchedAt: oldFetchedAt.UTC().Format(time.RFC3339),
 		},
 		Description: fmt.Sprintf("The content of %s changed since it was first fetched (old hash %s, new hash %s). "+
 			"This could be a legitimate update or a tampered registry. Accept the new version?", fqdn, oldHash, newHash),

@@ -14,14 +14,15 @@ import (
 // DefaultTTL is how long a paused workflow waits for its continue_workflow.
 const DefaultTTL = 5 * time.Minute
 
-// Workflow is a run paused for approval, kept until the AI client answers.
-type Workflow struct {
+// Workflow is a run paused for approval, kept until the AI client answers;
+// Run is whatever its owner needs to resume it (the package's pending run).
+type Workflow[R any] struct {
 	ID        string
 	CodeHash  string // bound to the code: a continue with other code is rejected
 	Code      string
 	Items     []Item
 	Journal   *Journal // calls completed before a mid-run pause
-	Payload   any      // whatever the package needs to resume (intent, options, gateway answer)
+	Run       R
 	CreatedAt time.Time
 }
 
@@ -34,7 +35,7 @@ func CodeHash(code string) string {
 // CheckCode rejects a continue_workflow whose code is not the code that was
 // paused, so an approval given for one snippet cannot be spent on another.
 // Empty code means "the paused code" and is accepted.
-func (w Workflow) CheckCode(code string) error {
+func (w Workflow[R]) CheckCode(code string) error {
 	if code == "" || CodeHash(code) == w.CodeHash {
 		return nil
 	}
@@ -48,28 +49,29 @@ func (w Workflow) CheckCode(code string) error {
 // process exits loses nothing the client could still continue.
 //
 // Expired entries are purged on Create and Take; no goroutine is needed.
-type Store struct {
+// R is the type of the paused runs it holds.
+type Store[R any] struct {
 	ttl time.Duration
 	now func() time.Time
 
 	mu        sync.Mutex
-	workflows map[string]Workflow
+	workflows map[string]Workflow[R]
 }
 
 // NewStore returns an empty store. ttl <= 0 means DefaultTTL; now nil means time.Now.
-func NewStore(ttl time.Duration, now func() time.Time) *Store {
+func NewStore[R any](ttl time.Duration, now func() time.Time) *Store[R] {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
 	if now == nil {
 		now = time.Now
 	}
-	return &Store{ttl: ttl, now: now, workflows: map[string]Workflow{}}
+	return &Store[R]{ttl: ttl, now: now, workflows: map[string]Workflow[R]{}}
 }
 
 // Create stores w under a new random ID, stamps CreatedAt, fills CodeHash
 // from Code when empty, and returns the stored value.
-func (s *Store) Create(w Workflow) Workflow {
+func (s *Store[R]) Create(w Workflow[R]) Workflow[R] {
 	w.ID = uuid.NewString()
 	if w.CodeHash == "" {
 		w.CodeHash = CodeHash(w.Code)
@@ -84,7 +86,7 @@ func (s *Store) Create(w Workflow) Workflow {
 
 // Take removes the workflow and returns it: a workflow continues at most
 // once. Unknown, already taken or expired IDs are WORKFLOW_NOT_FOUND.
-func (s *Store) Take(id string) (Workflow, error) {
+func (s *Store[R]) Take(id string) (Workflow[R], error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -92,12 +94,12 @@ func (s *Store) Take(id string) (Workflow, error) {
 	delete(s.workflows, id)
 	s.purgeLocked(now)
 	if !ok {
-		return Workflow{}, pmlerr.New(pmlerr.WorkflowNotFound,
+		return Workflow[R]{}, pmlerr.New(pmlerr.WorkflowNotFound,
 			"workflow %q is not pending: it was never created, was already continued, or expired", id).
 			With("workflow_id", id)
 	}
 	if s.expired(w, now) {
-		return Workflow{}, pmlerr.New(pmlerr.WorkflowNotFound,
+		return Workflow[R]{}, pmlerr.New(pmlerr.WorkflowNotFound,
 			"workflow %q expired: approvals must come within %s; run the code again", id, s.ttl).
 			With("workflow_id", id)
 	}
@@ -105,17 +107,17 @@ func (s *Store) Take(id string) (Workflow, error) {
 }
 
 // Len is the number of stored workflows, expired ones not yet purged included.
-func (s *Store) Len() int {
+func (s *Store[R]) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.workflows)
 }
 
-func (s *Store) expired(w Workflow, now time.Time) bool {
+func (s *Store[R]) expired(w Workflow[R], now time.Time) bool {
 	return now.Sub(w.CreatedAt) >= s.ttl
 }
 
-func (s *Store) purgeLocked(now time.Time) {
+func (s *Store[R]) purgeLocked(now time.Time) {
 	for id, w := range s.workflows {
 		if s.expired(w, now) {
 			delete(s.workflows, id)

@@ -33,9 +33,9 @@ func wantNotFound(t *testing.T, err error) {
 
 func TestStoreCreateTake(t *testing.T) {
 	clock := newClock()
-	s := NewStore(0, clock.now)
+	s := NewStore[string](0, clock.now)
 	j := NewJournal()
-	w := s.Create(Workflow{Code: "return 1", Items: []Item{ToolPermissionItem("shell:exec")}, Journal: j, Payload: "intent"})
+	w := s.Create(Workflow[string]{Code: "return 1", Items: []Item{ToolPermissionItem("shell:exec")}, Journal: j, Run: "intent"})
 	if w.ID == "" || !w.CreatedAt.Equal(clock.now()) || w.CodeHash != CodeHash("return 1") {
 		t.Fatalf("Create = %+v", w)
 	}
@@ -46,7 +46,7 @@ func TestStoreCreateTake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ID != w.ID || got.Journal != j || got.Payload != "intent" || got.Items[0].Tool != "shell:exec" {
+	if got.ID != w.ID || got.Journal != j || got.Run != "intent" || got.Items[0].Tool != "shell:exec" {
 		t.Errorf("Take = %+v, want %+v", got, w)
 	}
 	_, err = s.Take(w.ID)
@@ -60,14 +60,14 @@ func TestStoreCreateTake(t *testing.T) {
 
 func TestStoreTTL(t *testing.T) {
 	clock := newClock()
-	s := NewStore(0, clock.now) // default 5 minutes
-	old := s.Create(Workflow{Code: "a"})
+	s := NewStore[string](0, clock.now) // default 5 minutes
+	old := s.Create(Workflow[string]{Code: "a"})
 	clock.advance(4*time.Minute + 59*time.Second)
-	fresh := s.Create(Workflow{Code: "b"})
+	fresh := s.Create(Workflow[string]{Code: "b"})
 	if _, err := s.Take(old.ID); err != nil {
 		t.Fatalf("taken just before 5m: %v", err)
 	}
-	old = s.Create(Workflow{Code: "a"})
+	old = s.Create(Workflow[string]{Code: "a"})
 	clock.advance(5 * time.Minute)
 	_, err := s.Take(old.ID)
 	wantNotFound(t, err)
@@ -84,23 +84,23 @@ func TestStoreTTL(t *testing.T) {
 
 func TestStorePurgesOnCreate(t *testing.T) {
 	clock := newClock()
-	s := NewStore(time.Minute, clock.now)
+	s := NewStore[string](time.Minute, clock.now)
 	for range 3 {
-		s.Create(Workflow{})
+		s.Create(Workflow[string]{})
 	}
 	clock.advance(time.Minute)
-	s.Create(Workflow{})
+	s.Create(Workflow[string]{})
 	if s.Len() != 1 {
 		t.Errorf("Len = %d, want 1 (three expired purged on Create)", s.Len())
 	}
 }
 
 func TestStoreSeveralPending(t *testing.T) {
-	s := NewStore(0, nil)
+	s := NewStore[string](0, nil)
 	ids := map[string]string{}
 	for i := range 5 {
 		code := fmt.Sprintf("return %d", i)
-		ids[s.Create(Workflow{Code: code}).ID] = code
+		ids[s.Create(Workflow[string]{Code: code}).ID] = code
 	}
 	if len(ids) != 5 || s.Len() != 5 {
 		t.Fatalf("ids %d, Len %d, want 5 distinct", len(ids), s.Len())
@@ -114,12 +114,12 @@ func TestStoreSeveralPending(t *testing.T) {
 }
 
 func TestStoreConcurrent(t *testing.T) {
-	s := NewStore(0, nil)
+	s := NewStore[string](0, nil)
 	const n = 64
 	ids := make(chan string, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { ids <- s.Create(Workflow{Code: fmt.Sprint(i)}).ID })
+		wg.Go(func() { ids <- s.Create(Workflow[string]{Code: fmt.Sprint(i)}).ID })
 	}
 	wg.Wait()
 	close(ids)
@@ -149,7 +149,7 @@ func TestStoreConcurrent(t *testing.T) {
 }
 
 func TestWorkflowCheckCode(t *testing.T) {
-	w := NewStore(0, nil).Create(Workflow{Code: "await mcp.shell.exec({command:'ls'})"})
+	w := NewStore[string](0, nil).Create(Workflow[string]{Code: "await mcp.shell.exec({command:'ls'})"})
 	if err := w.CheckCode(""); err != nil {
 		t.Errorf("empty code rejected: %v", err)
 	}

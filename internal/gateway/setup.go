@@ -104,7 +104,14 @@ type Options struct {
 	// Retention is the trace retention policy; nil takes
 	// DefaultTraceRetention (local mode does).
 	Retention *TraceRetention
+	// Analyzer analyses the code of executions and capabilities; nil: one
+	// of the gateway's own. Local mode passes the package's, so code the
+	// package analysed is not analysed again (one cache for both).
+	Analyzer *analysis.Analyzer
 }
+
+// analyzerEntries is how many analyses the gateway's analyser caches.
+const analyzerEntries = 4096
 
 // Open assembles a gateway Service from its options: the store, the
 // built-in tools, the hosted servers and the effective routing rules. The
@@ -163,6 +170,10 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		mux.Register(name, pool.Add(cfg))
 	}
 	slices.Sort(hosted)
+	analyzer := o.Analyzer
+	if analyzer == nil {
+		analyzer = analysis.New(analyzerEntries)
+	}
 	svc := New(Config{
 		Store:     st,
 		Rules:     rules.WithServer(slices.Concat(std.Namespaces(), hosted)...),
@@ -171,7 +182,7 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		BYOK:      byok,
 		Hosted:    hostedEntries,
 		Limits:    o.Limits,
-		Analyzer:  analysis.New(4096),
+		Analyzer:  analyzer,
 		Logger:    log,
 		Metrics:   metrics,
 		Telemetry: tel,

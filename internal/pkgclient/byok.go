@@ -56,26 +56,6 @@ func (p *Package) catalogEntry(ctx context.Context, name string) (regclient.Entr
 	return entry, found, nil
 }
 
-// trusted checks a catalog entry the package is about to act on against the
-// lockfile: the first sight is recorded, the same entry passes, a changed
-// one (command, arguments, key names, proxy target) is an integrity item the
-// person must approve first.
-func (p *Package) trusted(e regclient.Entry) (*approval.Item, error) {
-	lf, err := p.lockfile()
-	if err != nil {
-		return nil, err
-	}
-	var mm *regclient.MismatchError
-	switch err := regclient.Check(lf, e); {
-	case errors.As(err, &mm):
-		it := mm.Item()
-		return &it, nil
-	case err != nil:
-		return nil, err
-	}
-	return nil, nil
-}
-
 // byokServer returns the http entry of a server-routed server, checked
 // against the lockfile; item is set when it changed since it was approved.
 func (p *Package) byokServer(ctx context.Context, server string) (e regclient.Entry, ok bool, item *approval.Item, err error) {

@@ -25,11 +25,9 @@ import (
 // checked against the lockfile — a changed one halts the run for an
 // integrity approval — and run nested in its own VM, its calls going through
 // the permission gate and router like any call of the code.
-func (p *Package) callCapability(ctx context.Context, tool string, args json.RawMessage) (out json.RawMessage, ok bool, err error) {
-	cfg, local, _ := p.refreshConfig()
-	rules := p.routingRules(ctx)
+func (p *Package) callCapability(ctx context.Context, pl *plan, tool string, args json.RawMessage) (out json.RawMessage, ok bool, err error) {
 	ns, _ := tools.Split(tool)
-	if _, served := local.Provider(ns); served || rules.Route(tool) == routing.Server {
+	if _, served := pl.local.Provider(ns); served || pl.rules.Route(tool) == routing.Server {
 		return nil, false, nil
 	}
 	reg := p.gw.Registry()
@@ -62,7 +60,7 @@ func (p *Package) callCapability(ctx context.Context, tool string, args json.Raw
 		return nil, true, pmlerr.New(pmlerr.ToolError, "capability %s: its code does not analyse: %v", tool, err)
 	}
 	out, err = p.runner.RunNested(ctx, runner.Nested{Tenant: localTenant, Tool: tool, FQDN: item.FQDN, Analysis: an,
-		Args: args, Call: p.gate(cfg.Permissions, p.router(rules, local)), Trace: p.traceSink()})
+		Args: args, Call: p.gate(pl.cfg.Permissions, p.router(pl)), Trace: p.traceSink()})
 	return out, true, err
 }
 

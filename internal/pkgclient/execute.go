@@ -6,7 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
@@ -38,32 +37,34 @@ func (p *Package) Execute(ctx context.Context, req wire.ExecuteRequest) wire.Ans
 
 func (p *Package) execute(ctx context.Context, req wire.ExecuteRequest) wire.Answer {
 	start := time.Now()
-	cfg, _, err := p.refreshConfig()
-	if err != nil {
+	var pl plan
+	if err := p.readConfig(&pl); err != nil {
 		return wire.ErrorAnswer(err, "")
 	}
 	if req.ContinueWorkflow != nil {
-		return p.continueWorkflow(ctx, req, start)
+		return p.continueWorkflow(ctx, req, &pl, start)
 	}
-	an, err := p.analyzer.Analyze(req.Code)
-	if err != nil {
+	if err := p.analyse(&pl, req.Code); err != nil {
 		return wire.ErrorAnswer(err, "")
 	}
-	if err := denied(cfg.Permissions, an.Tools); err != nil {
+	if err := denied(pl.cfg.Permissions, pl.an.Tools); err != nil {
 		return wire.ErrorAnswer(err, "")
 	}
+	p.readRules(ctx, &pl)
 	// A server-only plan is asked for here, before the gateway runs it; so is
 	// a capability called by its qualified name (another org's code, which
 	// the gateway may run at once), whatever the plan.
-	g := newGrants()
-	ask := qualifiedTools(an.Tools)
-	if p.routingRules(ctx).Resolve(an.Tools) == routing.Server && !an.Dynamic {
-		ask = an.Tools
+	pl.grants = newGrants()
+	ask := qualifiedTools(pl.an.Tools)
+	if pl.serverOnly() {
+		ask = pl.an.Tools
 	}
-	if items := askItems(cfg.Permissions, g, ask); len(items) > 0 {
-		return p.pause(pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, tools: an.Tools, forward: true, grants: g}, items, nil)
+	r := pendingRun{code: req.Code, intent: req.Intent, opts: req.Options}
+	if items := askItems(pl.cfg.Permissions, pl.grants, ask); len(items) > 0 {
+		r.forward = true
+		return p.pause(r, &pl, items, nil)
 	}
-	return p.forward(ctx, req, an, g, start)
+	return p.forward(ctx, r, &pl, start)
 }
 
 // qualifiedTools are the tools of ids that name a capability with its owner.
@@ -83,22 +84,22 @@ func qualifiedTools(ids []string) []string {
 // says that the code must run here. Its code, tool list and DAG are never
 // used, so a gateway (or anything between it and us) cannot choose what runs
 // on this machine or what is approved.
-func (p *Package) forward(ctx context.Context, req wire.ExecuteRequest, an *analysis.Analysis, g *grants, start time.Time) wire.Answer {
-	ans, err := p.gw.Execute(ctx, p.noLearn(req))
+func (p *Package) forward(ctx context.Context, r pendingRun, pl *plan, start time.Time) wire.Answer {
+	ans, err := p.gw.Execute(ctx, p.noLearn(wire.ExecuteRequest{Code: r.code, Intent: r.intent, Options: r.opts}))
 	switch {
 	case err != nil && isNetworkError(err):
-		return p.executeOffline(ctx, req, an, g, err, start)
+		return p.executeOffline(ctx, r, pl, err, start)
 	case err != nil:
 		return wire.ErrorAnswer(err, "")
 	case ans.Status != wire.StatusExecuteLocally:
 		return ans
 	}
-	if err := checkDelegated(req.Code, ans); err != nil {
+	if err := checkDelegated(r.code, ans); err != nil {
 		p.log.Warn("refused an execute_locally answer", "err", err)
 		return wire.ErrorAnswer(err, ans.WorkflowID)
 	}
-	r := pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, workflowID: ans.WorkflowID, tools: an.Tools, grants: g}
-	return p.startLocal(ctx, r, nil, start)
+	r.forward, r.workflowID = false, ans.WorkflowID
+	return p.startLocal(ctx, r, pl, nil, start)
 }
 
 // checkDelegated refuses an execute_locally answer that is not about the
@@ -127,61 +128,54 @@ func checkDelegated(code string, ans wire.Answer) error {
 // executeOffline runs code whose tools are all client-routed when the gateway
 // cannot be reached, with the built-in analyser and the cached routing rules.
 // Code that needs the gateway fails with the NETWORK_ERROR that got us here.
-func (p *Package) executeOffline(ctx context.Context, req wire.ExecuteRequest, an *analysis.Analysis, g *grants, netErr error, start time.Time) wire.Answer {
-	if p.routingRules(ctx).Resolve(an.Tools) == routing.Server && !an.Dynamic {
+func (p *Package) executeOffline(ctx context.Context, r pendingRun, pl *plan, netErr error, start time.Time) wire.Answer {
+	if pl.serverOnly() {
 		return wire.ErrorAnswer(netErr, "")
 	}
 	p.log.Info("gateway unreachable: running locally", "err", netErr)
-	return p.startLocal(ctx, pendingRun{code: req.Code, intent: req.Intent, opts: req.Options, workflowID: newWorkflowID(), tools: an.Tools, offline: true, grants: g}, nil, start)
+	r.forward, r.workflowID = false, newWorkflowID()
+	return p.startLocal(ctx, r, pl, nil, start)
 }
 
 // startLocal checks the whole static plan, then runs it; a journal replays
 // the calls that completed before a pause.
-func (p *Package) startLocal(ctx context.Context, r pendingRun, journal *approval.Journal, start time.Time) wire.Answer {
-	cfg, _, err := p.refreshConfig()
-	if err != nil {
+func (p *Package) startLocal(ctx context.Context, r pendingRun, pl *plan, journal *approval.Journal, start time.Time) wire.Answer {
+	if err := denied(pl.cfg.Permissions, pl.an.Tools); err != nil {
 		return wire.ErrorAnswer(err, r.workflowID)
 	}
-	rules := p.routingRules(ctx)
-	if err := denied(cfg.Permissions, r.tools); err != nil {
-		return wire.ErrorAnswer(err, r.workflowID)
-	}
-	if r.grants == nil {
-		r.grants = newGrants()
-	}
-	items, err := p.planItems(ctx, cfg, rules, r.grants, r.tools)
+	items, installed, err := p.planItems(ctx, pl)
 	if err != nil {
 		return wire.ErrorAnswer(err, r.workflowID)
 	}
 	if len(items) > 0 {
-		return p.pause(r, items, journal)
+		return p.pause(r, pl, items, journal)
+	}
+	if installed {
+		// An install changed the local tools; the plan runs with them.
+		_, pl.local, _ = p.refreshConfig()
 	}
 	if journal == nil {
 		journal = approval.NewJournal()
 	}
-	return p.runLocal(ctx, r, cfg, rules, journal, start)
+	return p.runLocal(ctx, r, pl, journal, start)
 }
 
 // runLocal executes code in the package's sandbox.
-func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules routing.Rules, journal *approval.Journal, start time.Time) wire.Answer {
-	an, err := p.analyzer.Analyze(r.code)
-	if err != nil {
-		return wire.ErrorAnswer(err, r.workflowID)
-	}
-	_, local, _ := p.refreshConfig()
-	out := p.runner.Run(withGrants(ctx, r.grants), runner.Job{
+func (p *Package) runLocal(ctx context.Context, r pendingRun, pl *plan, journal *approval.Journal, start time.Time) wire.Answer {
+	rules := pl.rules
+	out := p.runner.Run(withGrants(ctx, pl.grants), runner.Job{
 		Tenant:     localTenant,
-		Analysis:   an,
+		Analysis:   pl.an,
 		Code:       r.code,
 		WorkflowID: r.workflowID,
 		Options:    r.opts,
-		Call:       journal.Wrap(p.gate(cfg.Permissions, p.router(rules, local)), isHalt),
+		Call:       journal.Wrap(p.gate(pl.cfg.Permissions, p.router(pl)), isHalt),
 		RoutingOf:  func(tool string) string { return string(rules.Route(tool)) },
 		Trace:      p.traceSink(),
 		Halt: func(err error) (wire.Answer, bool) {
 			var na needApproval
 			if errors.As(err, &na) {
-				return p.pause(r, []approval.Item{na.item}, journal), true
+				return p.pause(r, pl, []approval.Item{na.item}, journal), true
 			}
 			return wire.Answer{}, false
 		},
@@ -190,11 +184,11 @@ func (p *Package) runLocal(ctx context.Context, r pendingRun, cfg Config, rules 
 	if out.Answer.Status == wire.StatusApprovalRequired {
 		return out.Answer // paused: the run goes on, under this workflow, once approved
 	}
-	if r.grants.revealsEnv() {
+	if pl.grants.revealsEnv() {
 		revealEnv(ctx)
 	}
 	if out.Answer.Status == wire.StatusSuccess {
-		p.learnLater(r.code, r.intent, an)
+		p.learnLater(r.code, r.intent, pl.an)
 	}
 	return out.Answer
 }
@@ -204,12 +198,12 @@ const localTenant = ""
 
 // router is the sandbox's mcp bridge in the package: client tools to local
 // tools, server tools to the gateway's call.
-func (p *Package) router(rules routing.Rules, local *tools.Mux) tools.CallFunc {
+func (p *Package) router(pl *plan) tools.CallFunc {
 	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
-		if out, ok, err := p.callCapability(ctx, tool, args); ok {
+		if out, ok, err := p.callCapability(ctx, pl, tool, args); ok {
 			return out, err
 		}
-		if rules.Route(tool) == routing.Server {
+		if pl.rules.Route(tool) == routing.Server {
 			ns, _ := tools.Split(tool)
 			env, err := p.byokEnv(ctx, ns)
 			if err != nil {
@@ -217,6 +211,6 @@ func (p *Package) router(rules routing.Rules, local *tools.Mux) tools.CallFunc {
 			}
 			return p.gw.Call(ctx, wire.CallRequest{Tool: tool, Args: args, Env: env})
 		}
-		return local.Call(ctx, tool, args)
+		return pl.local.Call(ctx, tool, args)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/admission"
+	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gatewayclient"
@@ -45,6 +46,9 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Package, error) {
 	// In local mode the in-process gateway's runs and the package's are the
 	// same process's: one controller admits both.
 	ctrl := admission.New(adm, limits)
+	// ... and one analyser analyses for both: the in-process gateway finds
+	// the package's analysis of the code it forwards in the shared cache.
+	analyzer := analysis.New(analyzerEntries)
 	var gw gatewayclient.Gateway
 	if url != "" {
 		r, err := gatewayclient.Dial(url, urlSource, env, ws, filepath.Join(ws, StateDir))
@@ -53,13 +57,13 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Package, error) {
 		}
 		gw = r
 	} else {
-		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log, Limits: limits, Admission: ctrl})
+		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log, Limits: limits, Admission: ctrl, Analyzer: analyzer})
 		if err != nil {
 			return nil, fmt.Errorf("local mode: %w", err)
 		}
 		gw = &gatewayclient.InProcess{Service: svc, Closer: closer.Close}
 	}
-	return New(Options{Workspace: ws, Gateway: gw, Logger: log, Limits: limits, Admission: ctrl})
+	return New(Options{Workspace: ws, Gateway: gw, Logger: log, Limits: limits, Admission: ctrl, Analyzer: analyzer})
 }
 
 // admissionFromEnv reads the package's admission limits (README

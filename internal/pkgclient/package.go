@@ -48,7 +48,14 @@ type Options struct {
 	// Admission bounds the local runs at once; nil: the defaults for Limits,
 	// with no per-tenant cap (the package serves one).
 	Admission *admission.Controller
+	// Analyzer analyses the code of executions and capabilities; nil: the
+	// package's own. Local mode shares one with the in-process gateway.
+	Analyzer *analysis.Analyzer
 }
+
+// analyzerEntries is how many analyses the package's analyser caches: a
+// local-mode one serves the in-process gateway too.
+const analyzerEntries = 4096
 
 // Package is the PML package for one workspace.
 type Package struct {
@@ -60,10 +67,11 @@ type Package struct {
 	pool      *upstream.Pool
 	builtins  tools.Provider
 	rulesTTL  time.Duration
-	workflows *approval.Store
+	workflows *approval.Store[pendingRun]
 	deps      *approval.Deps
 	traces    *traceSync
 	runner    *runner.Runner // runs code: admission, sandbox, traces
+	lookups   lookups        // what executes cost, for the tests
 
 	mu        sync.Mutex
 	cfg       Config
@@ -114,16 +122,19 @@ func New(o Options) (*Package, error) {
 		ws:        ws,
 		gw:        o.Gateway,
 		log:       o.Logger,
-		analyzer:  analysis.New(512),
+		analyzer:  o.Analyzer,
 		env:       approval.NewEnv(ws),
 		pool:      upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger, MinimalEnv: true}),
 		builtins:  local.New(ws),
 		rulesTTL:  o.RulesTTL,
-		workflows: approval.NewStore(approval.DefaultTTL, o.Now),
+		workflows: approval.NewStore[pendingRun](approval.DefaultTTL, o.Now),
 		deps:      deps,
 		applied:   map[string]upstream.ServerConfig{},
 		catalog:   map[string]catalogLookup{},
 		learned:   map[string]bool{},
+	}
+	if p.analyzer == nil {
+		p.analyzer = analysis.New(512)
 	}
 	adm := o.Admission
 	if adm == nil {
@@ -165,6 +176,7 @@ func stampOf(path string) fileStamp {
 // A malformed file is kept as an error that every execute reports, naming
 // the file, while the package keeps serving.
 func (p *Package) refreshConfig() (Config, *tools.Mux, error) {
+	p.lookups.config.Add(1)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	path := filepath.Join(p.ws, ConfigFile)
@@ -261,6 +273,7 @@ func (p *Package) buildLocal(servers map[string]ServerConfig) *tools.Mux {
 // when the gateway is unreachable, the last known (or cached) rules. The
 // namespaces served here are pinned to the client (routing.Rules.Local).
 func (p *Package) routingRules(ctx context.Context) routing.Rules {
+	p.lookups.rules.Add(1)
 	p.mu.Lock()
 	if p.haveRules && time.Since(p.rulesAt) < p.rulesTTL {
 		defer p.mu.Unlock()

@@ -181,16 +181,24 @@ func TestLockfileCatchesChangedMetadata(t *testing.T) {
 		t.Fatalf("mismatch %+v", mm.Info)
 	}
 	it := mm.Item()
-	if it.Type != approval.TypeIntegrity || it.Integrity["fqdn"] != changed.FQDN || it.Integrity["integrity"] != changed.Integrity ||
-		it.Integrity["old_hash"] != e.FQDN[len(e.FQDN)-4:] || !strings.Contains(it.Description, "pml.mcp.serena.server") {
+	if it.Type != approval.TypeIntegrity || it.Integrity.FQDN != changed.FQDN || it.Integrity.Integrity != changed.Integrity ||
+		it.Integrity.OldHash != e.FQDN[len(e.FQDN)-4:] || !strings.Contains(it.Description, "pml.mcp.serena.server") {
 		t.Fatalf("item %+v", it)
 	}
 	// Nothing was recorded: the old integrity stands until approved.
 	if got, _ := openLock(t, ws).Get("pml.mcp.serena.server"); got.Integrity != e.Integrity {
 		t.Fatalf("mismatch recorded: %+v", got)
 	}
+	// Accepting an item that is no integrity item records nothing.
+	err = client.Accept(openLock(t, ws), approval.ToolPermissionItem("shell:exec"))
+	if pmlerr.CodeOf(err, "") != pmlerr.Internal {
+		t.Fatalf("accepting a tool permission: %v", err)
+	}
+	if got, _ := openLock(t, ws).Get("pml.mcp.serena.server"); got.Integrity != e.Integrity {
+		t.Fatalf("refused accept recorded: %+v", got)
+	}
 	// Approving records the new version; the next fetch passes.
-	if err := openLock(t, ws).Record(changed.FQDN, lockfile.Entry{Integrity: changed.Integrity, Type: "stdio", Routing: "client"}); err != nil {
+	if err := client.Accept(openLock(t, ws), it); err != nil {
 		t.Fatal(err)
 	}
 	again, err := c2.Fetch(ctx, "pml.mcp.serena.server")
@@ -326,7 +334,7 @@ func TestSRIEntryPinsItsMetadata(t *testing.T) {
 	}
 	// Approving it records its content pin; then it passes.
 	it := mm.Item()
-	if it.Integrity["content"] != forged.Content {
+	if it.Integrity.Content != forged.Content {
 		t.Fatalf("item %+v", it.Integrity)
 	}
 	if err := client.Accept(openLock(t, ws), it); err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/lockfile"
+	"github.com/pml-go/pml/internal/pmlerr"
 )
 
 // MismatchError is a fetched entry whose integrity differs from what the
@@ -19,14 +20,14 @@ type MismatchError struct {
 
 func (m *MismatchError) Error() string { return m.Info.Description() }
 
-// Item is the approval to ask for. Its integrity map carries what accepting
-// needs to record: fqdn (five-part), integrity, type and routing.
+// Item is the approval to ask for. Its integrity record carries what
+// accepting needs to record: the fetched entry under its five-part name.
 func (m *MismatchError) Item() approval.Item {
 	fetched, _ := time.Parse(time.RFC3339, m.Info.OldFetchedAt)
 	it := approval.IntegrityItem(m.Info.Base, m.Info.OldHash, m.Info.NewHash, fetched)
-	it.Integrity["fqdn"], it.Integrity["integrity"] = m.Entry.FQDN, m.Entry.Integrity
-	it.Integrity["type"], it.Integrity["routing"] = string(m.Entry.Type), m.Entry.Routing
-	it.Integrity["content"] = m.Entry.Content
+	in := it.Integrity
+	in.FQDN, in.Integrity, in.Content = m.Entry.FQDN, m.Entry.Integrity, m.Entry.Content
+	in.Type, in.Routing = string(m.Entry.Type), m.Entry.Routing
 	return it
 }
 
@@ -54,6 +55,9 @@ func lockEntry(e Entry) lockfile.Entry {
 
 // Accept records the entry an approved integrity item (Item) stands for.
 func Accept(lf *lockfile.Lockfile, it approval.Item) error {
-	str := func(k string) string { s, _ := it.Integrity[k].(string); return s }
-	return lf.Record(str("fqdn"), lockfile.Entry{Integrity: str("integrity"), Content: str("content"), Type: str("type"), Routing: str("routing")})
+	in := it.Integrity
+	if in == nil {
+		return pmlerr.New(pmlerr.Internal, "accepting a %s item as an integrity change", it.Type)
+	}
+	return lf.Record(in.FQDN, lockfile.Entry{Integrity: in.Integrity, Content: in.Content, Type: in.Type, Routing: in.Routing})
 }
