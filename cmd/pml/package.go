@@ -15,17 +15,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pml-go/pml/internal/gateway"
-	"github.com/pml-go/pml/internal/pkgclient"
+	"github.com/pml-go/pml/internal/workspace"
 	"github.com/pml-go/pml/internal/wire"
 )
 
 // openPackage opens the package for the current directory's workspace.
-func openPackage(ctx context.Context, log *slog.Logger) (*pkgclient.Package, error) {
+func openPackage(ctx context.Context, log *slog.Logger) (*workspace.Workspace, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	pkg, err := pkgclient.Open(ctx, cwd, log)
+	pkg, err := workspace.Open(ctx, cwd, log)
 	if err != nil {
 		return nil, err
 	}
@@ -76,10 +76,10 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer pkg.Close()
-			var o pkgclient.ServeOptions
+			var o workspace.ServeOptions
 			if noAuth {
 				log.Warn("pml serve --no-auth: any process on this machine can run tools as you")
-			} else if o.Token, err = pkgclient.ServeToken(pkg.Workspace()); err != nil {
+			} else if o.Token, err = workspace.ServeToken(pkg.Workspace()); err != nil {
 				return err
 			}
 			return listenAndServe(cmd.Context(), log, "127.0.0.1:"+strconv.Itoa(port), pkg.HTTPServer(o, gateway.HTTPLimits{}))
@@ -159,7 +159,7 @@ func snippet(args []string, file string, stdin io.Reader) (string, error) {
 }
 
 func newInitCmd() *cobra.Command {
-	var o pkgclient.InitOptions
+	var o workspace.InitOptions
 	var yes bool
 	cmd := &cobra.Command{
 		Use:   "init",
@@ -177,8 +177,8 @@ func newInitCmd() *cobra.Command {
 			if err != nil {
 				bin = "pml"
 			}
-			o.Workspace, o.Binary, o.Out = pkgclient.FindWorkspace(cwd), bin, cmd.OutOrStdout()
-			return pkgclient.Init(o)
+			o.Workspace, o.Binary, o.Out = workspace.FindWorkspace(cwd), bin, cmd.OutOrStdout()
+			return workspace.Init(o)
 		},
 	}
 	cmd.Flags().StringVar(&o.CloudURL, "cloud-url", "", "gateway URL (default: local mode, no server)")

@@ -19,7 +19,7 @@ import (
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/gatewayclient"
-	"github.com/pml-go/pml/internal/pkgclient"
+	"github.com/pml-go/pml/internal/workspace"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -69,7 +69,7 @@ func mixedRun(t *testing.T, g *gatewaytest.Gateway) wire.Answer {
 			t.Fatal(err)
 		}
 	}
-	p, err := pkgclient.New(pkgclient.Options{Workspace: ws, Gateway: gatewayclient.NewRemote(g.URL, g.Key, filepath.Join(ws, ".pml"))})
+	p, err := workspace.New(workspace.Options{Workspace: ws, Gateway: gatewayclient.NewRemote(g.URL, g.Key, filepath.Join(ws, ".pml"))})
 	if err != nil {
 		t.Fatal(err)
 	}

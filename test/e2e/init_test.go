@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pml-go/pml/internal/pkgclient"
+	"github.com/pml-go/pml/internal/workspace"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -67,7 +67,7 @@ func TestInitMigratesExistingMCPJSON(t *testing.T) {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 
-	cfg, err := pkgclient.LoadConfig(filepath.Join(ws, ".pml.json"))
+	cfg, err := workspace.LoadConfig(filepath.Join(ws, ".pml.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestInitMigratesExistingMCPJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	cfg, err = pkgclient.LoadConfig(filepath.Join(ws, ".pml.json"))
+	cfg, err = workspace.LoadConfig(filepath.Join(ws, ".pml.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

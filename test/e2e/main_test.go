@@ -1,7 +1,7 @@
 // Package e2e runs the pml binary as an AI client and a workspace see it:
 // `pml stdio`, `pml serve`, `pml exec` and `pml init` against a real
 // gateway on loopback and real local MCP servers. Tests of the package's Go
-// API stay beside it in internal/pkgclient; these need the command above it.
+// API stay beside it in internal/workspace; these need the command above it.
 package e2e
 
 import (

@@ -21,7 +21,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
-	"github.com/pml-go/pml/internal/pkgclient"
+	"github.com/pml-go/pml/internal/workspace"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -90,7 +90,7 @@ func TestServeStreamableHTTP(t *testing.T) {
 	if _, err := connectHTTP(endpoint, ""); err == nil {
 		t.Fatal("pml serve accepted a client without the workspace token")
 	}
-	token := readFile(t, filepath.Join(ws, pkgclient.StateDir, pkgclient.ServeTokenFile))
+	token := readFile(t, filepath.Join(ws, workspace.StateDir, workspace.ServeTokenFile))
 	s, err := connectHTTP(endpoint, strings.TrimSpace(token))
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func TestInitHTTPThenAIClientConnects(t *testing.T) {
 	entry := cfg.MCPServers["pml"]
 	token, ok := strings.CutPrefix(entry.Headers["Authorization"], "Bearer ")
 	if entry.Type != "http" || entry.URL != "http://127.0.0.1:"+strconv.Itoa(port)+"/mcp" || !ok ||
-		token != strings.TrimSpace(readFile(t, filepath.Join(ws, pkgclient.StateDir, pkgclient.ServeTokenFile))) {
+		token != strings.TrimSpace(readFile(t, filepath.Join(ws, workspace.StateDir, workspace.ServeTokenFile))) {
 		t.Fatalf(".mcp.json entry %+v", entry)
 	}
 	if fi, err := os.Stat(mcpPath); err != nil || fi.Mode().Perm() != 0o600 {

@@ -76,7 +76,7 @@ func startStdio(t testing.TB, ws string, env []string, args ...string) *stdioPML
 	cmd.Stderr = p.stderr
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "pkgclient-e2e", Version: "0"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "workspace-e2e", Version: "0"}, nil)
 	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
 	if err != nil {
 		t.Fatalf("connecting to pml stdio: %v\nstderr:\n%s", err, p.stderr)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/gatewayclient"
-	"github.com/pml-go/pml/internal/pkgclient"
+	"github.com/pml-go/pml/internal/workspace"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -41,7 +41,7 @@ func unreachable(t *testing.T, url string, bound time.Duration) {
 	if err := os.WriteFile(filepath.Join(ws, "data", "notes.txt"), []byte("local"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pkg, err := pkgclient.New(pkgclient.Options{Workspace: ws, Gateway: gatewayclient.NewRemote(url, "pml_unused", "")})
+	pkg, err := workspace.New(workspace.Options{Workspace: ws, Gateway: gatewayclient.NewRemote(url, "pml_unused", "")})
 	if err != nil {
 		t.Fatal(err)
 	}

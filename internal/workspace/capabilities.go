@@ -1,0 +1,135 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/gatewayclient"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/registry"
+	regclient "github.com/pml-go/pml/internal/registry/client"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/runner"
+	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// callCapability runs tool when it names a learned capability; ok is false
+// when it does not. A tool served here or routed to the gateway is never
+// one (the gateway's call runs server capabilities itself). A capability that
+// touches this machine is fetched from the registry (a 304 when unchanged),
+// checked against the lockfile — a changed one halts the run for an
+// integrity approval — and run nested in its own VM, its calls going through
+// the permission gate and router like any call of the code.
+func (p *Workspace) callCapability(ctx context.Context, pl *plan, tool string, args json.RawMessage) (out json.RawMessage, ok bool, err error) {
+	ns, _ := tools.Split(tool)
+	if _, served := pl.local.Provider(ns); served || pl.rules.Route(tool) == routing.Server {
+		return nil, false, nil
+	}
+	reg := p.gw.Registry()
+	item, found, err := reg.Resolve(ctx, tool)
+	switch {
+	case err != nil && (ns == registry.DefaultNamespace || registry.IsQualified(tool) || pmlerr.CodeOf(err, "") == pmlerr.Unauthorized):
+		return nil, true, err // meant a capability, or a refused key: say why it cannot run
+	case err != nil || !found:
+		return nil, false, nil
+	case item.Routing == routing.Server:
+		out, err := p.gw.Call(ctx, wire.CallRequest{Tool: tool, Args: args})
+		return out, true, err
+	}
+	e, err := reg.Fetch(ctx, item.FQDN)
+	if err != nil {
+		return nil, true, err
+	}
+	lf, err := p.lockfile()
+	if err != nil {
+		return nil, true, err
+	}
+	var mm *regclient.MismatchError
+	if err := regclient.Check(lf, e); errors.As(err, &mm) {
+		return nil, true, &sandbox.HaltError{Err: needApproval{item: mm.Item()}}
+	} else if err != nil {
+		return nil, true, err
+	}
+	an, err := p.analyzer.Analyze(string(e.Body))
+	if err != nil {
+		return nil, true, pmlerr.New(pmlerr.ToolError, "capability %s: its code does not analyse: %v", tool, err)
+	}
+	out, err = p.runner.RunNested(ctx, runner.Nested{Tenant: localTenant, Tool: tool, FQDN: item.FQDN, Analysis: an,
+		Args: args, Call: p.gate(pl.cfg.Permissions, p.router(pl)), Trace: p.traceSink()})
+	return out, true, err
+}
+
+// learnTimeout bounds reporting a local run.
+const learnTimeout = gatewayclient.ConnectTimeout
+
+// learnLater reports a successful local run in the background, so the
+// answer does not wait for a second gateway round trip; Close waits for the
+// reports still under way (each bounded by learnTimeout). The gateway
+// deduplicates by code hash, so each distinct code is reported once per
+// session: repeating it would only cost a request and a write per run.
+func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis) {
+	if p.holdsSecret(code, intent) {
+		p.log.Debug("run not reported for learning: it holds a secret", "code_hash", an.CodeHash)
+		return
+	}
+	p.mu.Lock()
+	if p.learned[an.CodeHash] {
+		p.mu.Unlock()
+		return
+	}
+	p.learned[an.CodeHash] = true
+	p.mu.Unlock()
+	p.learning.Add(1)
+	go func() {
+		defer p.learning.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), learnTimeout)
+		defer cancel()
+		if p.learnLocal(ctx, code, intent, an) == nil {
+			p.mu.Lock()
+			delete(p.learned, an.CodeHash) // not saved: try again next run
+			p.mu.Unlock()
+		}
+	}()
+}
+
+// holdsSecret reports whether code or its intent holds a literal secret: by
+// the trace sanitizer's secret rules, or a value of the workspace .env. Such
+// code is never learned: a capability is served as it is, and may be shared.
+func (p *Workspace) holdsSecret(code, intent string) bool {
+	san := tracing.NewSanitizer(p.env.DotEnvValues())
+	return san.HasSecret(code) || san.HasSecret(intent)
+}
+
+// noLearn is req asking the gateway not to learn it when it holds a secret
+// the gateway cannot know of (a .env value), or any other.
+func (p *Workspace) noLearn(req wire.ExecuteRequest) wire.ExecuteRequest {
+	if !req.Options.Learns() || !p.holdsSecret(req.Code, req.Intent) {
+		return req
+	}
+	opts := wire.ExecuteOptions{}
+	if req.Options != nil {
+		opts = *req.Options
+	}
+	opts.Learn = wire.Bool(false)
+	req.Options = &opts
+	return req
+}
+
+// learnLocal reports a successful local run to the gateway, which saves it
+// as a capability (the same as its own runs). The run's answer does not
+// depend on it: unreachable or failing, it is logged and nil.
+func (p *Workspace) learnLocal(ctx context.Context, code, intent string, an *analysis.Analysis) *wire.CapabilityRef {
+	ctx, cancel := context.WithTimeout(ctx, learnTimeout)
+	defer cancel()
+	ref, err := p.gw.LearnCapability(ctx, code, intent)
+	if err != nil {
+		p.log.Debug("capability not saved", "code_hash", an.CodeHash, "err", err)
+		return nil
+	}
+	return ref
+}

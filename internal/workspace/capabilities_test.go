@@ -1,0 +1,216 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/gatewayclient"
+	"github.com/pml-go/pml/internal/lockfile"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+const readCap = `const text = await mcp.filesystem.read_file({ path: args.path }); return text.toUpperCase();`
+
+// capEnv is a package on an in-process gateway, allowed to read files and
+// call capabilities, with a file to read.
+func capEnv(t *testing.T) *approvalEnv {
+	t.Helper()
+	e := newApprovalEnv(t, `{"permissions": {"allow": ["filesystem", "cap", "json"]}}`, nil)
+	if err := os.WriteFile(filepath.Join(e.ws, "note.txt"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *approvalEnv) service() *gateway.Service { return e.pkg.gw.(*gatewayclient.InProcess).Service }
+
+func (e *approvalEnv) learnLocal(code, intent string) *wire.CapabilityRef {
+	e.t.Helper()
+	ref, err := e.service().LearnLocal(context.Background(), gateway.Caller{Scope: gateway.LocalScope, IsPackage: true}, code, intent)
+	if err != nil || ref == nil {
+		e.t.Fatalf("learn %q: %+v %v", intent, ref, err)
+	}
+	return ref
+}
+
+// A client capability called from local code is fetched, locked and run
+// nested with its args; its own calls run here.
+func TestLocalCapabilityRunsNested(t *testing.T) {
+	e := capEnv(t)
+	ref := e.learnLocal(readCap, "shout a file")
+	a := e.exec(`const s = await mcp.cap.shout_a_file({ path: "note.txt" }); return s + "!";`)
+	wantStatus(t, a, wire.StatusSuccess)
+	if string(a.Result) != `"HELLO!"` || a.ExecutedLocally == nil || !*a.ExecutedLocally {
+		t.Fatalf("%+v", a)
+	}
+	lf, err := lockfile.Open(e.ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := lf.Get(ref.FQDN)
+	if !ok || got.Type != "code" || got.Routing != "client" {
+		t.Fatalf("lockfile entry for %s: %+v", ref.FQDN, got)
+	}
+	// A failure inside it is a catchable TOOL_ERROR of the caller.
+	a = e.exec(`try { await mcp.cap.shout_a_file({ path: "missing.txt" }) } catch (err) { return err.code }`)
+	wantStatus(t, a, wire.StatusSuccess)
+	if string(a.Result) != `"TOOL_ERROR"` {
+		t.Fatalf("%s", a.Result)
+	}
+	// An unknown capability is UNKNOWN_TOOL, and the package serves on.
+	a = e.exec(`return await mcp.cap.nothing_like_it({})`)
+	if a.ErrorCode != pmlerr.UnknownTool {
+		t.Fatalf("unknown capability: %+v", a)
+	}
+	wantStatus(t, e.exec(`return await mcp.cap.shout_a_file({ path: "note.txt" })`), wire.StatusSuccess)
+}
+
+// A server capability called from local code runs on the gateway.
+func TestLocalCodeCallsServerCapability(t *testing.T) {
+	e := capEnv(t)
+	a := e.service().Execute(context.Background(), gateway.Caller{Scope: gateway.LocalScope},
+		wire.ExecuteRequest{Code: `return await mcp.json.parse({ data: args.json ?? "[1,2]" })`, Intent: "parse it"})
+	if a.Capability == nil || a.Capability.Name != "cap:parse_it" {
+		t.Fatalf("%+v", a)
+	}
+	a = e.exec(`const t = await mcp.filesystem.read_file({ path: "note.txt" }); return await mcp.cap.parse_it({ json: JSON.stringify(t) });`)
+	wantStatus(t, a, wire.StatusSuccess)
+	if string(a.Result) != `"hello"` {
+		t.Fatalf("%s", a.Result)
+	}
+}
+
+// A capability whose code changed since it was locked needs an integrity
+// approval; rejecting is INTEGRITY_ERROR, approving updates the lockfile.
+func TestLocalCapabilityIntegrity(t *testing.T) {
+	e := capEnv(t)
+	e.learnLocal(readCap, "shout a file")
+	code := `return await mcp.cap.shout_a_file({ path: "note.txt" })`
+	wantStatus(t, e.exec(code), wire.StatusSuccess)
+	for i, approve := range []bool{false, true} {
+		// A new version of the same capability (same name, other code).
+		e.learnLocal(readCap+strings.Repeat(" ", i+1), "shout a file")
+		a := e.exec(code)
+		wantStatus(t, a, wire.StatusApprovalRequired)
+		if a.ApprovalType != "integrity" || !strings.Contains(a.Description, "local.default.cap.shout_a_file") {
+			t.Fatalf("%+v", a)
+		}
+		r := e.cont(a.WorkflowID, approve)
+		if !approve {
+			if r.ErrorCode != pmlerr.IntegrityError {
+				t.Fatalf("reject: %+v", r)
+			}
+			continue
+		}
+		wantStatus(t, r, wire.StatusSuccess)
+		if string(r.Result) != `"HELLO"` {
+			t.Fatalf("%s", r.Result)
+		}
+		wantStatus(t, e.exec(code), wire.StatusSuccess) // locked at the new version
+	}
+}
+
+func TestLearnLocal(t *testing.T) {
+	e := capEnv(t)
+	code := `return (await mcp.filesystem.list_directory({ path: "." })).length`
+	an, err := e.pkg.analyzer.Analyze(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := e.pkg.learnLocal(context.Background(), code, "count entries", an)
+	if ref == nil || ref.Name != "cap:count_entries" || !strings.HasPrefix(ref.FQDN, "local.default.cap.count_entries.") {
+		t.Fatalf("%+v", ref)
+	}
+	if again := e.pkg.learnLocal(context.Background(), code, "", an); again == nil || again.ID != ref.ID {
+		t.Fatalf("same code again: %+v", again)
+	}
+	// A report the gateway refuses is no capability, not a failure.
+	bad, _ := e.pkg.analyzer.Analyze("return 1")
+	if ref := e.pkg.learnLocal(context.Background(), "return (", "broken", bad); ref != nil {
+		t.Fatalf("%+v", ref)
+	}
+}
+
+// The package's MCP server forwards admin to the gateway.
+func TestPackageAdminTool(t *testing.T) {
+	e := capEnv(t)
+	ref := e.learnLocal(readCap, "shout a file")
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	if _, err := e.pkg.NewMCPServer().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	call := func(args map[string]any) (map[string]any, bool) {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "admin", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out map[string]any
+		_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out)
+		return out, res.IsError
+	}
+	out, isErr := call(map[string]any{"action": "rename", "target": ref.ID, "new_namespace": "text", "new_action": "shout"})
+	if isErr || out["capability"].(map[string]any)["name"] != "text:shout" {
+		t.Fatalf("rename: %v", out)
+	}
+	out, isErr = call(map[string]any{"action": "rename", "target": ref.ID, "new_namespace": "filesystem"})
+	if !isErr || out["error_code"] != string(pmlerr.NamespaceReserved) {
+		t.Fatalf("rename into a tool namespace: %v", out)
+	}
+	a := e.exec(`return await mcp.text.shout({ path: "note.txt" })`)
+	if a.Status == wire.StatusApprovalRequired { // "text" is not in the allow list
+		a = e.cont(a.WorkflowID, true)
+	}
+	wantStatus(t, a, wire.StatusSuccess)
+	if string(a.Result) != `"HELLO"` {
+		t.Fatalf("%s", a.Result)
+	}
+}
+
+// The remote gateway client: admin, capability reports and the registry.
+func TestRemoteCapabilityEndpoints(t *testing.T) {
+	g := gatewaytest.Start(t, gateway.Options{})
+	r := gatewayclient.NewRemote(g.URL, g.Key, t.TempDir())
+	defer r.Close()
+	ctx := context.Background()
+	ref, err := r.LearnCapability(ctx, "return await mcp.math.add({a: 1, b: args.n ?? 1})", "add n")
+	if err != nil || ref == nil || ref.Name != "cap:add_n" || !strings.HasPrefix(ref.FQDN, "acme.web.cap.add_n.") {
+		t.Fatalf("learn: %+v %v", ref, err)
+	}
+	if _, err := r.LearnCapability(ctx, "return (", "broken"); err == nil {
+		t.Fatal("learn broken code: want error")
+	}
+	out, err := r.Admin(ctx, json.RawMessage(`{"action":"visibility","target":"`+ref.FQDN+`","visibility":"org"}`))
+	if err != nil || !strings.Contains(string(out), `"visibility":"org"`) {
+		t.Fatalf("admin: %s %v", out, err)
+	}
+	if _, err := r.Admin(ctx, json.RawMessage(`{"action":"visibility","target":"nope","visibility":"org"}`)); pmlerr.CodeOf(err, "") != pmlerr.UnknownTool {
+		t.Fatalf("admin unknown target: %v", err)
+	}
+	reg := r.Registry()
+	first, err := reg.Fetch(ctx, ref.FQDN)
+	if err != nil || !strings.Contains(string(first.Body), "args.n") {
+		t.Fatalf("fetch: %+v %v", first, err)
+	}
+	if again, err := reg.Fetch(ctx, ref.FQDN); err != nil || !again.Revalidated {
+		t.Fatalf("refetch: %+v %v", again, err)
+	}
+	v, err := r.Call(ctx, wire.CallRequest{Tool: "cap:add_n", Args: json.RawMessage(`{"n": 41}`)})
+	if err != nil || string(v) != "42" {
+		t.Fatalf("call: %s %v", v, err)
+	}
+}

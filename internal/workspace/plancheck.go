@@ -1,0 +1,114 @@
+package workspace
+
+import (
+	"context"
+	"slices"
+
+	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/registry"
+	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/tools"
+)
+
+// denied refuses a plan with a denied tool before anything runs.
+func denied(perms approval.Permissions, toolIDs []string) error {
+	for _, t := range toolIDs {
+		if perms.Decide(t) == approval.Deny {
+			return pmlerr.New(pmlerr.PermissionDenied, "%s is denied by the permissions in %s", t, ConfigFile).With("tool", t)
+		}
+	}
+	return nil
+}
+
+// askItems are the tool permissions the plan still needs in this execution.
+func askItems(perms approval.Permissions, g *grants, toolIDs []string) []approval.Item {
+	var items []approval.Item
+	for _, t := range toolIDs {
+		if perms.Decide(t) == approval.Ask && !g.tool(t) {
+			items = append(items, approval.ToolPermissionItem(t))
+		}
+	}
+	return items
+}
+
+// planItems checks every tool of a local plan before anything runs: tool
+// permissions, client tools whose server is not installed (installed
+// without asking when the tool is allowed, and then installed is true), and
+// missing API keys.
+func (p *Workspace) planItems(ctx context.Context, pl *plan) (items []approval.Item, installed bool, err error) {
+	cfg, rules, local := pl.cfg, pl.rules, pl.local
+	items = askItems(cfg.Permissions, pl.grants, pl.an.Tools)
+	seen := map[string]bool{}
+	for _, t := range pl.an.Tools {
+		ns, _ := tools.Split(t)
+		if seen[ns] {
+			continue
+		}
+		seen[ns] = true
+		if rules.Route(t) == routing.Server {
+			e, ok, item, err := p.byokServer(ctx, ns)
+			switch {
+			case err != nil:
+				return nil, installed, err
+			case item != nil:
+				items = append(items, *item)
+			case ok:
+				if missing := p.env.Missing(e.Metadata.EnvRequired); len(missing) > 0 {
+					items = append(items, approval.APIKeyItem(ns, missing))
+				}
+			}
+			continue
+		}
+		if missing := p.missingKeys(ns); len(missing) > 0 {
+			items = append(items, approval.APIKeyItem(ns, missing))
+		}
+		_, isDep := p.deps.Installed(ns)
+		if _, ok := local.Provider(ns); ok && !isDep {
+			continue // configured in .pml.json, or a built-in
+		}
+		// Installed or not, the catalog entry is revalidated against the
+		// lockfile on every plan, so a changed entry is caught.
+		entry, found, err := p.catalogEntry(ctx, ns)
+		if err != nil {
+			return nil, installed, err
+		}
+		if !found || entry.Type != registry.TypeStdio {
+			continue // the call will be UNKNOWN_TOOL, naming the nearest tools
+		}
+		dep, err := dependencyOf(ns, entry)
+		if err != nil {
+			return nil, installed, err
+		}
+		if item, err := p.trusted(entry); err != nil {
+			return nil, installed, err
+		} else if item != nil {
+			items = append(items, *item)
+			continue
+		}
+		if isDep || cfg.Permissions.Decide(t) == approval.Allow {
+			if err := p.install(ctx, dep); err != nil {
+				return nil, installed, err
+			}
+			installed = true
+			continue
+		}
+		items = append(items, approval.DependencyItem(t, dep))
+		if missing := p.env.Missing(dep.EnvRequired); len(missing) > 0 {
+			items = append(items, approval.APIKeyItem(ns, missing))
+		}
+	}
+	return items, installed, nil
+}
+
+// missingKeys are the ${VAR}s of a configured server, or the envRequired of
+// an installed one, that are set nowhere.
+func (p *Workspace) missingKeys(server string) []string {
+	p.mu.Lock()
+	missing := slices.Clone(p.missing[server])
+	p.mu.Unlock()
+	if rec, ok := p.deps.Installed(server); ok {
+		missing = append(missing, p.env.Missing(rec.EnvRequired)...)
+	}
+	return missing
+}

@@ -1,0 +1,153 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// pendingRun is what a paused workflow needs to resume: the code, the
+// package's analysis of it, the execution's grants and where it stood when
+// it paused. The configuration and routing rules are read again on resume:
+// the approval itself may have changed them (an install, a key, "always").
+type pendingRun struct {
+	code       string
+	intent     string
+	opts       *wire.ExecuteOptions
+	workflowID string // the gateway's, once it answered execute_locally
+	an         *analysis.Analysis
+	// forward is true when the gateway has not seen the code yet (a server
+	// plan that needed approval first).
+	forward bool
+	grants  *grants // this execution's approvals, kept across its pauses
+}
+
+// pause stores the run as a pending workflow and answers approval_required.
+func (p *Workspace) pause(r pendingRun, pl *plan, items []approval.Item, journal *approval.Journal) wire.Answer {
+	r.an, r.grants = pl.an, pl.grants
+	wf := p.workflows.Create(approval.Workflow[pendingRun]{Code: r.code, Items: items, Journal: journal, Run: r})
+	req := approval.NewRequired(wf.ID, items)
+	return wire.Answer{
+		Status:       wire.StatusApprovalRequired,
+		ApprovalType: string(req.ApprovalType),
+		WorkflowID:   wf.ID,
+		Description:  req.Description,
+		Context:      approvalContext(req.Context),
+		Options:      req.Options,
+	}
+}
+
+func approvalContext(c approval.RequiredContext) map[string]any {
+	out := map[string]any{"items": c.Items}
+	if len(c.AlwaysAllow) > 0 {
+		out["always_allow"] = c.AlwaysAllow
+	}
+	return out
+}
+
+// continueWorkflow answers an approval_required, locally: the gateway never
+// sees a continue_workflow. pl holds the configuration read by execute; it
+// is read again only when an approved item changed it.
+func (p *Workspace) continueWorkflow(ctx context.Context, req wire.ExecuteRequest, pl *plan, start time.Time) wire.Answer {
+	cw := req.ContinueWorkflow
+	wf, err := p.workflows.Take(cw.WorkflowID)
+	if err != nil {
+		return wire.ErrorAnswer(err, cw.WorkflowID)
+	}
+	if err := wf.CheckCode(req.Code); err != nil {
+		return wire.ErrorAnswer(err, cw.WorkflowID)
+	}
+	if !*cw.Approved {
+		for _, it := range wf.Items {
+			if it.Type == approval.TypeIntegrity {
+				return wire.ErrorAnswer(pmlerr.New(pmlerr.IntegrityError, "rejected a changed registry entry: %s", it.Description), cw.WorkflowID)
+			}
+		}
+		return wire.Answer{Status: wire.StatusAborted, WorkflowID: cw.WorkflowID, Reason: "the user declined; nothing ran"}
+	}
+	r := wf.Run
+	if r.grants == nil {
+		r.grants = newGrants()
+	}
+	changed := false
+	for _, it := range wf.Items {
+		if err := p.apply(ctx, it); err != nil {
+			return wire.ErrorAnswer(err, cw.WorkflowID)
+		}
+		changed = changed || changesConfig(it)
+		r.grants.grant(it)
+	}
+	var added []string
+	if cw.Always {
+		if added, err = p.alwaysAllow(approval.AlwaysAllow(wf.Items)); err != nil {
+			return wire.ErrorAnswer(err, cw.WorkflowID)
+		}
+	}
+	if changed || len(added) > 0 {
+		if err := p.readConfig(pl); err != nil {
+			return wire.ErrorAnswer(err, cw.WorkflowID)
+		}
+	}
+	pl.an, pl.grants = r.an, r.grants
+	p.readRules(ctx, pl)
+	var ans wire.Answer
+	if r.forward {
+		ans = p.forward(ctx, r, pl, start)
+	} else {
+		ans = p.startLocal(ctx, r, pl, wf.Journal, start)
+	}
+	if len(added) > 0 {
+		ans.Details = maps.Clone(ans.Details)
+		if ans.Details == nil {
+			ans.Details = map[string]any{}
+		}
+		ans.Details["always_allowed"] = added
+	}
+	return ans
+}
+
+// changesConfig reports whether applying it changes the local tools: an
+// install adds a server, a key may complete a configured one.
+func changesConfig(it approval.Item) bool {
+	return it.Type == approval.TypeDependency || it.Type == approval.TypeAPIKey
+}
+
+// apply performs an approved item's action; a tool permission is recorded
+// in the execution's grants instead.
+func (p *Workspace) apply(ctx context.Context, it approval.Item) error {
+	switch it.Type {
+	case approval.TypeDependency:
+		if it.Dependency != nil {
+			return p.install(ctx, *it.Dependency)
+		}
+	case approval.TypeAPIKey:
+		if err := p.env.Reload(); err != nil {
+			return fmt.Errorf("reloading .env: %w", err)
+		}
+		p.invalidateLocal() // ${VAR}s of configured servers may resolve now
+	case approval.TypeIntegrity:
+		return p.acceptIntegrity(it)
+	}
+	return nil
+}
+
+// ExecuteApproving runs req and approves every approval_required it meets
+// (`pml exec --approve`), telling report about each one first. Bounded, so a
+// key that stays missing cannot loop forever.
+func (p *Workspace) ExecuteApproving(ctx context.Context, req wire.ExecuteRequest, report func(wire.Answer)) wire.Answer {
+	ans := p.Execute(ctx, req)
+	for range 10 {
+		if ans.Status != wire.StatusApprovalRequired {
+			return ans
+		}
+		report(ans)
+		ans = p.Execute(ctx, wire.ExecuteRequest{Code: req.Code, ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: ans.WorkflowID, Approved: wire.Bool(true)}})
+	}
+	return ans
+}

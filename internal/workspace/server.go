@@ -1,0 +1,82 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// NewMCPServer is the MCP server the AI client talks to: execute, discover
+// and admin.
+func (p *Workspace) NewMCPServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "pml", Version: wire.Version}, nil)
+	exec, disc := wire.ToolDefinitions()
+	srv.AddTool(exec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		er, err := wire.DecodeExecute(req.Params.Arguments)
+		if err != nil {
+			return wire.AnswerResult(wire.ErrorAnswer(err, "")), nil
+		}
+		return wire.AnswerResult(p.Execute(ctx, er)), nil
+	})
+	srv.AddTool(disc, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var dr wire.DiscoverRequest
+		if len(req.Params.Arguments) > 0 {
+			if err := json.Unmarshal(req.Params.Arguments, &dr); err != nil {
+				return wire.ErrorResult(pmlerr.New(pmlerr.InvalidRequest, "invalid discover arguments: %v", err)), nil
+			}
+		}
+		out, err := p.Discover(ctx, dr)
+		if err != nil {
+			return wire.ErrorResult(err), nil
+		}
+		return wire.JSONResult(out), nil
+	})
+	srv.AddTool(p.adminTool())
+	return srv
+}
+
+// Discover merges the gateway's tools with this machine's, so the AI client
+// sees every tool it can call. Without a gateway, local tools only.
+func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
+	_, local, _ := p.refreshConfig()
+	localTools, err := local.Tools(ctx)
+	if err != nil {
+		return wire.DiscoverAnswer{}, err
+	}
+	remote, err := p.gw.Discover(ctx, wire.DiscoverRequest{Query: req.Query, Name: req.Name, Pattern: req.Pattern, Limit: 1000})
+	if err != nil && !isNetworkError(err) {
+		return wire.DiscoverAnswer{}, err
+	}
+	if err == nil {
+		// Listing started every local server: the gateway may now learn
+		// their tools too.
+		if err := p.reportTools(ctx, localTools); err != nil {
+			p.log.Debug("reporting local tools to the gateway", "err", err)
+		}
+	}
+	seen := map[string]bool{}
+	var all []tools.Info
+	kinds := map[string]wire.DiscoveredTool{}
+	for _, t := range localTools {
+		seen[t.ID] = true
+		all = append(all, t)
+		kinds[t.ID] = wire.DiscoveredTool{Kind: "tool", Routing: "client"}
+	}
+	for _, t := range remote.Tools {
+		// A namespace served here is this machine's alone: whatever the
+		// gateway lists under it would never be called.
+		ns, _ := tools.Split(t.ID)
+		if _, served := local.Provider(ns); seen[t.ID] || served {
+			continue
+		}
+		seen[t.ID] = true
+		all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema})
+		kinds[t.ID] = t
+	}
+	return wire.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] }), nil
+}
