@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pml-go/pml/internal/gateway"
-	"github.com/pml-go/pml/internal/workspace"
 	"github.com/pml-go/pml/internal/wire"
+	"github.com/pml-go/pml/internal/workspace"
 )
 
 // openPackage opens the package for the current directory's workspace.

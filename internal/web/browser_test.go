@@ -19,9 +19,9 @@ import (
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/gatewayclient"
-	"github.com/pml-go/pml/internal/workspace"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
+	"github.com/pml-go/pml/internal/workspace"
 )
 
 const chromiumPath = "/usr/bin/chromium"

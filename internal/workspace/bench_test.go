@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pml-go/pml/internal/workspace"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
+	"github.com/pml-go/pml/internal/workspace"
 )
 
 // openLocalMode opens the package in-process in local mode (no cloud URL)

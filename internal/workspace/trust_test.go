@@ -334,7 +334,9 @@ func TestTamperedCatalogEntryNeverInstalled(t *testing.T) {
 	px := startTamperProxy(t, g.URL)
 	ws := trustWorkspace(t, `{"allow": ["dep"]}`, "")
 	const code = `return await mcp.dep.echo({text: "v"})`
-	exec := func(p *Workspace) wire.Answer { return p.Execute(context.Background(), wire.ExecuteRequest{Code: code}) }
+	exec := func(p *Workspace) wire.Answer {
+		return p.Execute(context.Background(), wire.ExecuteRequest{Code: code})
+	}
 
 	wantStatus(t, exec(openRemote(t, ws, px.URL, g.Key)), wire.StatusSuccess)
 	installed := readDeps(t, ws)
@@ -399,7 +401,9 @@ func TestChangedBYOKEntryAsksBeforeAnyKeyIsSent(t *testing.T) {
 	ws := trustWorkspace(t, `{"allow": ["*"]}`, "FX_BYOK_KEY="+byok+"\nOPENAI_API_KEY="+other+"\n")
 	// The AI client sees .env values masked: the key's length shows it arrived.
 	const code = `const k = await mcp.keyed.header({name: "X-Api-Key"}); return [k, k.length]`
-	exec := func(p *Workspace) wire.Answer { return p.Execute(context.Background(), wire.ExecuteRequest{Code: code}) }
+	exec := func(p *Workspace) wire.Answer {
+		return p.Execute(context.Background(), wire.ExecuteRequest{Code: code})
+	}
 	noKeySent := func(t *testing.T) {
 		t.Helper()
 		for _, r := range px.requests() {

@@ -21,9 +21,9 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
-	"github.com/pml-go/pml/internal/workspace"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
+	"github.com/pml-go/pml/internal/workspace"
 )
 
 // freePort returns a loopback port that was free a moment ago.

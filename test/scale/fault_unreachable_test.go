@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/gatewayclient"
-	"github.com/pml-go/pml/internal/workspace"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/wire"
+	"github.com/pml-go/pml/internal/workspace"
 )
 
 // The package's gateway is unreachable: code that needs the gateway fails
