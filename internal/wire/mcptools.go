@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +35,46 @@ const executeDescription = `Run TypeScript that calls tools. Write a function bo
 func ToolDefinitions() (execute, discover *mcp.Tool) {
 	return &mcp.Tool{Name: "execute", Description: executeDescription, InputSchema: executeSchema},
 		&mcp.Tool{Name: "discover", Description: discoverDescription, InputSchema: discoverSchema}
+}
+
+// AddExecuteAndDiscover adds the execute and discover tools to srv: both
+// sides decode their arguments and shape their results the same way, and
+// differ only in what runs.
+func AddExecuteAndDiscover(srv *mcp.Server,
+	execute func(context.Context, *mcp.CallToolRequest, ExecuteRequest) Answer,
+	discover func(context.Context, *mcp.CallToolRequest, DiscoverRequest) (DiscoverAnswer, error),
+) {
+	execTool, discoverTool := ToolDefinitions()
+	srv.AddTool(execTool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		er, err := DecodeExecute(req.Params.Arguments)
+		if err != nil {
+			return AnswerResult(ErrorAnswer(err, "")), nil
+		}
+		return AnswerResult(execute(ctx, req, er)), nil
+	})
+	srv.AddTool(discoverTool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var dr DiscoverRequest
+		if err := DecodeArgs(req.Params.Arguments, &dr); err != nil {
+			return ErrorResult(err), nil
+		}
+		out, err := discover(ctx, req, dr)
+		if err != nil {
+			return ErrorResult(err), nil
+		}
+		return JSONResult(out), nil
+	})
+}
+
+// DecodeArgs decodes a tool's arguments into v; none leaves v as it is. A
+// malformed one is INVALID_REQUEST.
+func DecodeArgs(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return pmlerr.New(pmlerr.InvalidRequest, "invalid arguments: %v", err)
+	}
+	return nil
 }
 
 const callDescription = "Run one server-routed tool: {tool: \"json:parse\", args: {...}}."

@@ -2,11 +2,9 @@ package workspace
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -15,27 +13,13 @@ import (
 // and admin.
 func (p *Workspace) NewMCPServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "pml", Version: wire.Version}, nil)
-	exec, disc := wire.ToolDefinitions()
-	srv.AddTool(exec, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		er, err := wire.DecodeExecute(req.Params.Arguments)
-		if err != nil {
-			return wire.AnswerResult(wire.ErrorAnswer(err, "")), nil
-		}
-		return wire.AnswerResult(p.Execute(ctx, er)), nil
-	})
-	srv.AddTool(disc, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var dr wire.DiscoverRequest
-		if len(req.Params.Arguments) > 0 {
-			if err := json.Unmarshal(req.Params.Arguments, &dr); err != nil {
-				return wire.ErrorResult(pmlerr.New(pmlerr.InvalidRequest, "invalid discover arguments: %v", err)), nil
-			}
-		}
-		out, err := p.Discover(ctx, dr)
-		if err != nil {
-			return wire.ErrorResult(err), nil
-		}
-		return wire.JSONResult(out), nil
-	})
+	wire.AddExecuteAndDiscover(srv,
+		func(ctx context.Context, _ *mcp.CallToolRequest, er wire.ExecuteRequest) wire.Answer {
+			return p.Execute(ctx, er)
+		},
+		func(ctx context.Context, _ *mcp.CallToolRequest, dr wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
+			return p.Discover(ctx, dr)
+		})
 	srv.AddTool(p.adminTool())
 	return srv
 }
