@@ -46,14 +46,20 @@ async function startGateway() {
   const key = execFileSync(pml, ["gateway", "key", "create", "--db", db, "--org", "acme", "--project", "web"], { env: env({}) })
     .toString()
     .trim();
-  const gw = spawn(pml, ["gateway", "--addr", "127.0.0.1:0", "--db", db], { env: env({}), stdio: ["ignore", "ignore", "pipe"] });
+  const gw = spawn(pml, ["gateway", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--db", db], {
+    env: env({}),
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   children.push(gw);
   const url = await new Promise((resolve, reject) => {
     let log = "";
     gw.stderr.on("data", (chunk) => {
       log += chunk;
-      const m = log.match(/addr=(http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) resolve(m[1]);
+      // The MCP listener's line; the metrics listener logs server=metrics.
+      for (const line of log.split("\n")) {
+        const m = line.match(/msg=listening .*addr=(http:\/\/127\.0\.0\.1:\d+)/);
+        if (m && !line.includes("server=metrics")) resolve(m[1]);
+      }
     });
     gw.on("exit", (code) => reject(new Error(`pml gateway exited (${code}):\n${log}`)));
   });
