@@ -12,6 +12,7 @@ import (
 
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gateway/traceapi"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/store/storeopen"
@@ -25,7 +26,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var addr, db, configPath, metricsAddr string
 	var limits sandbox.Limits
 	var adm admissionFlags
-	retention := gateway.DefaultTraceRetention()
+	retention := traceapi.DefaultRetention()
 	var maxUnauth, bodyBufferMiB int
 	cmd := &cobra.Command{
 		Use:   "gateway",

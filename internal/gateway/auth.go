@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/pml-go/pml/internal/gateway/httpapi"
 	"github.com/pml-go/pml/internal/store"
 )
 
@@ -101,7 +102,7 @@ func (s *Service) requireKey(next http.Handler) http.Handler {
 			return
 		case err != nil:
 			s.log.Error("auth: key store unavailable", "err", err)
-			writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
+			httpapi.Error(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
 			return
 		}
 		markAuthenticated(r.Context())

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/etag"
+	"github.com/pml-go/pml/internal/gateway/httpapi"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/web"
 	"github.com/pml-go/pml/internal/wire"
@@ -35,9 +36,9 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	mux.Handle("DELETE /mcp", keyed(mcpHandler))
 	mux.Handle("GET /api/v1/routing", keyed(http.HandlerFunc(s.serveRouting)))
 	mux.Handle("POST /api/v1/client-tools", keyed(http.HandlerFunc(s.serveClientTools)))
-	mux.Handle("POST /api/traces", keyed(http.HandlerFunc(s.servePostTraces)))
-	mux.Handle("GET /api/traces", keyed(http.HandlerFunc(s.serveListTraces)))
-	mux.Handle("GET /api/traces/{id}", keyed(http.HandlerFunc(s.serveTrace)))
+	mux.Handle("POST /api/traces", keyed(http.HandlerFunc(s.traces.ServePost)))
+	mux.Handle("GET /api/traces", keyed(http.HandlerFunc(s.traces.ServeList)))
+	mux.Handle("GET /api/traces/{id}", keyed(http.HandlerFunc(s.traces.ServeTree)))
 	// The trace viewer: static, no key (the API calls it makes carry one).
 	ui := web.Handler()
 	mux.Handle("GET /{$}", ui)
@@ -64,17 +65,17 @@ func (s *Service) serveClientTools(w http.ResponseWriter, r *http.Request) {
 	sc, _ := scopeFrom(r)
 	var report wire.ClientToolsReport
 	if err := json.NewDecoder(r.Body).Decode(&report); err != nil {
-		writeJSONError(w, http.StatusBadRequest, "bad_request", "client tools report: "+err.Error())
+		httpapi.Error(w, http.StatusBadRequest, "bad_request", "client tools report: "+err.Error())
 		return
 	}
 	err := s.ReportClientTools(r.Context(), Caller{Scope: sc, IsPackage: true}, report.ClientID, report.Tools)
 	switch {
 	case pmlerr.CodeOf(err, "") == pmlerr.InvalidRequest:
-		writeJSONError(w, http.StatusBadRequest, "bad_request", errMessage(err))
+		httpapi.Error(w, http.StatusBadRequest, "bad_request", pmlerr.Message(err))
 		return
 	case err != nil:
 		s.log.Error("storing client tools", "err", err)
-		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", "the client tools could not be stored; retry shortly")
+		httpapi.Error(w, http.StatusServiceUnavailable, "store_unavailable", "the client tools could not be stored; retry shortly")
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -82,18 +83,8 @@ func (s *Service) serveClientTools(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if err := s.Ping(r.Context()); err != nil {
-		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", err.Error())
+		httpapi.Error(w, http.StatusServiceUnavailable, "store_unavailable", err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "version": wire.Version})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]string{"error": code, "message": msg})
+	httpapi.Write(w, http.StatusOK, map[string]string{"status": "ok", "version": wire.Version})
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pml-go/pml/internal/gateway/httpapi"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -154,5 +155,5 @@ func readBody(r *http.Request) ([]byte, error) {
 // connection after the answer.
 func refuse(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Connection", "close")
-	writeJSONError(w, status, code, msg)
+	httpapi.Error(w, status, code, msg)
 }

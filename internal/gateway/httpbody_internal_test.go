@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pml-go/pml/internal/gateway/httpapi"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -33,7 +34,7 @@ func newBodyServer(lim HTTPLimits) *bodyServer {
 		n, _ := io.Copy(io.Discard, r.Body)
 		s.entered <- struct{}{}
 		<-s.hold
-		writeJSON(w, http.StatusOK, map[string]int64{"bytes": n})
+		httpapi.Write(w, http.StatusOK, map[string]int64{"bytes": n})
 	})))
 	return s
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+
+	"github.com/pml-go/pml/internal/gateway/httpapi"
 )
 
 // shedLoad refuses an authenticated MCP request with 429 and Retry-After
@@ -18,7 +20,7 @@ func (s *Service) shedLoad(next http.Handler) http.Handler {
 			return
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
-		writeJSON(w, http.StatusTooManyRequests, map[string]any{
+		httpapi.Write(w, http.StatusTooManyRequests, map[string]any{
 			"error":          "overloaded",
 			"message":        "the gateway is overloaded: every execution place is taken and the queue is full, or its memory is short; retry later",
 			"retry_after_ms": retry.Milliseconds(),

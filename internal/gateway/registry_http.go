@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pml-go/pml/internal/etag"
+	"github.com/pml-go/pml/internal/gateway/httpapi"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/registry/fqdn"
@@ -25,27 +26,27 @@ func (s *Service) serveRegistryEntry(w http.ResponseWriter, r *http.Request) {
 	n, err := fqdn.Parse(raw)
 	if err != nil {
 		// A malformed name is in no registry.
-		writeJSONError(w, http.StatusNotFound, "not_found", "MCP '"+raw+"' not in registry: "+err.Error())
+		httpapi.Error(w, http.StatusNotFound, "not_found", "MCP '"+raw+"' not in registry: "+err.Error())
 		return
 	}
 	e, err := s.registry.Get(r.Context(), sc, n)
 	var mismatch *registry.HashMismatchError
 	switch {
 	case errors.As(err, &mismatch):
-		writeJSON(w, http.StatusNotFound, map[string]string{
+		httpapi.Write(w, http.StatusNotFound, map[string]string{
 			"error": "hash_mismatch", "message": mismatch.Error(), "currentFqdn": mismatch.Current.FQDN()})
 		return
 	case errors.Is(err, registry.ErrNotFound):
-		writeJSONError(w, http.StatusNotFound, "not_found", "MCP '"+n.Base()+"' not in registry")
+		httpapi.Error(w, http.StatusNotFound, "not_found", "MCP '"+n.Base()+"' not in registry")
 		return
 	case err != nil:
 		s.log.Error("registry lookup", "fqdn", raw, "err", err)
-		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
+		httpapi.Error(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
 		return
 	}
 	if s.withheld(e) {
 		// Stored before such code stopped being learned: never served.
-		writeJSONError(w, http.StatusForbidden, "secret_withheld",
+		httpapi.Error(w, http.StatusForbidden, "secret_withheld",
 			"MCP '"+n.Base()+"' holds a literal secret in its code and is not served; pass the value as an argument instead")
 		return
 	}
@@ -87,17 +88,17 @@ func (s *Service) serveCatalog(w http.ResponseWriter, r *http.Request) {
 	sc, _ := scopeFrom(r)
 	o, err := listOptions(r.URL.Query())
 	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, "bad_request", err.Error())
+		httpapi.Error(w, http.StatusBadRequest, "bad_request", err.Error())
 		return
 	}
 	c, err := s.registry.List(r.Context(), sc, o)
 	if err != nil {
 		s.log.Error("registry catalog", "err", err)
-		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
+		httpapi.Error(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
 		return
 	}
 	w.Header().Set("Cache-Control", "private, no-cache")
-	writeJSON(w, http.StatusOK, c)
+	httpapi.Write(w, http.StatusOK, c)
 }
 
 // listOptions reads the catalog's parameters. A limit over
@@ -108,11 +109,11 @@ func listOptions(q url.Values) (registry.ListOptions, error) {
 	if err != nil {
 		return registry.ListOptions{}, err
 	}
-	page, err := parsePositive("page", q.Get("page"), 1, maxPage)
+	page, err := httpapi.PositiveParam("page", q.Get("page"), 1, httpapi.MaxPage)
 	if err != nil {
 		return registry.ListOptions{}, err
 	}
-	limit, err := parsePositive("limit", q.Get("limit"), registry.DefaultLimit, registry.MaxLimit)
+	limit, err := httpapi.PositiveParam("limit", q.Get("limit"), registry.DefaultLimit, registry.MaxLimit)
 	if err != nil {
 		return registry.ListOptions{}, err
 	}
@@ -139,20 +140,20 @@ func (s *Service) serveLearn(w http.ResponseWriter, r *http.Request) {
 	sc, _ := scopeFrom(r)
 	var req wire.LearnRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeJSONError(w, http.StatusBadRequest, "bad_request", "capability report: "+err.Error())
+		httpapi.Error(w, http.StatusBadRequest, "bad_request", "capability report: "+err.Error())
 		return
 	}
 	ref, err := s.LearnLocal(r.Context(), Caller{Scope: sc, IsPackage: true, ClientNamespaces: clientNamespaces(r.Header)}, req.Code, req.Intent)
 	switch {
 	case err != nil && pmlerr.CodeOf(err, pmlerr.Internal) == pmlerr.Internal:
 		s.log.Error("learning a local run", "err", err)
-		writeJSONError(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot save the capability; retry shortly")
+		httpapi.Error(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot save the capability; retry shortly")
 	case err != nil:
-		writeJSON(w, http.StatusBadRequest, wire.ErrorAnswer(err, ""))
+		httpapi.Write(w, http.StatusBadRequest, wire.ErrorAnswer(err, ""))
 	case ref == nil:
 		w.WriteHeader(http.StatusNoContent)
 	default:
-		writeJSON(w, http.StatusOK, ref)
+		httpapi.Write(w, http.StatusOK, ref)
 	}
 }
 

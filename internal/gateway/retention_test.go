@@ -12,6 +12,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/gateway/traceapi"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
@@ -37,7 +38,7 @@ func waitTotal(t *testing.T, g *gatewaytest.Gateway, key string, want int) {
 // next timed pass (a tenth of the count in writes wakes one); another
 // tenant under the count keeps all of its own.
 func TestRetentionKeepsTheNewestPerTenant(t *testing.T) {
-	g := gatewaytest.Start(t, gateway.Options{Retention: &gateway.TraceRetention{MaxCount: 5, Interval: time.Hour}})
+	g := gatewaytest.Start(t, gateway.Options{Retention: &traceapi.Retention{MaxCount: 5, Interval: time.Hour}})
 	other := g.NewKey(t, store.Scope{Org: "globex", Project: "web"})
 	postTraces(t, g.URL, other, traceAt(time.Now(), 0, "wf", true, "fs:read"), traceAt(time.Now(), time.Second, "wf", true, "fs:read"))
 	s := g.Connect(t, g.Key, false)
@@ -74,7 +75,7 @@ func TestRetentionKeepsTheNewestPerTenant(t *testing.T) {
 
 // Traces older than the age limit go on the next pass.
 func TestRetentionByAge(t *testing.T) {
-	g := gatewaytest.Start(t, gateway.Options{Retention: &gateway.TraceRetention{MaxAge: 24 * time.Hour, Interval: 20 * time.Millisecond}})
+	g := gatewaytest.Start(t, gateway.Options{Retention: &traceapi.Retention{MaxAge: 24 * time.Hour, Interval: 20 * time.Millisecond}})
 	old := traceAt(time.Now().Add(-48*time.Hour), 0, "wf", true, "fs:read")
 	fresh := traceAt(time.Now(), 0, "wf", true, "fs:read")
 	postTraces(t, g.URL, g.Key, old, fresh)
@@ -87,13 +88,13 @@ func TestRetentionByAge(t *testing.T) {
 // A negative limit is refused when the gateway opens; a valid one opens.
 func TestRetentionRejectsNegativeLimits(t *testing.T) {
 	dir := t.TempDir()
-	for _, p := range []gateway.TraceRetention{{MaxAge: -time.Second}, {MaxCount: -1}, {Interval: -time.Minute}} {
+	for _, p := range []traceapi.Retention{{MaxAge: -time.Second}, {MaxCount: -1}, {Interval: -time.Minute}} {
 		_, _, err := gateway.Open(context.Background(), gateway.Options{DB: filepath.Join(dir, "g.db"), Retention: &p})
 		if err == nil || !strings.Contains(err.Error(), "none may be negative") {
 			t.Errorf("%+v: err = %v", p, err)
 		}
 	}
-	svc, closer, err := gateway.Open(context.Background(), gateway.Options{DB: filepath.Join(dir, "g.db"), Retention: &gateway.TraceRetention{}})
+	svc, closer, err := gateway.Open(context.Background(), gateway.Options{DB: filepath.Join(dir, "g.db"), Retention: &traceapi.Retention{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +108,11 @@ func TestRetentionRejectsNegativeLimits(t *testing.T) {
 // past the default age is deleted by the first pass.
 func TestRetentionDefaultPolicy(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "g.db")
-	svc, closer, err := gateway.Open(context.Background(), gateway.Options{DB: db, Retention: &gateway.TraceRetention{}})
+	svc, closer, err := gateway.Open(context.Background(), gateway.Options{DB: db, Retention: &traceapi.Retention{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ancient := traceAt(time.Now().Add(-gateway.DefaultTraceRetentionAge-time.Hour), 0, "wf", true, "fs:read")
+	ancient := traceAt(time.Now().Add(-traceapi.DefaultRetentionAge-time.Hour), 0, "wf", true, "fs:read")
 	recent := traceAt(time.Now(), 0, "wf", true, "fs:read")
 	if _, err := svc.IngestTraces(context.Background(), gateway.Caller{Scope: gateway.LocalScope, IsPackage: true}, []tracing.Trace{ancient, recent}); err != nil {
 		t.Fatal(err)

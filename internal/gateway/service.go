@@ -13,6 +13,7 @@ import (
 
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/gateway/traceapi"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/runner"
@@ -20,7 +21,6 @@ import (
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/telemetry"
 	"github.com/pml-go/pml/internal/tools"
-	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/ttlcache"
 	"github.com/pml-go/pml/internal/upstream"
 	"github.com/pml-go/pml/internal/wire"
@@ -50,6 +50,8 @@ type Config struct {
 	// Admission bounds the executions run at once; nil: one with the
 	// default limits for Limits.
 	Admission *admission.Controller
+	// Retention is the trace retention policy; nil keeps traces forever.
+	Retention *traceapi.Retention
 }
 
 // Service implements the gateway's MCP tools. Safe for concurrent use; it
@@ -74,8 +76,7 @@ type Service struct {
 	secretChecks *secretChecks
 	admission    *admission.Controller
 	runner       *runner.Runner
-	sanitizer    *tracing.Sanitizer // the gateway's: it holds no .env values
-	retention    *retention         // nil: no retention (a Service built by New)
+	traces       *traceapi.API
 }
 
 // New builds a Service; zero fields of cfg get working defaults.
@@ -92,7 +93,6 @@ func New(cfg Config) *Service {
 		telemetry: cfg.Telemetry,
 		admission: cfg.Admission,
 		validate:  tools.NewValidator(),
-		sanitizer: tracing.NewSanitizer(nil),
 		keys:      ttlcache.New[string, store.Scope](keyCacheTTL, keyCacheSize),
 		learned:   ttlcache.New[learnKey, *wire.CapabilityRef](learnCacheTTL, learnCacheSize),
 
@@ -126,6 +126,7 @@ func New(cfg Config) *Service {
 		s.byok[name] = byokServer{cfg: cfg, keys: envRequired(cfg), log: s.log}
 	}
 	s.registry = s.newRegistry(cfg.Hosted)
+	s.traces = s.newTraceAPI(cfg.Retention)
 	return s
 }
 

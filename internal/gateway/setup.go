@@ -14,6 +14,7 @@ import (
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/gateway/traceapi"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store/storeopen"
@@ -102,8 +103,8 @@ type Options struct {
 	// overload"); nil: the defaults for Limits.
 	Admission *admission.Controller
 	// Retention is the trace retention policy; nil takes
-	// DefaultTraceRetention (local mode does).
-	Retention *TraceRetention
+	// traceapi.DefaultRetention (local mode does).
+	Retention *traceapi.Retention
 	// Analyzer analyses the code of executions and capabilities; nil: one
 	// of the gateway's own. Local mode passes the package's, so code the
 	// package analysed is not analysed again (one cache for both).
@@ -121,7 +122,7 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	policy := DefaultTraceRetention()
+	policy := traceapi.DefaultRetention()
 	if o.Retention != nil {
 		policy = *o.Retention
 	}
@@ -187,13 +188,13 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		Metrics:   metrics,
 		Telemetry: tel,
 		Admission: o.Admission,
+		Retention: &policy,
 	})
-	svc.retention = newRetention(policy, st, log, metrics)
 	pruneCtx, stopPruning := context.WithCancel(context.WithoutCancel(ctx))
 	pruned := make(chan struct{})
 	go func() {
 		defer close(pruned)
-		svc.retention.run(pruneCtx)
+		svc.traces.RunRetention(pruneCtx)
 	}()
 	return svc, closerFunc(func() error {
 		stopPruning()

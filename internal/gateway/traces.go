@@ -2,42 +2,70 @@ package gateway
 
 import (
 	"context"
+	"net/http"
+	"time"
 
+	"github.com/pml-go/pml/internal/gateway/traceapi"
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/wire"
 )
 
-// traceSink keeps the traces of c's runs, top-level and nested: sanitized
-// with the gateway's sanitizer (it holds no .env values), exported to
-// OpenTelemetry linked to the caller's traceparent, and stored. A trace is
-// stored before the answer, so an answered run's trace survives the replica;
-// its bounds keep that within a few milliseconds.
-func (s *Service) traceSink(ctx context.Context, c Caller) runner.Sink {
-	return runner.Sink{Sanitizer: s.sanitizer, Keep: func(t tracing.Trace) string { return s.storeTrace(ctx, c, t) }}
+// newTraceAPI builds the trace API of s (package traceapi), with the
+// gateway's store, sanitizer, metrics and OpenTelemetry export.
+func (s *Service) newTraceAPI(policy *traceapi.Retention) *traceapi.API {
+	return traceapi.New(traceapi.Config{
+		Store:     s.store,
+		Sanitizer: tracing.NewSanitizer(nil), // the gateway's: it holds no .env values
+		Export:    func(ctx context.Context, t tracing.Trace) { s.telemetry.Export(t, remoteTrace(ctx)) },
+		Observer:  traceMetrics{s.metrics},
+		Logger:    s.log,
+		Scope: func(r *http.Request) store.Scope {
+			sc, _ := scopeFrom(r)
+			return sc
+		},
+		Retention: policy,
+	})
 }
 
-// storeTrace exports and stores a sanitized trace; it returns the trace id.
-// A store failure is logged and counted as a dropped trace, never the run's
-// failure.
-func (s *Service) storeTrace(ctx context.Context, c Caller, t tracing.Trace) string {
-	remote := remoteTrace(ctx)
-	if remote != nil {
-		s.log.Debug("server-side trace under caller's trace", "trace_id", t.TraceID, "remote_trace_id", remote.TraceID, "remote_span_id", remote.ParentID)
-	}
-	s.telemetry.Export(t, remote)
-	if s.store == nil {
-		return t.TraceID
-	}
-	row, err := t.StoreRecord(c.Scope)
-	if err == nil {
-		err = s.store.PutTraces(ctx, []store.Trace{row})
-	}
-	if err != nil {
-		s.metrics.TracesDropped.Inc()
-		s.log.Warn("storing trace", "trace_id", t.TraceID, "err", err)
-		return t.TraceID
-	}
-	s.retention.noteWrites(c.Scope, 1)
-	return t.TraceID
+// traceSink keeps the traces of c's runs, top-level and nested: sanitized
+// with the gateway's sanitizer, exported to OpenTelemetry linked to the
+// caller's traceparent, and stored. A trace is stored before the answer, so
+// an answered run's trace survives the replica; its bounds keep that within
+// a few milliseconds.
+func (s *Service) traceSink(ctx context.Context, c Caller) runner.Sink {
+	return runner.Sink{Sanitizer: s.traces.Sanitizer(), Keep: func(t tracing.Trace) string {
+		if remote := remoteTrace(ctx); remote != nil {
+			s.log.Debug("server-side trace under caller's trace", "trace_id", t.TraceID, "remote_trace_id", remote.TraceID, "remote_span_id", remote.ParentID)
+		}
+		return s.traces.Keep(ctx, c.Scope, t)
+	}}
 }
+
+// IngestTraces stores traces a package recorded under the caller's tenant
+// (traceapi.API.Ingest): local mode's path, POST /api/traces being the
+// remote one.
+func (s *Service) IngestTraces(ctx context.Context, c Caller, traces []tracing.Trace) (traceapi.IngestResult, error) {
+	return s.traces.Ingest(ctx, c.Scope, traces)
+}
+
+// ReportTraceQueue records a package's sync backlog and the traces it
+// dropped (traceapi.API.ReportQueue).
+func (s *Service) ReportTraceQueue(depth int, dropped int64) { s.traces.ReportQueue(depth, dropped) }
+
+// ListTraces returns one page of the caller's traces (traceapi.API.List).
+func (s *Service) ListTraces(ctx context.Context, c Caller, q traceapi.Query) (traceapi.Page, error) {
+	return s.traces.List(ctx, c.Scope, q)
+}
+
+// traceMetrics counts the trace API's events on the gateway's series.
+type traceMetrics struct{ m *Metrics }
+
+func (t traceMetrics) LocalRun(status wire.Status, code pmlerr.Code, d time.Duration) {
+	t.m.observe("local", status, code, d, 0)
+}
+func (t traceMetrics) TraceQueue(depth int)  { t.m.TraceQueue.Set(float64(depth)) }
+func (t traceMetrics) TracesDropped(n int64) { t.m.TracesDropped.Add(float64(n)) }
+func (t traceMetrics) TracesPruned(n int)    { t.m.TracesPruned.Add(float64(n)) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/gateway/traceapi"
 	"github.com/pml-go/pml/internal/tracing"
 )
 
@@ -19,7 +20,7 @@ func BenchmarkTraceIngest100(b *testing.B) {
 	base := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		batch := make([]tracing.Trace, gateway.MaxTracesPerRequest)
+		batch := make([]tracing.Trace, traceapi.MaxTracesPerRequest)
 		for i := range batch {
 			batch[i] = traceAt(base, time.Duration(i)*time.Millisecond, "wf", true, "filesystem:read_file", "json:parse", "crypto:sha256")
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/gateway/traceapi"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tracing"
 )
@@ -100,7 +101,7 @@ func TestTracesSanitizedAgainOnIngest(t *testing.T) {
 func TestTracesRejectBadInput(t *testing.T) {
 	g := gatewaytest.Start(t, gateway.Options{})
 	valid := func() tracing.Trace { return traceAt(time.Now(), 0, "wf", true, "json:parse") }
-	tooMany := make([]tracing.Trace, gateway.MaxTracesPerRequest+1)
+	tooMany := make([]tracing.Trace, traceapi.MaxTracesPerRequest+1)
 	for i := range tooMany {
 		tooMany[i] = valid()
 	}

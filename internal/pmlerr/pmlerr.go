@@ -92,3 +92,12 @@ func CodeOf(err error, fallback Code) Code {
 	}
 	return fallback
 }
+
+// Message is err's human text: a *Error's message without the code prefix
+// its Error() adds, for answers that carry the code in a field of its own.
+func Message(err error) string {
+	if pe, ok := As(err); ok && pe.Message != "" {
+		return pe.Message
+	}
+	return err.Error()
+}

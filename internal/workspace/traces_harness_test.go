@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gateway/traceapi"
 	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tracing"
@@ -123,7 +124,7 @@ func (g *trGateway) requests() []trRequest {
 // stored returns the trace ids the gateway holds for the test tenant.
 func (g *trGateway) stored() (map[string]int, int) {
 	g.t.Helper()
-	page, err := g.service().ListTraces(context.Background(), gateway.Caller{Scope: trScope}, gateway.TraceQuery{Limit: gateway.MaxTracePageSize})
+	page, err := g.service().ListTraces(context.Background(), gateway.Caller{Scope: trScope}, traceapi.Query{Limit: traceapi.MaxPageSize})
 	if err != nil {
 		g.t.Fatal(err)
 	}

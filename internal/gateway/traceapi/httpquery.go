@@ -1,17 +1,19 @@
-package gateway
+package traceapi
 
 import (
 	"fmt"
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/pml-go/pml/internal/gateway/httpapi"
 )
 
-// parseTraceQuery reads GET /api/traces parameters. Times are RFC 3339
+// parseQuery reads GET /api/traces parameters. Times are RFC 3339
 // (2025-01-02T15:04:05Z) or Unix milliseconds; a bad value is an error
 // naming the parameter, never silently ignored.
-func parseTraceQuery(v url.Values) (TraceQuery, error) {
-	q := TraceQuery{
+func parseQuery(v url.Values) (Query, error) {
+	q := Query{
 		WorkflowID:     v.Get("workflow_id"),
 		CapabilityFQDN: v.Get("capability"),
 		Tool:           v.Get("tool"),
@@ -30,10 +32,10 @@ func parseTraceQuery(v url.Values) (TraceQuery, error) {
 	if q.Until, err = parseTime("until", v.Get("until")); err != nil {
 		return q, err
 	}
-	if q.Page, err = parsePositive("page", v.Get("page"), 1, maxPage); err != nil {
+	if q.Page, err = httpapi.PositiveParam("page", v.Get("page"), 1, httpapi.MaxPage); err != nil {
 		return q, err
 	}
-	if q.Limit, err = parsePositive("limit", v.Get("limit"), DefaultTracePageSize, MaxTracePageSize); err != nil {
+	if q.Limit, err = httpapi.PositiveParam("limit", v.Get("limit"), DefaultPageSize, MaxPageSize); err != nil {
 		return q, err
 	}
 	return q, nil
@@ -50,19 +52,4 @@ func parseTime(name, s string) (time.Time, error) {
 		return time.UnixMilli(ms), nil
 	}
 	return time.Time{}, fmt.Errorf("%s=%q: want an RFC 3339 time or Unix milliseconds", name, s)
-}
-
-// maxPage bounds the page parameter of the list endpoints, so that the
-// offset it makes stays far from overflowing.
-const maxPage = 1 << 20
-
-func parsePositive(name, s string, def, maxVal int) (int, error) {
-	if s == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > maxVal {
-		return 0, fmt.Errorf("%s=%q: want an integer from 1 to %d", name, s, maxVal)
-	}
-	return n, nil
 }

@@ -1,4 +1,4 @@
-package gateway
+package traceapi
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 
 // Paging of GET /api/traces.
 const (
-	DefaultTracePageSize = 50
-	MaxTracePageSize     = 200
+	DefaultPageSize = 50
+	MaxPageSize     = 200
 )
 
 // Bounds of a child tree: capability nesting is shallow in practice; the
@@ -27,9 +27,9 @@ const (
 	maxTreeBytes = 4 << 20
 )
 
-// TraceQuery filters a tenant's traces. Zero fields do not filter; Since is
+// Query filters a tenant's traces. Zero fields do not filter; Since is
 // inclusive, Until exclusive; Page counts from 1.
-type TraceQuery struct {
+type Query struct {
 	WorkflowID     string
 	CapabilityFQDN string
 	Tool           string
@@ -38,12 +38,12 @@ type TraceQuery struct {
 	Page, Limit    int
 }
 
-// TraceSummary is one line of the trace list: the trace's identity and
+// Summary is one line of the trace list: the trace's identity and
 // outcome, counts in place of its tasks, and none of its payloads. The
 // embedded trace holds only those fields (summarize leaves its tasks, code,
 // logs and DAG empty); the fields below take the JSON names of the ones
 // the list shows differently or not at all.
-type TraceSummary struct {
+type Summary struct {
 	tracing.Trace
 	// ToolsUsed is always an array here, empty when no tool ran.
 	ToolsUsed []string `json:"tools_used"`
@@ -57,35 +57,35 @@ type TraceSummary struct {
 	Decisions struct{} `json:"decisions,omitzero"`
 }
 
-// TracePage is GET /api/traces: newest first, with the total before paging.
-type TracePage struct {
-	Traces []TraceSummary `json:"traces"`
-	Total  int            `json:"total"`
-	Page   int            `json:"page"`
-	Limit  int            `json:"limit"`
+// Page is GET /api/traces: newest first, with the total before paging.
+type Page struct {
+	Traces []Summary `json:"traces"`
+	Total  int       `json:"total"`
+	Page   int       `json:"page"`
+	Limit  int       `json:"limit"`
 }
 
-// TraceNode is a trace with the traces its capability calls started.
+// Node is a trace with the traces its capability calls started.
 // ChildrenOmitted counts the children left out by the tree's bounds.
-type TraceNode struct {
+type Node struct {
 	Trace           json.RawMessage `json:"trace"`
-	Children        []TraceNode     `json:"children"`
+	Children        []Node          `json:"children"`
 	ChildrenOmitted int             `json:"children_omitted,omitempty"`
 }
 
-// ListTraces returns one page of the caller's traces.
-func (s *Service) ListTraces(ctx context.Context, c Caller, q TraceQuery) (TracePage, error) {
+// List returns one page of scope's traces.
+func (a *API) List(ctx context.Context, scope store.Scope, q Query) (Page, error) {
 	q.Page = max(q.Page, 1)
 	if q.Limit <= 0 {
-		q.Limit = DefaultTracePageSize
+		q.Limit = DefaultPageSize
 	}
-	q.Limit = min(q.Limit, MaxTracePageSize)
-	page := TracePage{Traces: []TraceSummary{}, Page: q.Page, Limit: q.Limit}
-	if s.store == nil {
+	q.Limit = min(q.Limit, MaxPageSize)
+	page := Page{Traces: []Summary{}, Page: q.Page, Limit: q.Limit}
+	if a.store == nil {
 		return page, nil
 	}
-	rows, total, err := s.store.ListTraces(ctx, store.TraceFilter{
-		Scope: c.Scope, WorkflowID: q.WorkflowID, CapabilityFQDN: q.CapabilityFQDN, Tool: q.Tool,
+	rows, total, err := a.store.ListTraces(ctx, store.TraceFilter{
+		Scope: scope, WorkflowID: q.WorkflowID, CapabilityFQDN: q.CapabilityFQDN, Tool: q.Tool,
 		Success: q.Success, Since: q.Since, Until: q.Until,
 		Limit: q.Limit, Offset: (q.Page - 1) * q.Limit,
 	})
@@ -99,12 +99,12 @@ func (s *Service) ListTraces(ctx context.Context, c Caller, q TraceQuery) (Trace
 	return page, nil
 }
 
-func summarize(row store.Trace) TraceSummary {
+func summarize(row store.Trace) Summary {
 	var t tracing.Trace
 	// The body was encoded by StoreRecord; should it not decode, the indexed
 	// columns still give a usable line.
 	_ = json.Unmarshal(row.Body, &t)
-	sum := TraceSummary{
+	sum := Summary{
 		Trace: tracing.Trace{
 			TraceID: row.ID, ParentTraceID: row.ParentID, WorkflowID: row.WorkflowID,
 			CapabilityFQDN: row.CapabilityFQDN, ExecutedLocally: t.ExecutedLocally, Success: row.Success,
@@ -127,35 +127,35 @@ func summarize(row store.Trace) TraceSummary {
 	return sum
 }
 
-// TraceTree returns the caller's trace id with its child traces, nested. A
-// trace of another tenant is store.ErrNotFound, exactly like one that does
-// not exist.
-func (s *Service) TraceTree(ctx context.Context, c Caller, id string) (TraceNode, error) {
+// Tree returns scope's trace id with its child traces, nested. A trace of
+// another tenant is store.ErrNotFound, exactly like one that does not
+// exist.
+func (a *API) Tree(ctx context.Context, scope store.Scope, id string) (Node, error) {
 	notFound := fmt.Errorf("trace %q: %w", id, store.ErrNotFound)
-	if s.store == nil {
-		return TraceNode{}, notFound
+	if a.store == nil {
+		return Node{}, notFound
 	}
-	root, err := s.store.TraceByID(ctx, c.Scope, id)
+	root, err := a.store.TraceByID(ctx, scope, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return TraceNode{}, notFound
+		return Node{}, notFound
 	case err != nil:
-		return TraceNode{}, fmt.Errorf("trace %s: %w", id, err)
+		return Node{}, fmt.Errorf("trace %s: %w", id, err)
 	}
 	b := &treeBudget{nodes: maxTreeNodes - 1, bytes: maxTreeBytes - len(root.Body)}
 	visited := map[string]bool{root.ID: true}
-	return s.subtree(ctx, c.Scope, root, 0, b, visited)
+	return a.subtree(ctx, scope, root, 0, b, visited)
 }
 
 // treeBudget is what a trace tree may still take.
 type treeBudget struct{ nodes, bytes int }
 
-func (s *Service) subtree(ctx context.Context, scope store.Scope, t store.Trace, depth int, budget *treeBudget, visited map[string]bool) (TraceNode, error) {
-	node := TraceNode{Trace: t.Body, Children: []TraceNode{}}
+func (a *API) subtree(ctx context.Context, scope store.Scope, t store.Trace, depth int, budget *treeBudget, visited map[string]bool) (Node, error) {
+	node := Node{Trace: t.Body, Children: []Node{}}
 	if depth >= maxTreeDepth {
 		return node, nil
 	}
-	kids, err := s.store.ChildTraces(ctx, scope, t.ID)
+	kids, err := a.store.ChildTraces(ctx, scope, t.ID)
 	if err != nil {
 		return node, fmt.Errorf("children of trace %s: %w", t.ID, err)
 	}
@@ -170,7 +170,7 @@ func (s *Service) subtree(ctx context.Context, scope store.Scope, t store.Trace,
 		visited[k.ID] = true
 		budget.nodes--
 		budget.bytes -= len(k.Body)
-		child, err := s.subtree(ctx, scope, k, depth+1, budget, visited)
+		child, err := a.subtree(ctx, scope, k, depth+1, budget, visited)
 		if err != nil {
 			return node, err
 		}

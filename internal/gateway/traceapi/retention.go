@@ -1,4 +1,4 @@
-package gateway
+package traceapi
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"github.com/pml-go/pml/internal/store"
 )
 
-// TraceRetention is how long and how many traces the gateway keeps
-// (README "Limits"): traces older than MaxAge, and those of a tenant past
-// its MaxCount newest, are deleted by a pass every Interval. A zero MaxAge
-// or MaxCount keeps traces forever on that account.
-type TraceRetention struct {
+// Retention is how long and how many traces the gateway keeps (README
+// "Limits"): traces older than MaxAge, and those of a tenant past its
+// MaxCount newest, are deleted by a pass every Interval. A zero MaxAge or
+// MaxCount keeps traces forever on that account.
+type Retention struct {
 	MaxAge   time.Duration
 	MaxCount int
 	Interval time.Duration
@@ -22,18 +22,18 @@ type TraceRetention struct {
 
 // Defaults of the retention policy, in `pml gateway` and in local mode.
 const (
-	DefaultTraceRetentionAge      = 30 * 24 * time.Hour
-	DefaultTraceRetentionCount    = 10_000
-	DefaultTraceRetentionInterval = 5 * time.Minute
+	DefaultRetentionAge      = 30 * 24 * time.Hour
+	DefaultRetentionCount    = 10_000
+	DefaultRetentionInterval = 5 * time.Minute
 )
 
-// DefaultTraceRetention is the policy of a gateway not told otherwise.
-func DefaultTraceRetention() TraceRetention {
-	return TraceRetention{MaxAge: DefaultTraceRetentionAge, MaxCount: DefaultTraceRetentionCount, Interval: DefaultTraceRetentionInterval}
+// DefaultRetention is the policy of a gateway not told otherwise.
+func DefaultRetention() Retention {
+	return Retention{MaxAge: DefaultRetentionAge, MaxCount: DefaultRetentionCount, Interval: DefaultRetentionInterval}
 }
 
 // Validate refuses negative limits.
-func (p TraceRetention) Validate() error {
+func (p Retention) Validate() error {
 	if p.MaxAge < 0 || p.MaxCount < 0 || p.Interval < 0 {
 		return fmt.Errorf("trace retention: age %v, count %d, interval %v: none may be negative", p.MaxAge, p.MaxCount, p.Interval)
 	}
@@ -44,28 +44,28 @@ func (p TraceRetention) Validate() error {
 // writes of requests get the database in between.
 const pruneBreather = 5 * time.Millisecond
 
-// retention applies a TraceRetention. The first pass checks every tenant;
+// retention applies a Retention. The first pass checks every tenant;
 // later ones check the count of the tenants this process wrote traces for
 // since (each replica prunes what it wrote; the age limit covers everyone).
 // A tenant that gets a tenth of its MaxCount in writes wakes the next pass
 // early, so a burst cannot outgrow the count by much before it runs.
 type retention struct {
-	policy  TraceRetention
-	store   store.Store
-	log     *slog.Logger
-	metrics *Metrics
-	now     func() time.Time
-	wake    chan struct{}
+	policy Retention
+	store  store.Store
+	log    *slog.Logger
+	obs    Observer
+	now    func() time.Time
+	wake   chan struct{}
 
 	mu      sync.Mutex
 	touched map[store.Scope]int
 }
 
-func newRetention(p TraceRetention, st store.Store, log *slog.Logger, m *Metrics) *retention {
+func newRetention(p Retention, st store.Store, log *slog.Logger, obs Observer) *retention {
 	if p.Interval <= 0 {
-		p.Interval = DefaultTraceRetentionInterval
+		p.Interval = DefaultRetentionInterval
 	}
-	return &retention{policy: p, store: st, log: log, metrics: m, now: time.Now,
+	return &retention{policy: p, store: st, log: log, obs: obs, now: time.Now,
 		wake: make(chan struct{}, 1), touched: map[store.Scope]int{}}
 }
 
@@ -85,6 +85,15 @@ func (r *retention) noteWrites(sc store.Scope, n int) {
 		default:
 		}
 	}
+}
+
+// RunRetention applies the retention policy until ctx is done: at once,
+// then every Interval. Without a policy (or a store) it returns at once.
+func (a *API) RunRetention(ctx context.Context) {
+	if a.retention == nil || a.store == nil {
+		return
+	}
+	a.retention.run(ctx)
 }
 
 // run passes until ctx is done.
@@ -128,7 +137,7 @@ func (r *retention) pass(ctx context.Context, scopes []store.Scope) int {
 	for {
 		n, err := r.store.PruneTraces(ctx, q)
 		total += n
-		r.metrics.TracesPruned.Add(float64(n))
+		r.obs.TracesPruned(n)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.Warn("trace retention pass", "err", err, "deleted", total)

@@ -1,0 +1,110 @@
+// Package traceapi is the gateway's trace API: ingest of the traces packages
+// record (validation, normalization, sanitizing again, idempotence), the
+// queries over a tenant's traces (the list and the child tree, bounded), their
+// HTTP handlers, the store of the gateway's own runs' traces and the
+// retention policy. It takes what it needs from the gateway explicitly, so it
+// never imports it.
+package traceapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// Observer receives what the trace API counts; the gateway's Prometheus
+// series implement it.
+type Observer interface {
+	// LocalRun counts a package's top-level local run in the execution
+	// metrics, as the gateway counts its own runs when they finish.
+	LocalRun(status wire.Status, code pmlerr.Code, d time.Duration)
+	// TraceQueue is a package's sync backlog after its last batch.
+	TraceQueue(depth int)
+	// TracesDropped adds traces lost: dropped by a package's full queue, or
+	// not stored by this gateway.
+	TracesDropped(n int64)
+	// TracesPruned adds traces deleted by the retention policy.
+	TracesPruned(n int)
+}
+
+// Config is what an API is built from.
+type Config struct {
+	// Store holds the traces; nil stores none (ingest refuses, lists are
+	// empty, every trace is not found).
+	Store store.Store
+	// Sanitizer cleans every trace before it is stored; nil: one without
+	// .env values (the gateway holds none).
+	Sanitizer *tracing.Sanitizer
+	// Export sends a stored trace to OpenTelemetry, linked to the request's
+	// traceparent; nil exports nothing.
+	Export func(ctx context.Context, t tracing.Trace)
+	// Observer counts; required.
+	Observer Observer
+	Logger   *slog.Logger
+	// Scope is the tenant of an authenticated request; the handlers run
+	// only behind the gateway's key check.
+	Scope func(*http.Request) store.Scope
+	// Retention is the retention policy; nil keeps traces forever and Run
+	// returns at once.
+	Retention *Retention
+}
+
+// API serves a gateway's traces. Safe for concurrent use.
+type API struct {
+	store     store.Store
+	sanitizer *tracing.Sanitizer
+	export    func(context.Context, tracing.Trace)
+	obs       Observer
+	log       *slog.Logger
+	scope     func(*http.Request) store.Scope
+	retention *retention // nil: no retention
+}
+
+// New builds an API; zero fields of cfg get working defaults, but for
+// Observer and Scope.
+func New(cfg Config) *API {
+	a := &API{store: cfg.Store, sanitizer: cfg.Sanitizer, export: cfg.Export, obs: cfg.Observer, log: cfg.Logger, scope: cfg.Scope}
+	if a.sanitizer == nil {
+		a.sanitizer = tracing.NewSanitizer(nil)
+	}
+	if a.export == nil {
+		a.export = func(context.Context, tracing.Trace) {}
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Retention != nil {
+		a.retention = newRetention(*cfg.Retention, a.store, a.log, a.obs)
+	}
+	return a
+}
+
+// Sanitizer is the sanitizer every stored trace went through.
+func (a *API) Sanitizer() *tracing.Sanitizer { return a.sanitizer }
+
+// Keep exports and stores a trace of one of the gateway's own runs, already
+// sanitized with Sanitizer, under scope; it returns the trace id. A store
+// failure is logged and counted as a dropped trace, never the run's failure.
+func (a *API) Keep(ctx context.Context, scope store.Scope, t tracing.Trace) string {
+	a.export(ctx, t)
+	if a.store == nil {
+		return t.TraceID
+	}
+	row, err := t.StoreRecord(scope)
+	if err == nil {
+		err = a.store.PutTraces(ctx, []store.Trace{row})
+	}
+	if err != nil {
+		a.obs.TracesDropped(1)
+		a.log.Warn("storing trace", "trace_id", t.TraceID, "err", err)
+		return t.TraceID
+	}
+	a.retention.noteWrites(scope, 1)
+	return t.TraceID
+}

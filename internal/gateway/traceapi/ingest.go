@@ -1,0 +1,155 @@
+package traceapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// Bounds of an ingested batch and of each trace in it.
+const (
+	// MaxTracesPerRequest is the most traces one POST /api/traces takes
+	// (the package's Syncer sends at most 100).
+	MaxTracesPerRequest = 100
+	maxTraceIDLen       = 64
+	maxTasksPerTrace    = 10_000
+	maxShortField       = 256
+)
+
+// A bounded trace always fits one request with room for the envelope, so a
+// package never sends a trace this gateway refuses for its size (a
+// negative constant here does not compile).
+const _ = uint64(wire.MaxRequestBytes - tracing.MaxTraceBytes - 4<<10)
+
+// Bounds of an ingested trace's truncation record (tracing.Bound folds the
+// aggregate lines past tracing.MaxAggregateTools).
+const (
+	maxAggregateLines = 1000
+	maxDroppedNotes   = 16
+)
+
+// IngestResult says what a batch did: traces stored now, and traces the
+// tenant already had (a re-sent batch), which are ignored.
+type IngestResult struct {
+	Stored     int `json:"stored"`
+	Duplicates int `json:"duplicates"`
+}
+
+// Ingest stores traces a package recorded (POST /api/traces, or
+// directly in local mode) under scope. The whole batch is
+// refused with INVALID_REQUEST when one trace is malformed, naming it; the
+// package's Syncer then isolates it. Every trace is sanitized again here:
+// the gateway does not trust the client to have done it. Storing is
+// idempotent on trace_id.
+func (a *API) Ingest(ctx context.Context, scope store.Scope, traces []tracing.Trace) (IngestResult, error) {
+	var res IngestResult
+	if len(traces) > MaxTracesPerRequest {
+		return res, pmlerr.New(pmlerr.InvalidRequest, "%d traces in one request; at most %d", len(traces), MaxTracesPerRequest)
+	}
+	for i, t := range traces {
+		if err := validateTrace(t); err != nil {
+			return res, pmlerr.New(pmlerr.InvalidRequest, "trace %d (%q): %v", i, t.TraceID, err)
+		}
+	}
+	if a.store == nil {
+		return res, pmlerr.New(pmlerr.Internal, "this gateway has no trace store")
+	}
+	seen := map[string]bool{}
+	var fresh []tracing.Trace
+	var rows []store.Trace
+	for _, t := range traces {
+		dup, err := a.haveTrace(ctx, scope, t.TraceID)
+		if err != nil {
+			return res, err
+		}
+		if dup || seen[t.TraceID] {
+			res.Duplicates++
+			continue
+		}
+		seen[t.TraceID] = true
+		t = a.sanitizer.Trace(normalizeTrace(t))
+		row, err := t.StoreRecord(scope)
+		if err != nil {
+			return res, pmlerr.New(pmlerr.InvalidRequest, "trace %q: %v", t.TraceID, err)
+		}
+		fresh = append(fresh, t)
+		rows = append(rows, row)
+	}
+	if err := a.store.PutTraces(ctx, rows); err != nil {
+		return IngestResult{}, fmt.Errorf("store traces: %w", err)
+	}
+	a.retention.noteWrites(scope, len(rows))
+	for _, t := range fresh {
+		a.observeIngested(t)
+		a.export(ctx, t)
+	}
+	res.Stored = len(fresh)
+	return res, nil
+}
+
+// normalizeTrace fills what a minimal client may leave out: the page and
+// the tool filter rely on tool ids and non-null lists.
+func normalizeTrace(t tracing.Trace) tracing.Trace {
+	t.Tasks = slices.Clone(t.Tasks)
+	for i := range t.Tasks {
+		if t.Tasks[i].ToolID == "" {
+			t.Tasks[i].ToolID = t.Tasks[i].Tool
+		}
+	}
+	if t.Tasks == nil {
+		t.Tasks = []tracing.Task{}
+	}
+	if t.Decisions == nil {
+		t.Decisions = []tracing.Decision{}
+	}
+	return t
+}
+
+// haveTrace reports whether scope already stored id. Duplicates are sorted
+// out here, rather than left to the store's ON CONFLICT, so a re-sent batch
+// does not count its executions twice in the metrics.
+func (a *API) haveTrace(ctx context.Context, scope store.Scope, id string) (bool, error) {
+	_, err := a.store.TraceByID(ctx, scope, id)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	default:
+		return false, fmt.Errorf("look up trace %s: %w", id, err)
+	}
+}
+
+// observeIngested counts a package's top-level local run in the execution
+// metrics, as server runs are counted when they finish. Child traces are
+// part of their parent's execution.
+func (a *API) observeIngested(t tracing.Trace) {
+	if !t.ExecutedLocally || t.ParentTraceID != "" {
+		return
+	}
+	status := wire.StatusSuccess
+	if !t.Success {
+		status = wire.StatusError
+	}
+	d := time.Duration(t.DurationMS * float64(time.Millisecond))
+	a.obs.LocalRun(status, pmlerr.Code(t.ErrorCode), d)
+}
+
+// ReportQueue records a package's sync backlog (its queue depth after this
+// batch; negative: not reported) and the traces it dropped since its last
+// report.
+func (a *API) ReportQueue(depth int, dropped int64) {
+	if depth >= 0 {
+		a.obs.TraceQueue(depth)
+	}
+	if dropped > 0 {
+		a.obs.TracesDropped(dropped)
+	}
+}
