@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"time"
@@ -68,7 +69,8 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 		Long: "MCP server for an AI client over Streamable HTTP at http://127.0.0.1:PORT/mcp.\n" +
 			"Every request must carry Authorization: Bearer <token>, the token in the workspace's .pml/serve-token\n" +
 			"(created on first use, mode 0600; `pml init --http` writes it into .mcp.json). Requests from a browser\n" +
-			"page (an Origin other than this server's own) are refused.",
+			"page (an Origin other than this server's own) are refused.\n" +
+			"It also serves the trace viewer at http://127.0.0.1:PORT/ (its address, token included, is printed at start).",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := logger()
 			pkg, err := openPackage(cmd.Context(), log)
@@ -82,7 +84,14 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 			} else if o.Token, err = workspace.ServeToken(pkg.Workspace()); err != nil {
 				return err
 			}
-			return listenAndServe(cmd.Context(), log, "127.0.0.1:"+strconv.Itoa(port), pkg.HTTPServer(o, gateway.HTTPLimits{}))
+			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+			if err != nil {
+				return fmt.Errorf("listen: %w", err)
+			}
+			log.Info("listening", "addr", "http://"+ln.Addr().String())
+			// As Jupyter does: the one address to open, token included.
+			fmt.Fprintf(cmd.ErrOrStderr(), "Trace viewer: %s\n", workspace.ViewerURL(ln.Addr().String(), o.Token))
+			return pkg.HTTPServer(o, gateway.HTTPLimits{}).Serve(cmd.Context(), ln)
 		},
 	}
 	cmd.Flags().IntVar(&port, "port", 3003, "port on 127.0.0.1")

@@ -103,3 +103,7 @@ func (g *InProcess) Close() error {
 	}
 	return g.Closer()
 }
+
+// TraceReader implements TraceReader: the in-process gateway's trace read
+// API for the local scope.
+func (g *InProcess) TraceReader() http.Handler { return g.Service.TraceReader(gateway.LocalScope) }

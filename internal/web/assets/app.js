@@ -86,7 +86,7 @@ async function api(path, accept) {
   const text = await resp.text();
   let body = null;
   try { body = JSON.parse(text); } catch (_) { /* not JSON: reported below */ }
-  if (resp.status === 401) throw new Error("The gateway refused this API key.");
+  if (resp.status === 401) throw new Error("This key was refused: use a key of this gateway (pml gateway key create), or for pml serve the address it printed.");
   if (!resp.ok) {
     const err = new Error((body && body.message) || "HTTP " + resp.status);
     err.status = resp.status;
@@ -436,7 +436,17 @@ function refresh() {
   if (m) openTrace(decodeURIComponent(m[1]));
 }
 
+// takeTokenFromURL keeps the token `pml serve` prints in its address
+// (#token=…) as this origin's key, and takes it out of the address bar.
+function takeTokenFromURL() {
+  const m = location.hash.match(/^#token=([0-9a-f]+)$/);
+  if (!m) return;
+  localStorage.setItem(KEY_STORE, m[1]);
+  history.replaceState(null, "", location.pathname + location.search);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  takeTokenFromURL();
   $("#key").value = apiKey();
   $("#key-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -466,5 +476,5 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#prev").addEventListener("click", () => { state.page = Math.max(1, state.page - 1); loadList(); });
   $("#next").addEventListener("click", () => { state.page += 1; loadList(); });
   if (apiKey()) refresh();
-  else setStatus("Enter an API key (pml gateway key create) to see your executions.");
+  else setStatus("Enter an API key to see your executions (see above for where to get one).");
 });

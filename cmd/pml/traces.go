@@ -1,0 +1,211 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pml-go/pml/internal/gateway/traceapi"
+	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/workspace"
+)
+
+// newTracesCmd is `pml traces [ID]`: the trace viewer's list and tree in
+// the terminal, read through the same API (the in-process gateway's store
+// in local mode, the gateway with the package's key otherwise).
+func newTracesCmd() *cobra.Command {
+	var limit int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "traces [TRACE_ID]",
+		Short: "List recent executions, or show one as a tree (TRACE_ID)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cwd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			pkg, err := workspace.Open(cmd.Context(), cwd, quietLogger())
+			if err != nil {
+				return err
+			}
+			defer pkg.Close()
+			path := "/api/traces?limit=" + strconv.Itoa(limit)
+			if len(args) == 1 {
+				path = "/api/traces/" + url.PathEscape(args[0])
+			}
+			body, err := readTraceAPI(pkg.TraceReader(), cmd, path)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				_, err = fmt.Fprintf(out, "%s\n", body)
+				return err
+			}
+			if len(args) == 1 {
+				var n traceapi.Node
+				if err := json.Unmarshal(body, &n); err != nil {
+					return fmt.Errorf("reading the trace: %w", err)
+				}
+				return printTree(out, n, 0)
+			}
+			var page traceapi.Page
+			if err := json.Unmarshal(body, &page); err != nil {
+				return fmt.Errorf("reading the trace list: %w", err)
+			}
+			return printTraceList(out, page)
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 20, "how many recent executions to list (at most "+strconv.Itoa(traceapi.MaxPageSize)+")")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's JSON answer as it is")
+	return cmd
+}
+
+// quietLogger keeps the package's own logs off a command whose output is
+// for the terminal: only errors.
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// readTraceAPI runs one GET on the trace read API and returns its body, or
+// the API's error message.
+func readTraceAPI(h http.Handler, cmd *cobra.Command, path string) ([]byte, error) {
+	req := httptest.NewRequestWithContext(cmd.Context(), http.MethodGet, path, nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	body, _ := io.ReadAll(rec.Result().Body)
+	if rec.Code == http.StatusOK {
+		return body, nil
+	}
+	var e struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Message != "" {
+		return nil, fmt.Errorf("%s (HTTP %d)", e.Message, rec.Code)
+	}
+	return nil, fmt.Errorf("trace API: HTTP %d: %s", rec.Code, strings.TrimSpace(string(body)))
+}
+
+func printTraceList(out io.Writer, page traceapi.Page) error {
+	if len(page.Traces) == 0 {
+		_, err := fmt.Fprintln(out, "No executions yet.")
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TRACE ID\tSTARTED\tOUTCOME\tSIDE\tDURATION\tTASKS\tTOOLS")
+	for _, t := range page.Traces {
+		tasks := strconv.Itoa(t.TaskCount)
+		if t.FailedTasks > 0 {
+			tasks += " (" + strconv.Itoa(t.FailedTasks) + " failed)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.TraceID, t.StartedAt.Local().Format(time.DateTime),
+			outcome(t.Success, t.ErrorCode), side(t.ExecutedLocally), millis(t.DurationMS), tasks, strings.Join(t.ToolsUsed, ", "))
+	}
+	fmt.Fprintf(tw, "\n%d of %d executions; `pml traces TRACE_ID` shows one.\n", len(page.Traces), page.Total)
+	return tw.Flush()
+}
+
+// printTree prints a trace, its calls in order, and under a call the child
+// trace it started.
+func printTree(out io.Writer, n traceapi.Node, depth int) error {
+	var t tracing.Trace
+	if err := json.Unmarshal(n.Trace, &t); err != nil {
+		return fmt.Errorf("reading the trace: %w", err)
+	}
+	pad := strings.Repeat("  ", depth)
+	label := t.CapabilityFQDN
+	if label == "" {
+		label = "execution"
+	}
+	fmt.Fprintf(out, "%s%s %s  %s  %s  %s  %s\n", pad, label, t.TraceID, outcome(t.Success, t.ErrorCode), side(t.ExecutedLocally),
+		millis(t.DurationMS), t.StartedAt.Local().Format(time.DateTime))
+	if t.Error != "" {
+		fmt.Fprintf(out, "%s  error: %s\n", pad, t.Error)
+	}
+	kids := map[string]traceapi.Node{}
+	for _, c := range n.Children {
+		var ct struct {
+			TraceID string `json:"trace_id"`
+		}
+		if json.Unmarshal(c.Trace, &ct) == nil {
+			kids[ct.TraceID] = c
+		}
+	}
+	for _, task := range t.Tasks {
+		tool := task.ToolID
+		if tool == "" {
+			tool = task.Tool
+		}
+		state := "ok"
+		if !task.Success {
+			state = "FAILED"
+		}
+		fmt.Fprintf(out, "%s  %s %s  %s  %s  %s\n", pad, task.TaskID, tool, task.Routing, state, millis(task.DurationMS))
+		if task.Error != "" {
+			fmt.Fprintf(out, "%s    error: %s\n", pad, task.Error)
+		}
+		if c, ok := kids[task.ChildTraceID]; ok && task.ChildTraceID != "" {
+			delete(kids, task.ChildTraceID)
+			if err := printTree(out, c, depth+2); err != nil {
+				return err
+			}
+		}
+	}
+	if tr := t.Truncated; tr != nil && tr.SpansAggregated > 0 {
+		fmt.Fprintf(out, "%s  … %d more calls aggregated per tool\n", pad, tr.SpansAggregated)
+	}
+	for _, c := range n.Children {
+		var ct struct {
+			TraceID string `json:"trace_id"`
+		}
+		if json.Unmarshal(c.Trace, &ct) != nil {
+			continue
+		}
+		if _, left := kids[ct.TraceID]; left {
+			if err := printTree(out, c, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	if n.ChildrenOmitted > 0 {
+		fmt.Fprintf(out, "%s  … %d child traces not loaded\n", pad, n.ChildrenOmitted)
+	}
+	return nil
+}
+
+func outcome(ok bool, code string) string {
+	switch {
+	case ok:
+		return "success"
+	case code != "":
+		return code
+	default:
+		return "error"
+	}
+}
+
+func side(local bool) string {
+	if local {
+		return "local"
+	}
+	return "server"
+}
+
+func millis(ms float64) string {
+	if ms < 1000 {
+		return strconv.FormatFloat(ms, 'f', 1, 64) + " ms"
+	}
+	return strconv.FormatFloat(ms/1000, 'f', 2, 64) + " s"
+}

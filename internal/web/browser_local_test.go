@@ -1,0 +1,90 @@
+package web_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/wire"
+	"github.com/pml-go/pml/internal/workspace"
+)
+
+// Local mode's `pml serve`, in real headless Chromium: the address it
+// prints opens the page with no key typed; the page lists the local
+// store's execution, takes the token out of the address bar, keeps it for
+// a reload without it, and requests no other origin.
+func TestBrowserLocalServePage(t *testing.T) {
+	exe := chromium(t)
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, ".pml.json"), []byte(`{"version": "1", "permissions": {"allow": ["*"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PML_CLOUD_URL", "")
+	t.Setenv("PML_WORKSPACE", ws)
+	p, err := workspace.Open(context.Background(), ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	a := p.Execute(context.Background(), wire.ExecuteRequest{Code: `return await mcp.crypto.sha256({ data: "local" })`})
+	if a.Status != wire.StatusSuccess {
+		t.Fatalf("run: %+v", a)
+	}
+	// The trace reaches the in-process store in the background.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		rec := httptest.NewRecorder()
+		p.TraceReader().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/traces/"+a.TraceID, nil))
+		if rec.Code == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("trace never stored: HTTP %d", rec.Code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	token, err := workspace.ServeToken(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- p.HTTPServer(workspace.ServeOptions{Token: token}, gateway.HTTPLimits{}).Serve(ctx, ln) }()
+	t.Cleanup(func() { stop(); <-served })
+	base := "http://" + ln.Addr().String()
+
+	b := startBrowser(t, exe)
+	row := `#traces tbody tr[data-trace-id="` + a.TraceID + `"]`
+	b.do("open the printed address", chromedp.Navigate(workspace.ViewerURL(ln.Addr().String(), token)), chromedp.WaitVisible(row))
+	if n := b.count(`#traces tbody tr[data-trace-id]`); n != 1 {
+		t.Errorf("%d executions listed, want 1", n)
+	}
+	loc, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`location.href`))
+	if err != nil || strings.Contains(loc, token) {
+		t.Errorf("the token stays in the address bar: %q %v", loc, err)
+	}
+	b.do("open it", chromedp.Click(row), chromedp.WaitVisible(`#dag svg g.node`))
+	if n := b.count(`#dag svg g.node`); n != 1 {
+		t.Errorf("DAG: %d nodes, want 1", n)
+	}
+	b.do("reload without the token", chromedp.Navigate(base+"/"), chromedp.WaitVisible(row))
+	for _, u := range b.requested() {
+		if !strings.HasPrefix(u, base+"/") && !strings.HasPrefix(u, "data:") {
+			t.Errorf("the page requested another origin: %s", u)
+		}
+	}
+}

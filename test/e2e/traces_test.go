@@ -1,0 +1,132 @@
+//go:build linux
+
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pml-go/pml/internal/workspace"
+)
+
+// localRun runs one snippet with `pml exec` in local mode and returns its
+// trace id.
+func localRun(t *testing.T, dir, code string) string {
+	t.Helper()
+	out, errOut, rc := runPML(t, dir, nil, "", "exec", code)
+	a := execAnswer(t, out, errOut)
+	if rc != 0 || a.TraceID == "" {
+		t.Fatalf("exit %d: %s\n%s", rc, out, errOut)
+	}
+	return a.TraceID
+}
+
+// `pml traces` in local mode lists the runs the in-process gateway stored
+// and shows one as a tree; an unknown id or a bad limit is an error naming
+// it, and the next command is served.
+func TestTracesCommandLocalMode(t *testing.T) {
+	dir := t.TempDir()
+	id := localRun(t, dir, `const s = await mcp.crypto.sha256({data: "hi"}); return await mcp.math.add({a: 1, b: 2})`)
+
+	out, errOut, rc := runPML(t, dir, nil, "", "traces")
+	if rc != 0 || !strings.Contains(out, id) || !strings.Contains(out, "success") || !strings.Contains(out, "1 of 1 executions") {
+		t.Fatalf("pml traces: exit %d\n%s\n%s", rc, out, errOut)
+	}
+	out, errOut, rc = runPML(t, dir, nil, "", "traces", id)
+	if rc != 0 || !strings.HasPrefix(out, "execution "+id+"  success") ||
+		!strings.Contains(out, "crypto:sha256") || !strings.Contains(out, "math:add") {
+		t.Fatalf("pml traces ID: exit %d\n%s\n%s", rc, out, errOut)
+	}
+	out, errOut, rc = runPML(t, dir, nil, "", "traces", "--json", id)
+	var node struct {
+		Trace struct {
+			TraceID string `json:"trace_id"`
+		} `json:"trace"`
+	}
+	if rc != 0 || json.Unmarshal([]byte(out), &node) != nil || node.Trace.TraceID != id {
+		t.Fatalf("pml traces --json ID: exit %d\n%s\n%s", rc, out, errOut)
+	}
+
+	_, errOut, rc = runPML(t, dir, nil, "", "traces", "0123456789abcdef0123456789abcdef")
+	if rc != 1 || !strings.Contains(errOut, `no trace "0123456789abcdef0123456789abcdef"`) || !strings.Contains(errOut, "HTTP 404") {
+		t.Fatalf("unknown id: exit %d\n%s", rc, errOut)
+	}
+	_, errOut, rc = runPML(t, dir, nil, "", "traces", "--limit", "0")
+	if rc != 1 || !strings.Contains(errOut, "limit") || !strings.Contains(errOut, "HTTP 400") {
+		t.Fatalf("bad limit: exit %d\n%s", rc, errOut)
+	}
+	if out, _, rc := runPML(t, dir, nil, "", "traces"); rc != 0 || !strings.Contains(out, id) {
+		t.Fatalf("after the errors: exit %d\n%s", rc, out)
+	}
+}
+
+// Local mode's `pml serve` serves the trace viewer: it prints the page's
+// address with the token in its fragment; the page needs no token, the API
+// it reads does (as Bearer), and answers the local store's traces; another
+// origin is refused; each error leaves the next request served.
+func TestServeTraceViewerLocalMode(t *testing.T) {
+	dir := t.TempDir()
+	id := localRun(t, dir, `return await mcp.crypto.sha256({data: "viewer"})`)
+	port := freePort(t)
+	cmd, _ := startServe(t, dir, nil, port)
+	token := strings.TrimSpace(readFile(t, filepath.Join(dir, workspace.StateDir, workspace.ServeTokenFile)))
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	stderr := cmd.Stderr.(*lockedBuffer)
+	waitFor(t, callTimeout, "the viewer's address", func() bool {
+		return strings.Contains(stderr.String(), "Trace viewer: "+base+"/#token="+token+"\n")
+	})
+
+	get := func(path, bearer, origin string) (int, string, http.Header) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), resp.Header
+	}
+	if st, body, h := get("/", "", ""); st != 200 || !strings.Contains(body, "/ui/app.js") || !strings.HasPrefix(h.Get("Content-Security-Policy"), "default-src 'none'") {
+		t.Fatalf("GET /: %d %s", st, body)
+	}
+	if st, _, h := get("/api/traces", "", ""); st != http.StatusUnauthorized || h.Get("WWW-Authenticate") == "" {
+		t.Fatalf("API without token: %d", st)
+	}
+	if st, _, _ := get("/api/traces", strings.Repeat("0", len(token)), ""); st != http.StatusUnauthorized {
+		t.Fatalf("API with a wrong token: %d", st)
+	}
+	if st, _, _ := get("/api/traces", token, "http://evil.invalid"); st != http.StatusForbidden {
+		t.Fatalf("API from another origin: %d", st)
+	}
+	st, body, _ := get("/api/traces", token, base)
+	var page struct {
+		Traces []struct {
+			TraceID string `json:"trace_id"`
+		} `json:"traces"`
+		Total int `json:"total"`
+	}
+	if st != 200 || json.Unmarshal([]byte(body), &page) != nil || page.Total != 1 || page.Traces[0].TraceID != id {
+		t.Fatalf("GET /api/traces: %d %s", st, body)
+	}
+	if st, body, _ := get("/api/traces/0123456789abcdef0123456789abcdef", token, ""); st != 404 || !strings.Contains(body, `"error":"not_found"`) {
+		t.Fatalf("unknown trace: %d %s", st, body)
+	}
+	if st, body, _ := get("/api/traces/"+id, token, ""); st != 200 || !strings.Contains(body, `"crypto:sha256"`) {
+		t.Fatalf("GET /api/traces/ID: %d %s", st, body)
+	}
+}
