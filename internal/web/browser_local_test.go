@@ -63,7 +63,9 @@ func TestBrowserLocalServePage(t *testing.T) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- p.HTTPServer(workspace.ServeOptions{Token: token}, gateway.HTTPLimits{}).Serve(ctx, ln) }()
+	go func() {
+		served <- p.HTTPServer(workspace.ServeOptions{Token: token}, gateway.HTTPLimits{}).Serve(ctx, ln)
+	}()
 	t.Cleanup(func() { stop(); <-served })
 	base := "http://" + ln.Addr().String()
 
