@@ -36,6 +36,9 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 				return errors.New("--max-unauthenticated-conns and --body-buffer-mib must be positive")
 			}
 			log := logger()
+			// Libraries that write with the standard log package (OpenTelemetry's
+			// export errors among them) write through the same handler: one format.
+			slog.SetDefault(log)
 			var cfg gateway.FileConfig
 			if configPath != "" {
 				var err error

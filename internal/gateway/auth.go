@@ -106,6 +106,7 @@ func (s *Service) requireKey(next http.Handler) http.Handler {
 			return
 		}
 		markAuthenticated(r.Context())
+		noteTenant(r.Context(), sc)
 		r.Header.Set("Authorization", "Bearer "+key)
 		withTokenInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeCtxKey{}, sc)))
 	})

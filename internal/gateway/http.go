@@ -45,7 +45,7 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	mux.Handle("GET /ui/", ui)
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	// No /metrics here: MetricsHandler serves it on the operator's listener.
-	return bodies.deadline(s.traceContext(mux))
+	return s.accessLog(bodies.deadline(s.traceContext(mux)))
 }
 
 func (s *Service) serveRouting(w http.ResponseWriter, r *http.Request) {
