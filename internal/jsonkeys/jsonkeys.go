@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/pml-go/pml/internal/editdist"
 )
 
 // Unknown is the first key of a document the target type does not know.
@@ -144,32 +146,11 @@ func lookup(fields []field, key string) (reflect.Type, bool) {
 func nearest(key string, fields []field) string {
 	best, bestD := "", max(2, len(key)/3)+1
 	for _, f := range fields {
-		if d := distance(strings.ToLower(key), strings.ToLower(f.name)); d < bestD {
+		if d := editdist.Levenshtein(strings.ToLower(key), strings.ToLower(f.name)); d < bestD {
 			best, bestD = f.name, d
 		}
 	}
 	return best
-}
-
-// distance is the Levenshtein distance between a and b, in bytes.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func join(path, key string) string {
