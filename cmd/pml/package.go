@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"time"
 
@@ -169,30 +170,37 @@ func snippet(args []string, file string, stdin io.Reader) (string, error) {
 
 func newInitCmd() *cobra.Command {
 	var o workspace.InitOptions
-	var yes bool
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Set up PML in this workspace (.pml.json, .mcp.json, .gitignore)",
 		Long: "Set up PML in this workspace: .pml.json, .mcp.json, .gitignore.\n" +
 			"By default .mcp.json makes the AI client start `pml stdio`. With --http it points the client at\n" +
 			"`pml serve --port PORT` and carries the workspace token (.pml/serve-token) as Authorization: Bearer;\n" +
-			".mcp.json is then written with mode 0600 and added to .gitignore.",
+			".mcp.json is then written with mode 0600 and added to .gitignore.\n" +
+			"Servers of an existing .mcp.json that PML can run move into .pml.json and are allowed; on a terminal\n" +
+			"init asks first (-y takes the defaults without asking). The rest stay in .mcp.json.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cwd, err := os.Getwd()
 			if err != nil {
 				return err
 			}
-			bin, err := os.Executable()
+			exe, err := os.Executable()
 			if err != nil {
-				bin = "pml"
+				exe = "pml"
 			}
-			o.Workspace, o.Binary, o.Out = workspace.FindWorkspace(cwd), bin, cmd.OutOrStdout()
+			if o.Binary, err = workspace.InitBinary(exe, exec.LookPath); err != nil {
+				return err
+			}
+			o.Workspace, o.Out, o.In = workspace.FindWorkspace(cwd), cmd.OutOrStdout(), cmd.InOrStdin()
+			if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				o.Interactive = true
+			}
 			return workspace.Init(o)
 		},
 	}
 	cmd.Flags().StringVar(&o.CloudURL, "cloud-url", "", "gateway URL (default: local mode, no server)")
 	cmd.Flags().StringVar(&o.APIKey, "api-key", "", "gateway API key (stored in the workspace .env)")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "non-interactive: accept the defaults")
+	cmd.Flags().BoolVarP(&o.Yes, "yes", "y", false, "accept the defaults without asking (move and allow every server PML can run)")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "overwrite an existing .pml.json")
 	cmd.Flags().BoolVar(&o.HTTP, "http", false, "point the AI client at `pml serve` (with the workspace token) instead of `pml stdio`")
 	cmd.Flags().IntVar(&o.Port, "port", 3003, "with --http: the port `pml serve --port` listens on")

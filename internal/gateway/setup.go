@@ -9,12 +9,15 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/gateway/traceapi"
+	"github.com/pml-go/pml/internal/jsonkeys"
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store/storeopen"
@@ -38,17 +41,25 @@ type ServerEntry struct {
 	Description string `json:"description,omitempty"`
 }
 
-// LoadConfig reads and validates a gateway config file.
+// LoadConfig reads and validates a gateway config file. Every refusal is an
+// INVALID_CONFIG; an unknown key is one, naming the closest valid key, so a
+// typo cannot silently drop a setting.
 func LoadConfig(path string) (FileConfig, error) {
 	var cfg FileConfig
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return cfg, fmt.Errorf("gateway config: %w", err)
+		return cfg, pmlerr.Wrap(pmlerr.InvalidConfig, fmt.Errorf("gateway config: %w", err))
 	}
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("gateway config %s: %w", path, err)
+		return cfg, pmlerr.Wrap(pmlerr.InvalidConfig, fmt.Errorf("gateway config %s: %w", path, err))
 	}
-	return cfg, cfg.validate(path)
+	if err := jsonkeys.Check(data, &cfg); err != nil {
+		return cfg, pmlerr.Wrap(pmlerr.InvalidConfig, fmt.Errorf("gateway config %s: %w", path, err))
+	}
+	if err := cfg.validate(path); err != nil {
+		return cfg, pmlerr.Wrap(pmlerr.InvalidConfig, err)
+	}
+	return cfg, nil
 }
 
 func (c FileConfig) validate(path string) error {
@@ -65,10 +76,10 @@ func (c FileConfig) validate(path string) error {
 			return fmt.Errorf("gateway config %s: server %q clashes with a built-in namespace", path, name)
 		case s.serverType() == "stdio" && s.Command == "":
 			return fmt.Errorf("gateway config %s: server %q: stdio needs a command", path, name)
-		case s.serverType() == "http" && s.URL == "":
-			return fmt.Errorf("gateway config %s: server %q: http needs a url", path, name)
-		case s.serverType() != "stdio" && s.serverType() != "http":
-			return fmt.Errorf("gateway config %s: server %q: type must be stdio or http", path, name)
+		case !slices.Contains(upstream.Types, s.serverType()):
+			return fmt.Errorf("gateway config %s: server %q: type must be one of %s, not %q", path, name, strings.Join(upstream.Types, ", "), s.Type)
+		case s.serverType() != "stdio" && s.URL == "":
+			return fmt.Errorf("gateway config %s: server %q: %s needs a url", path, name, s.serverType())
 		}
 	}
 	return nil

@@ -14,7 +14,7 @@ import (
 type Server struct {
 	Name        string
 	Hosted      bool   // runs on the gateway; otherwise packages install it
-	Transport   string // "stdio" or "http"
+	Transport   string // "stdio", "http" or "sse"
 	Command     string
 	Args        []string
 	URL         string
@@ -50,13 +50,14 @@ type Install struct {
 func metadataOf(s Server) Metadata {
 	m := Metadata{Description: s.Description, Tools: nonNil(s.Tools)}
 	envRequired := slices.Sorted(slices.Values(s.EnvRequired))
+	remote := s.Transport == "http" || s.Transport == "sse" // reached over HTTP, by URL
 	switch {
 	case s.Hosted:
 		m.Type, m.Routing, m.EnvRequired = TypeHTTP, routing.Server, envRequired
-		if s.Transport == "http" {
+		if remote {
 			m.ProxyTo = origin(s.URL)
 		}
-	case s.Transport == "http":
+	case remote:
 		m.Type, m.Routing, m.ProxyTo, m.EnvRequired = TypeHTTP, routing.Client, s.URL, envRequired
 	default:
 		m.Type, m.Routing = TypeStdio, routing.Client

@@ -11,7 +11,7 @@ import (
 
 // HTTPServer is a running fixture server in Streamable HTTP mode.
 type HTTPServer struct {
-	URL string    // the MCP endpoint, http://127.0.0.1:PORT/mcp
+	URL string    // the MCP endpoint, http://127.0.0.1:PORT/mcp (/sse with the -sse argument)
 	Cmd *exec.Cmd // the process, e.g. to kill it and simulate an outage
 }
 

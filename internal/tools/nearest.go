@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"github.com/pml-go/pml/internal/editdist"
 )
 
 // Nearest returns up to n of candidates closest to id, best first, for "did
@@ -29,7 +31,7 @@ func Nearest(id string, candidates []string, n int) []string {
 			continue
 		}
 		cns, cact := Split(lc)
-		score := float64(levenshtein(q, lc))
+		score := float64(editdist.Levenshtein(q, lc))
 		score -= 0.5 * float64(min(commonPrefix(q, lc), 4))
 		sameNS := qns == cns
 		if sameNS {
@@ -69,26 +71,4 @@ func commonPrefix(a, b string) int {
 		n++
 	}
 	return n
-}
-
-// levenshtein is the edit distance between a and b, over runes.
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -5,7 +5,7 @@ import "fmt"
 // ServerConfig describes one MCP server, as in .mcp.json / the gateway config.
 type ServerConfig struct {
 	Name    string            `json:"-"`
-	Type    string            `json:"type"` // "stdio" (default when Command set) | "http"
+	Type    string            `json:"type"` // "stdio" (default when Command set) | "http" | "sse"
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"` // already ${VAR}-substituted by the caller
@@ -18,7 +18,13 @@ type ServerConfig struct {
 const (
 	TypeStdio = "stdio"
 	TypeHTTP  = "http"
+	// TypeSSE is the older HTTP+SSE transport (an event stream GET plus
+	// POSTs), which Claude Code's .mcp.json still lists as "sse".
+	TypeSSE = "sse"
 )
+
+// Types lists the transport types a ServerConfig may name.
+var Types = []string{TypeStdio, TypeHTTP, TypeSSE}
 
 // transportType resolves an empty Type from the fields that are set and
 // checks that the fields the type needs are there.
@@ -39,12 +45,12 @@ func (c ServerConfig) transportType() (string, error) {
 		if c.Command == "" {
 			return "", fmt.Errorf("MCP server %s: stdio config needs a command", c.Name)
 		}
-	case TypeHTTP:
+	case TypeHTTP, TypeSSE:
 		if c.URL == "" {
-			return "", fmt.Errorf("MCP server %s: http config needs a url", c.Name)
+			return "", fmt.Errorf("MCP server %s: %s config needs a url", c.Name, typ)
 		}
 	default:
-		return "", fmt.Errorf("MCP server %s: unsupported type %q (want %q or %q)", c.Name, typ, TypeStdio, TypeHTTP)
+		return "", fmt.Errorf("MCP server %s: unsupported type %q (want %q, %q or %q)", c.Name, typ, TypeStdio, TypeHTTP, TypeSSE)
 	}
 	return typ, nil
 }

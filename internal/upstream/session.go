@@ -57,7 +57,7 @@ type connectedTransport struct{ conn mcp.Connection }
 
 func (t connectedTransport) Connect(context.Context) (mcp.Connection, error) { return t.conn, nil }
 
-// connect starts the server (stdio) or reaches it (http) and completes the
+// connect starts the server (stdio) or reaches it (http, sse) and completes the
 // MCP handshake within ctx.
 func (s *Server) connect(ctx context.Context) (*session, error) {
 	typ, err := s.cfg.transportType()
@@ -65,13 +65,16 @@ func (s *Server) connect(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	ss := &session{dead: make(chan struct{})}
-	if typ == TypeStdio {
+	switch typ {
+	case TypeStdio:
 		ss.proc, err = startProcess(s.cfg, s.pool.opts.MinimalEnv, s.pool.opts.Logger)
 		if err != nil {
 			return nil, err
 		}
 		ss.conn, err = (&mcp.IOTransport{Reader: ss.proc.stdout, Writer: ss.proc.stdin}).Connect(ctx)
-	} else {
+	case TypeSSE:
+		ss.conn, err = connectSSE(ctx, s.cfg.URL, httpClient(s.pool.transport, s.cfg.Headers, s.pool.opts.StopGrace))
+	default:
 		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.pool.transport, s.cfg.Headers, s.pool.opts.StopGrace)}
 		ss.conn, err = t.Connect(ctx)
 	}

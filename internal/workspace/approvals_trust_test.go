@@ -191,7 +191,7 @@ func TestApprovalScopeIsOneExecution(t *testing.T) {
 // tool to the allow list of .pml.json itself, keeps the rest of the file,
 // and says so in the answer.
 func TestAlwaysAddsToTheAllowList(t *testing.T) {
-	e := newApprovalEnv(t, initConfig(t, `"custom": {"kept": true}, "mcpServers": {"fx": {"command": "%[1]s"}}`), nil)
+	e := newApprovalEnv(t, initConfig(t, `"shell": {"env": ["KEPT"]}, "mcpServers": {"fx": {"command": "%[1]s"}}`), nil)
 	code := `return (await mcp.shell.exec({command: "echo hi"})).stdout`
 	a := e.exec(code)
 	wantStatus(t, a, wire.StatusApprovalRequired)
@@ -212,7 +212,7 @@ func TestAlwaysAddsToTheAllowList(t *testing.T) {
 		t.Fatal(err)
 	}
 	allow := cfg["permissions"].(map[string]any)["allow"].([]any)
-	if allow[len(allow)-1] != "shell:exec" || cfg["custom"] == nil || cfg["mcpServers"] == nil {
+	if allow[len(allow)-1] != "shell:exec" || cfg["shell"] == nil || cfg["mcpServers"] == nil {
 		t.Fatalf("config after always: %v", cfg)
 	}
 	// From now on the shell runs without asking, in any execution.

@@ -13,10 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/jsonkeys"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/upstream"
 )
@@ -53,7 +55,7 @@ type CloudConfig struct {
 
 // ServerConfig is one local MCP server, in the `.mcp.json` style.
 type ServerConfig struct {
-	Type    string            `json:"type,omitempty"` // stdio (default) | http
+	Type    string            `json:"type,omitempty"` // stdio (default) | http | sse
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
@@ -62,8 +64,8 @@ type ServerConfig struct {
 }
 
 // LoadConfig reads path. A missing file is a zero-config start with the
-// permissions `pml init` would write; a malformed one is an error naming the
-// file, the line and the problem.
+// permissions `pml init` would write; a malformed one, or one with a key
+// .pml.json has not, is an INVALID_CONFIG naming the file and the problem.
 func LoadConfig(path string) (Config, error) {
 	var c Config
 	data, err := os.ReadFile(path)
@@ -75,6 +77,11 @@ func LoadConfig(path string) (Config, error) {
 	}
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, configError(path, describeJSONError(data, err))
+	}
+	// A misspelt key would otherwise be dropped without a word, and a typo
+	// in "permissions" would make every tool ask.
+	if err := jsonkeys.Check(data, &c); err != nil {
+		return c, configError(path, err.Error())
 	}
 	if err := c.Permissions.Validate(); err != nil {
 		return c, configError(path, "permissions: "+err.Error())
@@ -139,10 +146,10 @@ func (s ServerConfig) validate(name string) error {
 		return fmt.Errorf("mcpServers: bad server name %q", name)
 	case s.kind() == "stdio" && s.Command == "":
 		return fmt.Errorf("mcpServers.%s: a stdio server needs a command", name)
-	case s.kind() == "http" && s.URL == "":
-		return fmt.Errorf("mcpServers.%s: an http server needs a url", name)
-	case s.kind() != "stdio" && s.kind() != "http":
-		return fmt.Errorf("mcpServers.%s: type must be stdio or http, not %q", name, s.Type)
+	case !slices.Contains(upstream.Types, s.kind()):
+		return fmt.Errorf("mcpServers.%s: type must be one of %s, not %q", name, strings.Join(upstream.Types, ", "), s.Type)
+	case s.kind() != "stdio" && s.URL == "":
+		return fmt.Errorf("mcpServers.%s: an %s server needs a url", name, s.kind())
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -23,27 +23,32 @@ type InitOptions struct {
 	CloudURL  string
 	APIKey    string
 	Force     bool
-	// Binary is the pml executable the AI client should start.
+	// Binary is the pml executable the AI client should start (see
+	// InitBinary).
 	Binary string
 	// HTTP makes .mcp.json point the AI client at `pml serve --port Port`
 	// with the workspace's serve token, instead of starting `pml stdio`.
 	HTTP bool
 	Port int
 	Out  io.Writer // what init did, for the user
-}
-
-// mcpJSON is Claude Code's `.mcp.json`.
-type mcpJSON struct {
-	MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	// In answers init's questions (which servers to move into .pml.json,
+	// whether to allow them) when Interactive and not Yes; otherwise init
+	// takes the defaults: move every server PML can run, and allow them.
+	In          io.Reader
+	Interactive bool
+	Yes         bool
 }
 
 // Init sets up a workspace: .pml.json, .mcp.json (so the AI client starts
-// `pml stdio`), .gitignore entries, and the migration of the servers an
-// existing .mcp.json lists into .pml.json (with a backup of the original).
+// `pml stdio`), .gitignore entries, and the migration into .pml.json of the
+// servers an existing .mcp.json lists that PML can run (with a backup of the
+// original). Servers PML cannot run, and keys of .mcp.json other than the
+// servers, stay in .mcp.json for the AI client.
 func Init(o InitOptions) error {
 	ws := o.Workspace
 	pmlPath := filepath.Join(ws, ConfigFile)
-	if _, err := os.Stat(pmlPath); err == nil && !o.Force {
+	_, statErr := os.Stat(pmlPath)
+	if statErr == nil && !o.Force {
 		return fmt.Errorf("%s already exists; use --force to overwrite it", pmlPath)
 	}
 	cfg := Config{
@@ -54,51 +59,52 @@ func Init(o InitOptions) error {
 		Env:         map[string]string{},
 		MCPServers:  map[string]ServerConfig{},
 	}
-	// --force resets what init decides but keeps what the user added: the
-	// servers (an earlier init moved them here from .mcp.json, which no
-	// longer lists them) and the env.
-	if old, err := LoadConfig(pmlPath); err != nil {
-		fmt.Fprintf(o.Out, "overwriting unreadable %s\n", pmlPath)
-	} else {
-		maps.Copy(cfg.MCPServers, old.MCPServers)
-		maps.Copy(cfg.Env, old.Env)
+	if statErr == nil {
+		if err := keepUserSettings(o, pmlPath, &cfg); err != nil {
+			return err
+		}
 	}
 	mcpPath := filepath.Join(ws, ".mcp.json")
 	existing, err := readMCPJSON(mcpPath)
 	if err != nil {
 		return err
 	}
-	var migrated []string
-	for name, raw := range existing.MCPServers {
-		if name == "pml" {
-			continue
-		}
-		var sc ServerConfig
-		if err := json.Unmarshal(raw, &sc); err != nil {
-			return fmt.Errorf("%s: server %q: %w", mcpPath, name, err)
-		}
-		cfg.MCPServers[name] = sc
-		migrated = append(migrated, name)
+	servers, err := existing.servers(mcpPath)
+	if err != nil {
+		return err
 	}
-	sort.Strings(migrated)
-	if len(migrated) > 0 {
+	p := &prompter{out: o.Out}
+	switch {
+	case o.Yes:
+	case o.Interactive && o.In != nil:
+		p.in = bufio.NewReader(o.In)
+	default:
+		fmt.Fprintln(o.Out, "stdin is not a terminal: taking the defaults (as with -y)")
+	}
+	plan, err := planMigration(p, servers, cfg.Permissions)
+	if err != nil {
+		return err
+	}
+	if len(plan.moved) > 0 {
 		backup, err := backupFile(mcpPath)
 		if err != nil {
 			return fmt.Errorf("backing up %s: %w", mcpPath, err)
 		}
 		fmt.Fprintf(o.Out, "backed up %s to %s\n", mcpPath, backup)
 	}
+	for _, name := range plan.moved {
+		cfg.MCPServers[name] = plan.configs[name]
+	}
+	cfg.Permissions.Allow = append(cfg.Permissions.Allow, plan.allowed...)
 	if err := writeJSON(pmlPath, cfg); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Out, "wrote %s\n", pmlPath)
 
-	if err := writePMLEntry(o, mcpPath); err != nil {
+	if err := writePMLEntry(o, mcpPath, existing, plan.kept); err != nil {
 		return err
 	}
-	if len(migrated) > 0 {
-		fmt.Fprintf(o.Out, "moved servers into %s: %s\n", ConfigFile, strings.Join(migrated, ", "))
-	}
+	plan.report(o.Out)
 	if o.APIKey != "" {
 		if err := appendDotEnv(filepath.Join(ws, ".env"), "PML_API_KEY", o.APIKey); err != nil {
 			return err
@@ -112,42 +118,94 @@ func Init(o InitOptions) error {
 	if err := ensureGitignore(filepath.Join(ws, ".gitignore"), ignore...); err != nil {
 		return err
 	}
-	p := cfg.Permissions
-	fmt.Fprintf(o.Out, "permissions: allow %v; ask %v; deny %v (edit %s to change)\n", p.Allow, p.Ask, p.Deny, ConfigFile)
+	perm := cfg.Permissions
+	fmt.Fprintf(o.Out, "permissions: allow %v; ask %v; deny %v (edit %s to change)\n", perm.Allow, perm.Ask, perm.Deny, ConfigFile)
 	if o.CloudURL == "" {
 		fmt.Fprintln(o.Out, "mode: local (gateway in-process, no server needed); set cloud.url to use a remote gateway")
 	}
 	return nil
 }
 
-// writePMLEntry writes .mcp.json with the one server the AI client needs:
-// `pml stdio`, or with HTTP, the `pml serve` endpoint and its bearer token.
-// The token makes the file a secret: it is written with mode 0600.
-func writePMLEntry(o InitOptions, mcpPath string) error {
-	if !o.HTTP {
-		raw, _ := json.Marshal(map[string]any{"command": o.Binary, "args": []string{"stdio"}, "env": map[string]string{"PML_WORKSPACE": o.Workspace}})
-		if err := writeJSON(mcpPath, mcpJSON{MCPServers: map[string]json.RawMessage{"pml": raw}}); err != nil {
-			return err
+// keepUserSettings carries over, on --force, what the user added to the
+// existing .pml.json: the servers (an earlier init moved them there from
+// .mcp.json, which no longer lists them), the env, the permissions and the
+// shell settings. init decides only the version, workspace and cloud URL. A
+// file that does not load is backed up before it is replaced.
+func keepUserSettings(o InitOptions, pmlPath string, cfg *Config) error {
+	old, err := LoadConfig(pmlPath)
+	if err != nil {
+		backup, berr := backupFile(pmlPath)
+		if berr != nil {
+			return fmt.Errorf("backing up %s: %w", pmlPath, berr)
 		}
-		fmt.Fprintf(o.Out, "wrote %s (the AI client starts `%s stdio`)\n", mcpPath, o.Binary)
+		fmt.Fprintf(o.Out, "%v\nbacked it up to %s and wrote a fresh one\n", err, backup)
 		return nil
 	}
-	if o.Port <= 0 || o.Port > 65535 {
-		return fmt.Errorf("--port %d: want a TCP port (1-65535)", o.Port)
+	maps.Copy(cfg.MCPServers, old.MCPServers)
+	maps.Copy(cfg.Env, old.Env)
+	cfg.Permissions, cfg.Shell = old.Permissions, old.Shell
+	return nil
+}
+
+// writePMLEntry writes .mcp.json with the one server the AI client needs —
+// `pml stdio`, or with HTTP, the `pml serve` endpoint and its bearer token —
+// next to the servers kept for the client and every other key of existing.
+// The token makes the file a secret: it is then written with mode 0600.
+func writePMLEntry(o InitOptions, mcpPath string, existing mcpJSON, kept map[string]json.RawMessage) error {
+	servers := maps.Clone(kept)
+	if servers == nil {
+		servers = map[string]json.RawMessage{}
 	}
-	token, err := ServeToken(o.Workspace)
+	mode := os.FileMode(0o644)
+	var what string
+	if !o.HTTP {
+		servers["pml"], _ = json.Marshal(map[string]any{"command": o.Binary, "args": []string{"stdio"}, "env": map[string]string{"PML_WORKSPACE": o.Workspace}})
+		what = fmt.Sprintf("the AI client starts `%s stdio`", o.Binary)
+	} else {
+		if o.Port <= 0 || o.Port > 65535 {
+			return fmt.Errorf("--port %d: want a TCP port (1-65535)", o.Port)
+		}
+		token, err := ServeToken(o.Workspace)
+		if err != nil {
+			return err
+		}
+		servers["pml"], _ = json.Marshal(map[string]any{"type": "http", "url": fmt.Sprintf("http://127.0.0.1:%d/mcp", o.Port),
+			"headers": map[string]string{"Authorization": "Bearer " + token}})
+		mode = 0o600
+		what = fmt.Sprintf("the AI client connects to `%s serve --port %d` with the token in %s; keep the file private",
+			o.Binary, o.Port, filepath.Join(StateDir, ServeTokenFile))
+	}
+	top := maps.Clone(existing)
+	if top == nil {
+		top = mcpJSON{}
+	}
+	top["mcpServers"], _ = json.Marshal(servers)
+	data, err := json.MarshalIndent(top, "", "  ")
 	if err != nil {
 		return err
 	}
-	raw, _ := json.Marshal(map[string]any{"type": "http", "url": fmt.Sprintf("http://127.0.0.1:%d/mcp", o.Port),
-		"headers": map[string]string{"Authorization": "Bearer " + token}})
-	data, _ := json.MarshalIndent(mcpJSON{MCPServers: map[string]json.RawMessage{"pml": raw}}, "", "  ")
-	if err := atomicfile.WriteMode(mcpPath, append(data, '\n'), atomicfile.Fast, 0o600); err != nil {
+	if err := atomicfile.WriteMode(mcpPath, append(data, '\n'), atomicfile.Fast, mode); err != nil {
 		return fmt.Errorf("writing %s: %w", mcpPath, err)
 	}
-	fmt.Fprintf(o.Out, "wrote %s (the AI client connects to `%s serve --port %d` with the token in %s; keep the file private)\n",
-		mcpPath, o.Binary, o.Port, filepath.Join(StateDir, ServeTokenFile))
+	fmt.Fprintf(o.Out, "wrote %s (%s)\n", mcpPath, what)
 	return nil
+}
+
+// mcpJSON is Claude Code's `.mcp.json`, every top-level key kept as
+// written: init rewrites only "mcpServers".
+type mcpJSON map[string]json.RawMessage
+
+// servers returns the "mcpServers" object of m.
+func (m mcpJSON) servers(path string) (map[string]json.RawMessage, error) {
+	var s map[string]json.RawMessage
+	raw, ok := m["mcpServers"]
+	if !ok {
+		return s, nil
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%s: mcpServers: %w", path, err)
+	}
+	return s, nil
 }
 
 func readMCPJSON(path string) (mcpJSON, error) {

@@ -6,6 +6,8 @@
 // By default it speaks MCP over stdin/stdout. With -http ADDR it serves
 // Streamable HTTP at /mcp instead and prints its endpoint URL on the first
 // line of stdout, so tests can listen on 127.0.0.1:0 and learn the port.
+// With -http ADDR -sse it serves the older HTTP+SSE transport at /sse. With
+// -auth TOKEN it answers 401 to any HTTP request without that bearer token.
 package main
 
 import (
@@ -25,6 +27,8 @@ import (
 
 func main() {
 	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address instead of stdio")
+	sse := flag.Bool("sse", false, "with -http: serve the HTTP+SSE transport at /sse instead of Streamable HTTP")
+	auth := flag.String("auth", "", "with -http: answer 401 to requests without Authorization: Bearer TOKEN")
 	pageSize := flag.Int("page-size", 0, "tools/list page size (0: SDK default), to exercise pagination")
 	flag.Parse()
 
@@ -40,7 +44,7 @@ func main() {
 
 	var err error
 	if *httpAddr != "" {
-		err = serveHTTP(ctx, server, *httpAddr)
+		err = serveHTTP(ctx, server, *httpAddr, *sse, *auth)
 	} else {
 		err = server.Run(ctx, &mcp.StdioTransport{})
 	}
@@ -50,16 +54,32 @@ func main() {
 	}
 }
 
-func serveHTTP(ctx context.Context, server *mcp.Server, addr string) error {
+func serveHTTP(ctx context.Context, server *mcp.Server, addr string, sse bool, auth string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	path := "/mcp"
+	if sse {
+		path = "/sse"
+		mux.Handle(path, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	} else {
+		mux.Handle(path, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	}
+	var handler http.Handler = mux
+	if auth != "" {
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+auth {
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			mux.ServeHTTP(w, r)
+		})
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 
-	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	fmt.Printf("http://%s%s\n", ln.Addr(), path)
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

@@ -1,0 +1,101 @@
+package workspace_test
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pml-go/pml/internal/testfixture"
+	"github.com/pml-go/pml/internal/workspace"
+)
+
+const twoServers = `{"mcpServers": {"a": {"command": "a-server"}, "b": {"type": "http", "url": "http://127.0.0.1:9/mcp"}}}`
+
+// On a terminal init asks, one line per question: here it moves a, keeps b
+// for the AI client and does not allow a. Answers that are neither yes nor
+// no are asked again, then refused before anything is written, and the
+// next init works.
+func TestInitPrompts(t *testing.T) {
+	ws := t.TempDir()
+	testfixture.WriteFile(t, ws, ".mcp.json", twoServers)
+	var out bytes.Buffer
+	o := workspace.InitOptions{Workspace: ws, Binary: "pml", Out: &out, Interactive: true}
+
+	o.In = strings.NewReader("maybe\nperhaps\nwhat\n")
+	if err := workspace.Init(o); err == nil || !strings.Contains(err.Error(), "no yes/no answer") {
+		t.Fatalf("unanswerable prompt: %v", err)
+	}
+	if got, _ := filepath.Glob(filepath.Join(ws, ".pml.json*")); len(got) != 0 {
+		t.Fatalf("a refused init wrote %v", got)
+	}
+
+	out.Reset()
+	o.In = strings.NewReader("y\nno\nn\n")
+	if err := workspace.Init(o); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`Move MCP server "a" (stdio)`, `Move MCP server "b" (http)`, "Allow the tools of a without asking", `left "b" in .mcp.json for the AI client: you chose to keep it`} {
+		if !strings.Contains(out.String(), q) {
+			t.Errorf("output lacks %q:\n%s", q, out.String())
+		}
+	}
+	cfg, err := workspace.LoadConfig(filepath.Join(ws, workspace.ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.MCPServers) != 1 || cfg.MCPServers["a"].Command != "a-server" || slices.Contains(cfg.Permissions.Allow, "a") {
+		t.Fatalf("config %+v", cfg)
+	}
+
+	// Input that ends early takes the defaults for the rest: b moves and
+	// is allowed; a, already in .pml.json, stays as it was.
+	out.Reset()
+	o.Force, o.In = true, strings.NewReader("")
+	if err := workspace.Init(o); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = workspace.LoadConfig(filepath.Join(ws, workspace.ConfigFile))
+	if err != nil || len(cfg.MCPServers) != 2 || !slices.Contains(cfg.Permissions.Allow, "b") || slices.Contains(cfg.Permissions.Allow, "a") {
+		t.Fatalf("config %+v, %v\n%s", cfg, err, out.String())
+	}
+}
+
+// With Yes, init asks nothing even on a terminal.
+func TestInitYesAsksNothing(t *testing.T) {
+	ws := t.TempDir()
+	testfixture.WriteFile(t, ws, ".mcp.json", twoServers)
+	var out bytes.Buffer
+	err := workspace.Init(workspace.InitOptions{Workspace: ws, Binary: "pml", Out: &out, Interactive: true, Yes: true, In: strings.NewReader("n\nn\nn\n")})
+	if err != nil || strings.Contains(out.String(), "[Y/n]") {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	cfg, err := workspace.LoadConfig(filepath.Join(ws, workspace.ConfigFile))
+	if err != nil || len(cfg.MCPServers) != 2 || !slices.Contains(cfg.Permissions.Allow, "a") || !slices.Contains(cfg.Permissions.Allow, "b") {
+		t.Fatalf("config %+v, %v", cfg, err)
+	}
+}
+
+// A go run build is recognised by where go links it; any other path is
+// written as is.
+func TestInitBinary(t *testing.T) {
+	none := func(string) (string, error) { return "", errNotFound }
+	onPath := func(string) (string, error) { return "/usr/local/bin/pml", nil }
+	tmp := "/tmp/go-build42/b001/exe/pml"
+	if got, err := workspace.InitBinary("/home/u/go/bin/pml", none); err != nil || got != "/home/u/go/bin/pml" {
+		t.Fatalf("installed binary: %q %v", got, err)
+	}
+	if got, err := workspace.InitBinary(tmp, onPath); err != nil || got != "/usr/local/bin/pml" {
+		t.Fatalf("go run with pml on PATH: %q %v", got, err)
+	}
+	if _, err := workspace.InitBinary(tmp, none); err == nil || !strings.Contains(err.Error(), "go install ./cmd/pml") {
+		t.Fatalf("go run without pml on PATH: %v", err)
+	}
+	if _, err := workspace.InitBinary(tmp, func(string) (string, error) { return "/tmp/go-build7/b001/exe/pml", nil }); err == nil {
+		t.Fatal("another temporary build on PATH was accepted")
+	}
+}
+
+var errNotFound = errors.New("not found")
