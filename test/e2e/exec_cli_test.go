@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -77,5 +78,22 @@ func TestExecApproveMissingKeyStops(t *testing.T) {
 	out, errOut, exit = runPML(t, ws, nil, "", "exec", "--approve", code)
 	if a := execAnswer(t, out, errOut); exit != 0 || string(a.Result) != "6" {
 		t.Fatalf("exit %d: %s\n%s", exit, out, errOut)
+	}
+}
+
+// A CODE_ERROR's stack points where its line and column do: in the
+// TypeScript as written, though stripping the types moved the lines.
+func TestExecCodeErrorStackMatchesPosition(t *testing.T) {
+	code := "interface Box {\n  n: number;\n}\nconst b: Box = {n: 1};\nconst f = (x: Box): number => {\n  throw new Error(\"boom \" + x.n);\n};\nreturn f(b);\n"
+	out, errOut, exit := runPML(t, t.TempDir(), nil, "", "exec", code)
+	a := execAnswer(t, out, errOut)
+	stack, _ := a.Details["stack"].(string)
+	line, _ := a.Details["line"].(float64)
+	col, _ := a.Details["column"].(float64)
+	if exit != 1 || a.ErrorCode != "CODE_ERROR" || line != 6 {
+		t.Fatalf("exit %d: %s", exit, out)
+	}
+	if want := fmt.Sprintf("<eval>:%d:%d", int(line), int(col)); !strings.Contains(stack, want) {
+		t.Fatalf("stack %q does not point at %s\n%s", stack, want, out)
 	}
 }
