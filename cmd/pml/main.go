@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -19,10 +18,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRootCmd().ExecuteContext(ctx); err != nil {
-		if !errors.Is(err, errSilentFailure) {
+		code, show := exitCode(err)
+		if show {
 			fmt.Fprintln(os.Stderr, "pml:", err)
 		}
 		stop()
-		os.Exit(1)
+		os.Exit(code)
 	}
 }

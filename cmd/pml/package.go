@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,13 +101,23 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 
 func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 	var file string
-	var approve bool
+	var approve, compact bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "exec [CODE]",
 		Short: "Run one snippet exactly as an AI client's execute would; prints the answer JSON",
-		Args:  cobra.MaximumNArgs(1),
+		Long: "Run one snippet exactly as an AI client's execute would; prints the answer JSON.\n" +
+			"Exit status: 0 success, 1 error answer, 2 approval_required, 3 aborted, 4 usage error (nothing ran).",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError(fmt.Errorf("one CODE argument at most, got %d (quote the snippet)", len(args)))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if timeout < 0 {
+				return usageError(fmt.Errorf("--timeout must be positive, got %s", timeout))
+			}
 			code, err := snippet(args, file, cmd.InOrStdin())
 			if err != nil {
 				return err
@@ -131,31 +140,29 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 			} else {
 				ans = pkg.Execute(cmd.Context(), req)
 			}
-			out, err := json.MarshalIndent(ans, "", "  ")
+			indent := "  "
+			if compact {
+				indent = ""
+			}
+			out, err := wire.MarshalIndent(ans, "", indent)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), string(out))
-			if ans.Status == wire.StatusError {
-				return errSilentFailure
-			}
-			return nil
+			return answerStatus(ans)
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "", "read the snippet from a file (- for stdin)")
 	cmd.Flags().BoolVar(&approve, "approve", false, "approve everything the plan needs (each approval is printed to stderr)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "wall-clock limit of the run, e.g. 30s (at most the configured one, 5m by default)")
+	cmd.Flags().BoolVar(&compact, "json", false, "print the answer as one compact line (default: indented)")
 	return cmd
 }
-
-// errSilentFailure makes the exit status non-zero without printing more: the
-// answer JSON already says what failed.
-var errSilentFailure = errors.New("")
 
 func snippet(args []string, file string, stdin io.Reader) (string, error) {
 	switch {
 	case len(args) == 1 && file != "":
-		return "", errors.New("give the code as an argument or with --file, not both")
+		return "", usageError(errors.New("give the code as an argument or with --file, not both"))
 	case len(args) == 1:
 		return args[0], nil
 	case file == "-":
@@ -165,7 +172,7 @@ func snippet(args []string, file string, stdin io.Reader) (string, error) {
 		b, err := os.ReadFile(file)
 		return string(b), err
 	}
-	return "", errors.New("no code: pml exec 'return 1' or pml exec --file snippet.ts")
+	return "", usageError(errors.New("no code: pml exec 'return 1' or pml exec --file snippet.ts"))
 }
 
 func newInitCmd() *cobra.Command {

@@ -15,6 +15,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "debug logging (to stderr)")
 	logger := func() *slog.Logger {
 		level := slog.LevelInfo

@@ -18,6 +18,7 @@ package admission
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -331,7 +332,9 @@ func (c *Controller) await(ctx context.Context, p *pool, w *waiter, wait time.Du
 		limit, n = c.execLimit(w.tenant)
 	}
 	c.mu.Unlock()
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); errors.Is(err, context.Canceled) {
+		return &pmlerr.Error{Code: pmlerr.Cancelled, Message: "cancelled by the caller while waiting for a place to run", Err: err}
+	} else if err != nil {
 		return &pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: "gave up waiting for a place to run: " + err.Error(), Err: err}
 	}
 	return c.refuse(ReasonWait, limit, "too many executions at once: no place (%s, %d) came free within %v", limit, n, wait)

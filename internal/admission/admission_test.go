@@ -292,7 +292,7 @@ func TestShedOnlyWhenPlacesAndQueueAreFull(t *testing.T) {
 	// A request whose client leaves stops waiting with its context's error.
 	cancel()
 	err := <-queued
-	if pmlerr.CodeOf(err, "") != pmlerr.ExecutionTimeout || !errors.Is(err, context.Canceled) {
+	if pmlerr.CodeOf(err, "") != pmlerr.Cancelled || !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled wait: %v", err)
 	}
 	wantStats(t, c, 1, 1, 0)

@@ -144,7 +144,18 @@ func TestClientToolsWithoutPackage(t *testing.T) {
 		t.Fatalf("no install instructions: %+v", a)
 	}
 	// A dynamic access cannot be proved server-safe.
-	wantError(t, gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `const ns = "json"; return await mcp[ns].parse({data: "1"})`}), pmlerr.ClientToolsRequirePackage)
+	if want := "this code uses tools that must run on your machine (filesystem:read_file), so it must run in the PML package; call it through the package. Install: " +
+		gateway.InstallCommand; a.Error != want || a.Details["dynamic"] != false {
+		t.Fatalf("message %q, want %q (details %v)", a.Error, want, a.Details)
+	}
+	// A dynamic access cannot be proved server-safe, and the message says so
+	// rather than listing no tools.
+	a = gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `const ns = "json"; return await mcp[ns].parse({data: "1"})`})
+	wantError(t, a, pmlerr.ClientToolsRequirePackage)
+	if want := "this code reaches a tool by a computed name (mcp[x]), which cannot be checked before it runs, so it must run in the PML package; call it through the package. Install: " +
+		gateway.InstallCommand; a.Error != want || a.Details["dynamic"] != true {
+		t.Fatalf("message %q, want %q (details %v)", a.Error, want, a.Details)
+	}
 	alive(t, s)
 }
 

@@ -40,10 +40,7 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 				plan.KeyServers, InstallCommand).With("servers", plan.KeyServers).With("install_command", InstallCommand), workflowID))
 		}
 		if !c.IsPackage {
-			return s.fail(start, "server", wire.ErrorAnswer(pmlerr.New(pmlerr.ClientToolsRequirePackage,
-				"this code uses tools that must run on your machine (%v); call it through the PML package. Install: %s",
-				plan.ClientTools, InstallCommand).
-				With("client_tools", plan.ClientTools).With("install_command", InstallCommand), workflowID))
+			return s.fail(start, "server", wire.ErrorAnswer(packageOnlyError(an, plan.ClientTools), workflowID))
 		}
 		s.metrics.Executions.WithLabelValues("delegated", string(wire.StatusExecuteLocally)).Inc()
 		return wire.Answer{

@@ -22,6 +22,7 @@ const (
 	UnknownTool               Code = "UNKNOWN_TOOL"
 	PermissionDenied          Code = "PERMISSION_DENIED"
 	ExecutionTimeout          Code = "EXECUTION_TIMEOUT"
+	Cancelled                 Code = "CANCELLED" // the caller gave up (Ctrl-C, a closed connection) before the run ended
 	RPCTimeout                Code = "RPC_TIMEOUT"
 	MemoryLimit               Code = "MEMORY_LIMIT"
 	CodeError                 Code = "CODE_ERROR"

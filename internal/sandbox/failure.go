@@ -141,11 +141,10 @@ func (r *run) timeout() error {
 	if err == nil {
 		err = context.DeadlineExceeded
 	}
-	msg := "execution timed out after " + time.Since(r.started).Round(time.Millisecond).String()
 	if errors.Is(err, context.Canceled) {
-		msg = "execution cancelled"
+		return &pmlerr.Error{Code: pmlerr.Cancelled, Message: "execution cancelled by the caller after " + time.Since(r.started).Round(time.Millisecond).String(), Err: err}
 	}
-	return &pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: msg, Err: err}
+	return &pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: "execution timed out after " + time.Since(r.started).Round(time.Millisecond).String(), Err: err}
 }
 
 // stuck is the error of a run waiting for a promise that nothing can settle:

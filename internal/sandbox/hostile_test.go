@@ -46,13 +46,21 @@ var hostileCorpus = []hostile{
 	{name: "promise that never settles", body: "await new Promise(() => {})", code: pmlerr.ExecutionTimeout},
 	{name: "call bomb", body: "for (let i = 0; i < 2000; i++) mcp.test.sleep({ms: 10000}); await new Promise(() => {})", code: pmlerr.ExecutionTimeout, limits: shortTimeout},
 	{
-		name: "ctx cancelled while computing", body: "for (;;) {}", code: pmlerr.ExecutionTimeout,
+		name: "caller cancels while computing", body: "for (;;) {}", code: pmlerr.Cancelled, message: "cancelled by the caller",
+		ctx: func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(100*time.Millisecond, cancel)
+			return ctx, cancel
+		},
+	},
+	{
+		name: "ctx deadline while computing", body: "for (;;) {}", code: pmlerr.ExecutionTimeout,
 		ctx: func() (context.Context, context.CancelFunc) {
 			return context.WithTimeout(context.Background(), 200*time.Millisecond)
 		},
 	},
 	{
-		name: "ctx cancelled while waiting on a tool", body: "await mcp.test.sleep({ms: 10000})", code: pmlerr.ExecutionTimeout,
+		name: "ctx cancelled while waiting on a tool", body: "await mcp.test.sleep({ms: 10000})", code: pmlerr.Cancelled,
 		ctx: func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(100*time.Millisecond, cancel)

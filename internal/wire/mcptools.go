@@ -121,9 +121,9 @@ func AdminTool() *mcp.Tool {
 // "Execute answers": one JSON object in content[0].text, isError when the
 // status is error.
 func AnswerResult(a Answer) *mcp.CallToolResult {
-	body, err := json.Marshal(a)
+	body, err := Marshal(a)
 	if err != nil {
-		body, _ = json.Marshal(ErrorAnswer(pmlerr.Wrap(pmlerr.Internal, err), a.WorkflowID))
+		body, _ = Marshal(ErrorAnswer(pmlerr.Wrap(pmlerr.Internal, err), a.WorkflowID))
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, IsError: a.Status == StatusError}
 }
@@ -133,7 +133,7 @@ func ErrorResult(err error) *mcp.CallToolResult { return AnswerResult(ErrorAnswe
 
 // JSONResult is a tool result holding v as JSON text.
 func JSONResult(v any) *mcp.CallToolResult {
-	body, err := json.Marshal(v)
+	body, err := Marshal(v)
 	if err != nil {
 		return ErrorResult(pmlerr.Wrap(pmlerr.Internal, err))
 	}

@@ -27,9 +27,9 @@ func (t ToolsUsed) IsZero() bool { return t.IDs == nil && t.Refs == nil }
 // MarshalJSON writes the references when set, else the ids.
 func (t ToolsUsed) MarshalJSON() ([]byte, error) {
 	if t.Refs != nil {
-		return json.Marshal(t.Refs)
+		return Marshal(t.Refs)
 	}
-	return json.Marshal(t.IDs)
+	return Marshal(t.IDs)
 }
 
 // UnmarshalJSON reads either shape. An empty list is kept as empty ids, so

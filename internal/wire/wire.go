@@ -153,7 +153,7 @@ type answerFields Answer
 
 // MarshalJSON writes the fields and then the details at the top level.
 func (a Answer) MarshalJSON() ([]byte, error) {
-	body, err := json.Marshal(answerFields(a))
+	body, err := Marshal(answerFields(a))
 	if err != nil || len(a.Details) == 0 {
 		return body, err
 	}
@@ -166,7 +166,7 @@ func (a Answer) MarshalJSON() ([]byte, error) {
 			merged[k] = v
 		}
 	}
-	return json.Marshal(merged)
+	return Marshal(merged)
 }
 
 // knownFields are the JSON names of Answer's own fields; anything else in an

@@ -146,6 +146,9 @@ func (p *Workspace) ExecuteApproving(ctx context.Context, req wire.ExecuteReques
 		if ans.Status != wire.StatusApprovalRequired {
 			return ans
 		}
+		if stop, ok := p.stillMissingKeys(ans); ok {
+			return stop
+		}
 		report(ans)
 		ans = p.Execute(ctx, wire.ExecuteRequest{Code: req.Code, ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: ans.WorkflowID, Approved: wire.Bool(true)}})
 	}

@@ -87,7 +87,7 @@ func TestExecInputsAndFailures(t *testing.T) {
 	if a := execAnswer(t, out, errOut); code != 1 || a.ErrorCode != "SYNTAX_ERROR" {
 		t.Fatalf("exit %d: %s", code, out)
 	}
-	if _, errOut, code := runPML(t, dir, nil, "", "exec"); code != 1 || !strings.Contains(errOut, "no code") {
+	if _, errOut, code := runPML(t, dir, nil, "", "exec"); code != 4 || !strings.Contains(errOut, "no code") {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }

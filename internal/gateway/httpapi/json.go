@@ -5,15 +5,20 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
+
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // Write answers status with v as JSON.
 func Write(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	body, err := wire.Marshal(v)
+	if err != nil {
+		body, status = []byte(`{"error":"internal","message":"the answer could not be encoded"}`), http.StatusInternalServerError
+	}
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(append(body, '\n'))
 }
 
 // Error answers status with the API's error shape.
