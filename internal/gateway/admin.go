@@ -93,7 +93,7 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 // sees; only its owner project may change it.
 func (s *Service) adminTarget(ctx context.Context, c Caller, target string) (store.Capability, error) {
 	var cp store.Capability
-	if n, err := fqdn.Parse(target); err == nil {
+	if n, err := fqdn.ParseAnyHash(target); err == nil {
 		e, err := s.registry.Get(ctx, c.Scope, n)
 		var mismatch *registry.HashMismatchError
 		switch {
