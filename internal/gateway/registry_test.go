@@ -292,7 +292,7 @@ func TestRegistryLocalTransport(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Request.URL.Path, "/mcp/pml.std.json.parse.") {
 		t.Fatalf("HTTP %d at %s", resp.StatusCode, resp.Request.URL)
 	}
-	resp, err = c.Post("http://in-process/api/v1/capabilities", "application/json", strings.NewReader(`{"code":"return 7","intent":"seven"}`))
+	resp, err = c.Post("http://in-process/api/v1/capabilities", "application/json", strings.NewReader(`{"code":"return (await mcp.math.add({a: 3, b: 4})) * 1","intent":"seven"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
