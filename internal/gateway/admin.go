@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -36,7 +38,7 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "this gateway has no store, hence no capabilities")
 	}
 	if req.Target == "" {
-		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "admin: target (a capability id or FQDN) is required")
+		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "admin: target (a capability id, name or FQDN) is required")
 	}
 	cp, err := s.adminTarget(ctx, c, req.Target)
 	if err != nil {
@@ -93,7 +95,7 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 // sees; only its owner project may change it.
 func (s *Service) adminTarget(ctx context.Context, c Caller, target string) (store.Capability, error) {
 	var cp store.Capability
-	if n, err := fqdn.Parse(target); err == nil {
+	if n, err := fqdn.ParseAnyHash(target); err == nil {
 		e, err := s.registry.Get(ctx, c.Scope, n)
 		var mismatch *registry.HashMismatchError
 		switch {
@@ -109,7 +111,7 @@ func (s *Service) adminTarget(ctx context.Context, c Caller, target string) (sto
 		}
 		cp = *e.Capability
 	} else {
-		found, err := s.store.CapabilityByID(ctx, target)
+		found, err := s.capabilityByIDOrName(ctx, c, target)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return cp, noCapability(target)
@@ -125,6 +127,21 @@ func (s *Service) adminTarget(ctx context.Context, c Caller, target string) (sto
 			target, cp.Scope.Org, cp.Scope.Project)
 	}
 	return cp, nil
+}
+
+// capabilityByIDOrName reads target as a capability's name ("cap:run_x",
+// or what it was renamed to) when it has a colon, which no id has; else as
+// its id. A name is looked up in the caller's own view, as code calls it.
+func (s *Service) capabilityByIDOrName(ctx context.Context, c Caller, target string) (store.Capability, error) {
+	if ns, action := tools.Split(target); action != "" {
+		found, err := s.store.CapabilityByName(ctx, c.Scope, ns, action)
+		if err == nil && found.Scope.Org != c.Scope.Org {
+			// A bare name never reaches another org's code (registry.Resolve).
+			return store.Capability{}, fmt.Errorf("capability %s: %w", target, store.ErrNotFound)
+		}
+		return found, err
+	}
+	return s.store.CapabilityByID(ctx, target)
 }
 
 func noCapability(target string) error {

@@ -234,7 +234,7 @@ func TestTenantAtItsCapDoesNotBlockAnother(t *testing.T) {
 func TestDirectCapabilityCallIsAdmitted(t *testing.T) {
 	g, gate := startAdmitting(t, admission.Limits{MaxExecutions: 2, MaxExecutionsPerTenant: 1, MaxQueue: -1})
 	s := g.Connect(t, g.Key, true)
-	learned := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: "return await mcp.math.add({a: args.a ?? 1, b: 1})", Intent: "add one"})
+	learned := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: "const r = await mcp.math.add({a: args.a ?? 1, b: 1}); return r", Intent: "add one"})
 	wantSuccess(t, learned, "2")
 	if learned.Capability == nil {
 		t.Fatal("no capability learned")

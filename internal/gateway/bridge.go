@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
@@ -107,7 +109,7 @@ func (s *Service) isCapability(ctx context.Context, c Caller, id string) bool {
 // learn saves a successful run as a capability. Failing to save is logged,
 // never the run's failure.
 //
-// A capability is deduplicated by code hash, so the same code run again
+// A capability is deduplicated by its code's shape, so the same code run again
 // within learnCacheTTL reuses the reference instead of writing to the store
 // on every run (its usage count then grows once per TTL, not once per run).
 func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, an *analysis.Analysis, plan Plan) *wire.CapabilityRef {
@@ -149,25 +151,38 @@ func (s *Service) LearnLocal(ctx context.Context, c Caller, code, intent string)
 	return s.saveCapability(ctx, c, code, intent, an, s.Plan(ctx, c, an).Side)
 }
 
-// saveCapability stores code under its default name; the same code in the
-// same project is one capability (deduplicated by code hash), however often
-// it runs and whatever its intent. Code or an intent holding a literal
-// secret is not saved: a capability is served as it is, and may be shared.
+// saveCapability applies the learning policy (README "Learned
+// capabilities"): code that calls no tool, or is one direct call of a tool,
+// is not learned; code of the same shape (analysis.Shape: the same tokens
+// but for whitespace, comments and literal values) in the same project is
+// one capability, however often it runs and whatever its intent. Code or an
+// intent holding a literal secret is not saved: a capability is served as
+// it is, and may be shared.
 func (s *Service) saveCapability(ctx context.Context, c Caller, code, intent string, an *analysis.Analysis, side routing.Side) (*wire.CapabilityRef, error) {
 	if s.store == nil || c.Scope.Org == "" {
 		return nil, nil
 	}
-	if holdsSecret(code, intent) {
+	shape := analysis.ShapeOf(code)
+	switch {
+	case len(an.Tools) == 0:
+		return nil, nil
+	case shape.DirectCall:
+		return nil, nil
+	case holdsSecret(code, intent):
 		s.log.Info("run not learned: its code or intent holds a secret", "org", c.Scope.Org, "project", c.Scope.Project, "code_hash", an.CodeHash)
 		return nil, nil
+	}
+	action, err := s.learnedAction(ctx, c, intent, shape.Hash, an.Tools)
+	if err != nil {
+		return nil, err
 	}
 	saved, err := s.registry.Save(ctx, store.Capability{
 		Scope:       c.Scope,
 		Namespace:   registry.DefaultNamespace,
-		Action:      registry.DefaultAction(intent, an.CodeHash),
+		Action:      action,
 		Description: intent,
 		Code:        code,
-		CodeHash:    an.CodeHash,
+		CodeHash:    shape.Hash,
 		ToolsUsed:   wire.NonNil(an.Tools),
 		Routing:     string(side),
 		ArgsSchema:  an.ArgsSchema,
@@ -176,6 +191,29 @@ func (s *Service) saveCapability(ctx context.Context, c Caller, code, intent str
 		return nil, pmlerr.Wrap(pmlerr.Internal, fmt.Errorf("saving capability: %w", err))
 	}
 	return capabilityRef(saved)
+}
+
+// learnedAction names new code from its intent (registry.DefaultAction).
+// When the project already has that name for code using other tools, the
+// new code is something else that happens to read alike: it gets the name
+// and the first four hex digits of its shape instead of replacing the
+// other's current version. Code using the same tools under the same name is
+// a new version of it.
+func (s *Service) learnedAction(ctx context.Context, c Caller, intent, shapeHash string, used []string) (string, error) {
+	action := registry.DefaultAction(intent, shapeHash)
+	if intent == "" {
+		return action, nil
+	}
+	prev, err := s.store.CapabilityByName(ctx, c.Scope, registry.DefaultNamespace, action)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return action, nil
+	case err != nil:
+		return "", pmlerr.Wrap(pmlerr.Internal, fmt.Errorf("naming capability: %w", err))
+	case prev.Scope != c.Scope || prev.CodeHash == shapeHash || slices.Equal(prev.ToolsUsed, used):
+		return action, nil
+	}
+	return action + "_" + shapeHash[:4], nil
 }
 
 func capabilityRef(c store.Capability) (*wire.CapabilityRef, error) {

@@ -26,7 +26,7 @@ func TestCapabilityLearnAndDedupe(t *testing.T) {
 	if again != first {
 		t.Fatalf("same code, two capabilities: %+v %+v", first, again)
 	}
-	noIntent := learn(t, s, "return await mcp.math.add({a: 1, b: 1})", "")
+	noIntent := learn(t, s, "return (await mcp.math.add({a: 1, b: 1})) * 2", "")
 	if !strings.HasPrefix(noIntent.Name, "cap:run_") {
 		t.Fatalf("default name without an intent: %s", noIntent.Name)
 	}
@@ -114,10 +114,10 @@ func TestCapabilityRenameAndCall(t *testing.T) {
 func TestCapabilityNestedFailures(t *testing.T) {
 	g := startRegistry(t)
 	s := g.Connect(t, g.Key, false)
-	boom := learn(t, s, "if (args.fail) throw new Error('asked to fail'); return 'fine'", "maybe fail")
+	boom := learn(t, s, "if (args.fail) throw new Error('asked to fail'); return (await mcp.math.add({a: 1, b: 1})) && 'fine'", "maybe fail")
 	// Saved without running (as a package's report is): it calls itself.
 	loop, err := g.Service.LearnLocal(context.Background(), gateway.Caller{Scope: store.Scope{Org: "acme", Project: "web"}},
-		"return await mcp.cap.loop_forever(args)", "loop forever")
+		"const r = await mcp.cap.loop_forever(args); return r", "loop forever")
 	if err != nil || loop.Name != "cap:loop_forever" || boom.Name != "cap:maybe_fail" {
 		t.Fatalf("names %+v %s (%v)", loop, boom.Name, err)
 	}
@@ -140,7 +140,7 @@ func TestCapabilityRoutingInPlan(t *testing.T) {
 	g := startRegistry(t)
 	scope := gateway.Caller{Scope: store.Scope{Org: "acme", Project: "web"}, IsPackage: true}
 	ref, err := g.Service.LearnLocal(context.Background(), scope,
-		`return await mcp.filesystem.read_file({ path: args.path })`, "Read a file")
+		`const text = await mcp.filesystem.read_file({ path: args.path }); return text`, "Read a file")
 	if err != nil || ref == nil || ref.Name != "cap:read_a_file" {
 		t.Fatalf("learn local: %+v %v", ref, err)
 	}
@@ -256,7 +256,7 @@ func TestLearnEndpoint(t *testing.T) {
 	if r := post("pml_bogus", `{"code":"return 1"}`); r.status != http.StatusUnauthorized {
 		t.Fatalf("bad key: HTTP %d", r.status)
 	}
-	if r := post(g.Key, `{"code":"return 1"}`); r.status != http.StatusOK {
+	if r := post(g.Key, `{"code":"return 1"}`); r.status != http.StatusNoContent {
 		t.Fatalf("next request: HTTP %d", r.status)
 	}
 }

@@ -23,9 +23,11 @@ import (
 func (s *Service) serveRegistryEntry(w http.ResponseWriter, r *http.Request) {
 	sc, _ := scopeFrom(r)
 	raw := r.PathValue("fqdn")
-	n, err := fqdn.Parse(raw)
+	n, err := fqdn.ParseAnyHash(raw)
 	if err != nil {
-		// A malformed name is in no registry.
+		// A malformed name is in no registry. A well-formed name with a
+		// four-character hash that is not hex parses, and answers
+		// hash_mismatch like any other wrong hash.
 		httpapi.Error(w, http.StatusNotFound, "not_found", "MCP '"+raw+"' not in registry: "+err.Error())
 		return
 	}

@@ -116,6 +116,10 @@ func TestRegistryNotFound(t *testing.T) {
 	}
 	tests := []struct{ path, want string }{
 		{"/mcp/pml.std.json.parse." + wrongHash, `{"currentFqdn":"` + current + `","error":"hash_mismatch","message":"Hash '` + wrongHash + `' does not match current hash '` + n.Hash + `' for pml.std.json.parse"}`},
+		{"/mcp/pml.std.json.parse.xxxx", `{"currentFqdn":"` + current + `","error":"hash_mismatch","message":"Hash 'xxxx' does not match current hash '` + n.Hash + `' for pml.std.json.parse"}`},
+		{"/mcp/pml.std.json.parse.ABCD", `{"currentFqdn":"` + current + `","error":"hash_mismatch","message":"Hash 'ABCD' does not match current hash '` + n.Hash + `' for pml.std.json.parse"}`},
+		{"/mcp/pml.std.json.parse.abcde", `{"error":"not_found","message":"MCP 'pml.std.json.parse.abcde' not in registry: invalid fqdn \"pml.std.json.parse.abcde\": hash \"abcde\": want 4 lowercase hex digits"}`},
+		{"/mcp/pml.std.json.nope.xxxx", `{"error":"not_found","message":"MCP 'pml.std.json.nope' not in registry"}`},
 		{"/mcp/unknown.thing.here.now.abcd", `{"error":"not_found","message":"MCP 'unknown.thing.here.now' not in registry"}`},
 		{"/mcp/pml.std.json.nope", `{"error":"not_found","message":"MCP 'pml.std.json.nope' not in registry"}`},
 	}
@@ -288,7 +292,7 @@ func TestRegistryLocalTransport(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Request.URL.Path, "/mcp/pml.std.json.parse.") {
 		t.Fatalf("HTTP %d at %s", resp.StatusCode, resp.Request.URL)
 	}
-	resp, err = c.Post("http://in-process/api/v1/capabilities", "application/json", strings.NewReader(`{"code":"return 7","intent":"seven"}`))
+	resp, err = c.Post("http://in-process/api/v1/capabilities", "application/json", strings.NewReader(`{"code":"return (await mcp.math.add({a: 3, b: 4})) * 1","intent":"seven"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,10 +51,10 @@ func TestSecretsNotLearned(t *testing.T) {
 		t.Fatalf("learned %d: %+v %v", total, caps, err)
 	}
 	// The next runs, without a secret, are learned as before.
-	if ref := learn(t, s, `return await mcp.math.add({a: 1, b: 2})`, "add"); ref.Name != "cap:add" {
+	if ref := learn(t, s, `return (await mcp.math.add({a: 1, b: 2})) * 2`, "add"); ref.Name != "cap:add" {
 		t.Fatalf("%+v", ref)
 	}
-	if st := post(`{"code":"return await mcp.filesystem.read_file({path: args.p})","intent":"read"}`); st != http.StatusOK {
+	if st := post(`{"code":"const t = await mcp.filesystem.read_file({path: args.p}); return t","intent":"read"}`); st != http.StatusOK {
 		t.Fatalf("next report: HTTP %d", st)
 	}
 }

@@ -77,7 +77,7 @@ func TestClientNamespacesPinToClient(t *testing.T) {
 	}
 	// A local run reported with the header is learned as client code.
 	ref2, err := g.Service.LearnLocal(context.Background(), gateway.Caller{Scope: store.Scope{Org: "acme", Project: "web"}, IsPackage: true,
-		ClientNamespaces: []string{"fx"}}, `return await mcp.fx.pid({})`, "fx pid")
+		ClientNamespaces: []string{"fx"}}, `const p = await mcp.fx.pid({}); return p`, "fx pid")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,14 +118,14 @@ func TestDiscoverLabelsOwners(t *testing.T) {
 	acme := g.Connect(t, g.Key, false)
 	own := learn(t, acme, sumCode, "Sum two numbers")
 	sibling := g.Connect(t, g.NewKey(t, store.Scope{Org: "acme", Project: "api"}), false)
-	shared := learn(t, sibling, "return 'from api'", "api hello")
+	shared := learn(t, sibling, "return 'from api ' + await mcp.math.add({a: 1, b: 1})", "api hello")
 	if _, failed := admin(t, sibling, visibility(shared.ID, "org")); failed.Status != "" {
 		t.Fatal(failed)
 	}
 	globex := g.Connect(t, g.NewKey(t, store.Scope{Org: "globex", Project: "web"}), false)
 	// The same name as acme's own, and a name acme has nothing under.
-	theirs := learn(t, globex, "return 'globex: ' + JSON.stringify(args)", "Sum two numbers")
-	other := learn(t, globex, "return 'globex only'", "globex only")
+	theirs := learn(t, globex, "return 'globex: ' + JSON.stringify(args) + await mcp.math.add({a: 1, b: 1})", "Sum two numbers")
+	other := learn(t, globex, "return 'globex only ' + await mcp.math.add({a: 1, b: 1})", "globex only")
 	for _, id := range []string{theirs.ID, other.ID} {
 		if _, failed := admin(t, globex, visibility(id, "public")); failed.Status != "" {
 			t.Fatal(failed)
@@ -159,7 +159,7 @@ func TestDiscoverLabelsOwners(t *testing.T) {
 		await mcp.cap.sum_two_numbers({a: 1, b: 1}),
 		await mcp["globex.web.cap"].sum_two_numbers({a: 1}),
 		await mcp["globex.web.cap"]["globex_only.` + hash4(other.FQDN) + `"]({})]`})
-	if a.Status != wire.StatusSuccess || string(a.Result) != `[2,"globex: {\"a\":1}","globex only"]` {
+	if a.Status != wire.StatusSuccess || string(a.Result) != `[2,"globex: {\"a\":1}2","globex only 2"]` {
 		t.Fatalf("calls: %+v %s", a, a.Result)
 	}
 	wantError(t, gatewaytest.Execute(t, acme, wire.ExecuteRequest{Code: `return await mcp.cap.globex_only({})`}), pmlerr.UnknownTool)

@@ -54,20 +54,22 @@ const (
 
 // Capability is learned code, callable by namespace:action.
 type Capability struct {
-	ID          string          `json:"id"`
-	Scope       Scope           `json:"scope"`
-	Namespace   string          `json:"namespace"`
-	Action      string          `json:"action"`
-	Description string          `json:"description"`
-	Code        string          `json:"code"`
-	CodeHash    string          `json:"code_hash"` // hex SHA-256 of Code
-	ToolsUsed   []string        `json:"tools_used"`
-	Routing     string          `json:"routing"` // "client" | "server"
-	ArgsSchema  json.RawMessage `json:"args_schema,omitempty"`
-	Visibility  Visibility      `json:"visibility"`
-	UsageCount  int64           `json:"usage_count"`
-	CreatedAt   time.Time       `json:"created_at"`
-	UpdatedAt   time.Time       `json:"updated_at"`
+	ID          string `json:"id"`
+	Scope       Scope  `json:"scope"`
+	Namespace   string `json:"namespace"`
+	Action      string `json:"action"`
+	Description string `json:"description"`
+	Code        string `json:"code"`
+	// CodeHash is what deduplicates: the gateway gives the hex SHA-256 of
+	// the code's shape (analysis.Shape); empty means the SHA-256 of Code.
+	CodeHash   string          `json:"code_hash"`
+	ToolsUsed  []string        `json:"tools_used"`
+	Routing    string          `json:"routing"` // "client" | "server"
+	ArgsSchema json.RawMessage `json:"args_schema,omitempty"`
+	Visibility Visibility      `json:"visibility"`
+	UsageCount int64           `json:"usage_count"`
+	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at"`
 }
 
 // CapabilityFilter selects capabilities visible to a scope.

@@ -91,7 +91,8 @@ const discoverDescription = "Find tools by what they do; returns ids, descriptio
 // shares a capability of the caller's own project.
 type AdminRequest struct {
 	Action string `json:"action"` // rename | describe | visibility
-	// Target is the capability's id or FQDN (four-part: the current version).
+	// Target is the capability's id, its name as code calls it ("cap:run_x",
+	// or what it was renamed to) or its FQDN (four-part: the current version).
 	Target       string  `json:"target"`
 	NewNamespace string  `json:"new_namespace,omitempty"`
 	NewAction    string  `json:"new_action,omitempty"`
@@ -101,7 +102,7 @@ type AdminRequest struct {
 
 var adminSchema = json.RawMessage(`{"type":"object","properties":{
  "action":{"type":"string","enum":["rename","describe","visibility"]},
- "target":{"type":"string","description":"The capability's id or FQDN, as execute's capability answer gives them."},
+ "target":{"type":"string","description":"The capability's id, name (ns:action, as code calls it) or FQDN, as execute's capability answer gives them."},
  "new_namespace":{"type":"string","description":"rename: the namespace code calls it under (mcp.<namespace>.<action>)."},
  "new_action":{"type":"string","description":"rename: the action name."},
  "description":{"type":"string","description":"describe: what the capability does."},

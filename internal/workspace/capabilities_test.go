@@ -78,7 +78,7 @@ func TestLocalCapabilityRunsNested(t *testing.T) {
 func TestLocalCodeCallsServerCapability(t *testing.T) {
 	e := capEnv(t)
 	a := e.service().Execute(context.Background(), gateway.Caller{Scope: gateway.LocalScope},
-		wire.ExecuteRequest{Code: `return await mcp.json.parse({ data: args.json ?? "[1,2]" })`, Intent: "parse it"})
+		wire.ExecuteRequest{Code: `const v = await mcp.json.parse({ data: args.json ?? "[1,2]" }); return v`, Intent: "parse it"})
 	if a.Capability == nil || a.Capability.Name != "cap:parse_it" {
 		t.Fatalf("%+v", a)
 	}
@@ -97,8 +97,8 @@ func TestLocalCapabilityIntegrity(t *testing.T) {
 	code := `return await mcp.cap.shout_a_file({ path: "note.txt" })`
 	wantStatus(t, e.exec(code), wire.StatusSuccess)
 	for i, approve := range []bool{false, true} {
-		// A new version of the same capability (same name, other code).
-		e.learnLocal(readCap+strings.Repeat(" ", i+1), "shout a file")
+		// A new version of the same capability (same name, code of another shape).
+		e.learnLocal(readCap+strings.Repeat(" void 0;", i+1), "shout a file")
 		a := e.exec(code)
 		wantStatus(t, a, wire.StatusApprovalRequired)
 		if a.ApprovalType != "integrity" || !strings.Contains(a.Description, "local.default.cap.shout_a_file") {
@@ -187,7 +187,7 @@ func TestRemoteCapabilityEndpoints(t *testing.T) {
 	r := gatewayclient.NewRemote(g.URL, g.Key, t.TempDir())
 	defer r.Close()
 	ctx := context.Background()
-	ref, err := r.LearnCapability(ctx, "return await mcp.math.add({a: 1, b: args.n ?? 1})", "add n")
+	ref, err := r.LearnCapability(ctx, "const s = await mcp.math.add({a: 1, b: args.n ?? 1}); return s", "add n")
 	if err != nil || ref == nil || ref.Name != "cap:add_n" || !strings.HasPrefix(ref.FQDN, "acme.web.cap.add_n.") {
 		t.Fatalf("learn: %+v %v", ref, err)
 	}

@@ -382,7 +382,7 @@ func TestTamperedCache(t *testing.T) {
 func TestResolveCapability(t *testing.T) {
 	g := startGateway(t, "")
 	s := g.Connect(t, g.Key, false)
-	a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: "return await mcp.math.add({a: args.x ?? 1, b: 1})", Intent: "add one"})
+	a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: "const s = await mcp.math.add({a: args.x ?? 1, b: 1}); return s", Intent: "add one"})
 	if a.Capability == nil {
 		t.Fatalf("%+v", a)
 	}
@@ -393,7 +393,7 @@ func TestResolveCapability(t *testing.T) {
 		t.Fatalf("resolve: %+v %v %v", it, ok, err)
 	}
 	e, err := c.Fetch(ctx, it.FQDN)
-	if err != nil || string(e.Body) != "return await mcp.math.add({a: args.x ?? 1, b: 1})" {
+	if err != nil || string(e.Body) != "const s = await mcp.math.add({a: args.x ?? 1, b: 1}); return s" {
 		t.Fatalf("fetch: %s %v", e.Body, err)
 	}
 	if err := client.Check(openLock(t, ws), e); err != nil {

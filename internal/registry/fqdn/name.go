@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // ErrInvalid is wrapped by every Parse and Validate error, so callers can
@@ -49,6 +50,28 @@ func Parse(s string) (Name, error) {
 		return Name{}, fmt.Errorf("%w %q: %v", ErrInvalid, s, err)
 	}
 	return n, nil
+}
+
+// ParseAnyHash is Parse for a lookup that answers a wrong version with the
+// current one: a five-part name whose four-part base is valid and whose
+// fifth part is any four characters parses, the hash as given (it then
+// matches no version, so the lookup reports a mismatch rather than a
+// malformed name). Anything else is Parse's result.
+func ParseAnyHash(s string) (Name, error) {
+	n, err := Parse(s)
+	if err == nil || strings.Count(s, ".") != 4 {
+		return n, err
+	}
+	i := strings.LastIndexByte(s, '.')
+	if utf8.RuneCountInString(s[i+1:]) != 4 {
+		return Name{}, err
+	}
+	base, berr := Parse(s[:i])
+	if berr != nil {
+		return Name{}, err
+	}
+	base.Hash = s[i+1:]
+	return base, nil
 }
 
 // Validate reports whether n would survive Parse(n.String()) unchanged. The

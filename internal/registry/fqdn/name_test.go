@@ -94,3 +94,22 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestParseAnyHash(t *testing.T) {
+	for in, want := range map[string]string{
+		"pml.std.json.parse.xxxx": "xxxx",
+		"pml.std.json.parse.ABCD": "ABCD",
+		"pml.std.json.parse.ab12": "ab12",
+		"pml.std.json.parse.éééé": "éééé",
+	} {
+		n, err := ParseAnyHash(in)
+		if err != nil || n.Hash != want || n.Base() != "pml.std.json.parse" {
+			t.Errorf("ParseAnyHash(%q) = %+v, %v", in, n, err)
+		}
+	}
+	for _, in := range []string{"pml.std.json.parse.abcde", "pml.std.json.parse.", "pml..json.parse.xxxx", "a.b.c.d.e.f", "pml.std.json.parse.x.yy"} {
+		if _, err := ParseAnyHash(in); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseAnyHash(%q): err %v, want ErrInvalid", in, err)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+package analysis
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/tdewolff/parse/v2/js"
+)
+
+// Shape is what the gateway's learning policy reads from code (README
+// "Learned capabilities"): which runs are the same capability, and whether
+// the code is anything more than one call of a tool.
+type Shape struct {
+	// Hash is the hex SHA-256 of the code's tokens with whitespace, comments
+	// and semicolons dropped and every literal value (string, number,
+	// template text, regular expression) replaced by a placeholder: code
+	// that differs only in those has the same Hash.
+	Hash string
+	// DirectCall means the whole code is one tool call, returned or awaited
+	// or not: `return await mcp.ns.action({...})`.
+	DirectCall bool
+}
+
+// ShapeOf reads code's shape. Code the tokenizer stops on has the Hash of
+// what came before and is never a DirectCall.
+func ShapeOf(code string) Shape {
+	s := newScanner(code)
+	h := sha256.New()
+	var toks []token
+	for {
+		t, ok := s.next()
+		if !ok {
+			break
+		}
+		if t.tt == js.SemicolonToken {
+			continue
+		}
+		toks = append(toks, t)
+		text := t.text
+		switch {
+		case js.IsNumeric(t.tt), t.tt == js.StringToken, t.tt == js.RegExpToken, t.tt == js.TemplateToken:
+			text = []byte("\x00lit")
+		case t.tt == js.TemplateStartToken, t.tt == js.TemplateMiddleToken, t.tt == js.TemplateEndToken:
+			text = []byte("\x00tpl")
+		}
+		h.Write(text)
+		h.Write([]byte{0})
+	}
+	return Shape{Hash: hex.EncodeToString(h.Sum(nil)), DirectCall: !s.err && directCall(toks)}
+}
+
+// directCall: [return] [await] mcp . ns . action ( … ) with the parentheses
+// closing at the end and no other mcp inside.
+func directCall(toks []token) bool {
+	i := 0
+	if i < len(toks) && toks[i].tt == js.ReturnToken {
+		i++
+	}
+	if i < len(toks) && toks[i].tt == js.AwaitToken {
+		i++
+	}
+	if len(toks)-i < 7 || string(toks[i].text) != "mcp" || toks[i+1].tt != js.DotToken ||
+		toks[i+3].tt != js.DotToken || toks[i+5].tt != js.OpenParenToken || toks[len(toks)-1].tt != js.CloseParenToken {
+		return false
+	}
+	depth := 0
+	for j := i + 5; j < len(toks); j++ {
+		switch {
+		case toks[j].tt == js.OpenParenToken:
+			depth++
+		case toks[j].tt == js.CloseParenToken:
+			depth--
+			if depth == 0 && j != len(toks)-1 {
+				return false // `mcp.a.b(x).then(...)`, `f(x) + g(y)`
+			}
+		case string(toks[j].text) == "mcp":
+			return false
+		}
+	}
+	return depth == 0
+}
