@@ -68,6 +68,8 @@ type emitter struct {
 	nodes   []Node
 	edges   []Edge
 	counter map[string]int
+	// decisions are the DAG's decisions, in the order of their nodes.
+	decisions []Decision
 }
 
 var idPrefix = map[string]string{NodeDecision: "d", NodeLoop: "l", NodeFork: "f"}
@@ -114,12 +116,56 @@ func (e *emitter) container(c *container) string {
 	for i, x := range c.cond {
 		parts[i] = exprText(x)
 	}
-	e.nodes = append(e.nodes, Node{ID: c.id, Type: c.typ, Kind: c.kind, Condition: strings.Join(parts, c.sep)})
-	for _, d := range reduceDeps(e.res.set(c.deps), e.deps, e.layers) {
+	cond := strings.Join(parts, c.sep)
+	e.nodes = append(e.nodes, Node{ID: c.id, Type: c.typ, Kind: c.kind, Condition: cond})
+	deps := reduceDeps(e.res.set(c.deps), e.deps, e.layers)
+	for _, d := range deps {
 		e.edges = append(e.edges, Edge{From: e.b.tasks[d].id, To: c.id, Type: EdgeSequence})
 	}
+	di := -1
+	if c.typ == NodeDecision {
+		di = len(e.decisions)
+		e.decisions = append(e.decisions, Decision{ID: c.id, Kind: c.kind, Condition: cond, DependsOn: e.b.taskIDs(deps)})
+	}
 	e.emit(c)
+	if di >= 0 {
+		e.decisions[di].Branches = e.branches(c)
+	}
 	return c.id
+}
+
+// branches lists, per branch label in order of appearance, the tasks and
+// decisions directly under decision c, through loops and forks. It runs
+// after c's children are emitted, when their ids are known.
+func (e *emitter) branches(c *container) []Branch {
+	out := []Branch{}
+	var add func(label string, ch child)
+	add = func(label string, ch child) {
+		var id string
+		switch {
+		case ch.c == nil:
+			id = e.b.tasks[ch.task].id
+		case !ch.c.hasTask:
+			return
+		case ch.c.typ == NodeDecision:
+			id = ch.c.id
+		default:
+			for _, g := range ch.c.children {
+				add(label, g)
+			}
+			return
+		}
+		i := slices.IndexFunc(out, func(b Branch) bool { return b.Label == label })
+		if i < 0 {
+			i = len(out)
+			out = append(out, Branch{Label: label, Nodes: []string{}})
+		}
+		out[i].Nodes = append(out[i].Nodes, id)
+	}
+	for _, ch := range c.children {
+		add(ch.label, ch)
+	}
+	return out
 }
 
 // link adds the edge from a control node to a first-level node inside it.
