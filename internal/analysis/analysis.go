@@ -74,6 +74,9 @@ type Task struct {
 	// the package documentation): an order, not a data dependency. It does
 	// not change Layer.
 	After []string `json:"after,omitempty"`
+	// Loops are the StaticStructure ids of the loops around the call site,
+	// outermost first: the site runs once per iteration. Absent when none.
+	Loops []string `json:"loops,omitempty"`
 }
 
 // StaticStructure is the control flow around the tool calls (see the package

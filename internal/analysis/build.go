@@ -118,9 +118,12 @@ func (a *Analysis) finish(b *builder) {
 		}
 	}
 	markTasks(b.root)
-	e := &emitter{b: b, res: res, deps: deps, layers: layers, counter: map[string]int{}}
+	e := &emitter{b: b, res: res, deps: deps, layers: layers, counter: map[string]int{}, taskLoops: map[int][]string{}}
 	e.emit(b.root)
 	a.DAG.Decisions = e.decisions
+	for i, ls := range e.taskLoops {
+		a.DAG.Tasks[i].Loops = ls
+	}
 	a.Structure = StaticStructure{Nodes: nonNil(e.nodes), Edges: nonNil(e.edges)}
 	a.Tools = nonNil(b.tools)
 	a.Dynamic = b.dynamic

@@ -97,6 +97,18 @@ await mcp.c.after()`)
 			t.Fatalf("decision %s is not a structure node", d.ID)
 		}
 	}
+	// Loops name the loops around a site, outermost first.
+	an = mustAnalyze(t, `for (const a of args.xs) { await mcp.c.one(); for (const b of a) await mcp.c.two() } await mcp.c.three()`)
+	var loops []string
+	for _, tk := range an.DAG.Tasks {
+		loops = append(loops, tk.ID+":"+strings.Join(tk.Loops, ","))
+	}
+	if got := strings.Join(loops, " "); got != "t1:l1 t2:l1,l2 t3:" {
+		t.Fatalf("loops %s", got)
+	}
+	if b, _ := json.Marshal(an.DAG.Tasks[2]); strings.Contains(string(b), "loops") {
+		t.Fatalf("a task outside loops carries loops: %s", b)
+	}
 	// A decision with no task under it, and code without any, add nothing.
 	for _, code := range []string{`if (args.x) { console.log(1) } await mcp.a.b()`, `await mcp.a.b()`} {
 		an := mustAnalyze(t, code)

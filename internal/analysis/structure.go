@@ -70,6 +70,10 @@ type emitter struct {
 	counter map[string]int
 	// decisions are the DAG's decisions, in the order of their nodes.
 	decisions []Decision
+	// loops is the stack of loop ids around the node being emitted; a
+	// task's copy is in taskLoops.
+	loops     []string
+	taskLoops map[int][]string
 }
 
 var idPrefix = map[string]string{NodeDecision: "d", NodeLoop: "l", NodeFork: "f"}
@@ -104,6 +108,9 @@ func (e *emitter) emit(c *container) {
 func (e *emitter) task(i int) {
 	t := e.b.tasks[i]
 	e.nodes = append(e.nodes, Node{ID: t.id, Type: NodeTask, Tool: t.tool, Args: t.args})
+	if len(e.loops) > 0 {
+		e.taskLoops[i] = slices.Clone(e.loops)
+	}
 	for _, d := range e.deps[i] {
 		e.edges = append(e.edges, Edge{From: e.b.tasks[d].id, To: t.id, Type: EdgeSequence})
 	}
@@ -127,7 +134,13 @@ func (e *emitter) container(c *container) string {
 		di = len(e.decisions)
 		e.decisions = append(e.decisions, Decision{ID: c.id, Kind: c.kind, Condition: cond, DependsOn: e.b.taskIDs(deps)})
 	}
+	if c.typ == NodeLoop {
+		e.loops = append(e.loops, c.id)
+	}
 	e.emit(c)
+	if c.typ == NodeLoop {
+		e.loops = e.loops[:len(e.loops)-1]
+	}
 	if di >= 0 {
 		e.decisions[di].Branches = e.branches(c)
 	}

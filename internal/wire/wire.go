@@ -114,6 +114,9 @@ type DAGTask struct {
 	// After is an order without data: earlier tasks naming the same literal
 	// resource (path, file, ...). Absent when none.
 	After []string `json:"after,omitempty"`
+	// Loops are the ids of the loops around the call site, outermost
+	// first. Absent when none.
+	Loops []string `json:"loops,omitempty"`
 }
 
 // DAGDecision is one decision of the plan (if, switch, ternary, and, or,
