@@ -75,6 +75,12 @@
 // DependsOn nor Layer. A computed value names no resource, so `{path: p}`
 // is never ordered: the analysis cannot tell two variables apart.
 //
+// # Loops
+//
+// A task's Loops are the ids of the loop nodes around its call site,
+// outermost first, so a reader of the DAG alone can tell a site that runs
+// once per iteration.
+//
 // # Decisions
 //
 // DAG.Decisions are the StaticStructure's decision nodes that hold a task
