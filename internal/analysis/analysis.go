@@ -38,9 +38,30 @@ type Analysis struct {
 	lines    [][]segment
 }
 
-// DAG is the tool calls of a snippet and their data dependencies.
+// DAG is the tool calls of a snippet, their data dependencies, the order
+// between calls on the same resource and the decisions that select calls.
 type DAG struct {
 	Tasks []Task `json:"tasks"`
+	// Decisions are the StaticStructure's decision nodes that hold a task,
+	// in the same order and with the same ids; absent when there are none.
+	Decisions []Decision `json:"decisions,omitempty"`
+}
+
+// Decision is a branch point of the code and what runs under each branch.
+type Decision struct {
+	ID        string   `json:"id"`   // the StaticStructure node id, "d1", ...
+	Kind      string   `json:"kind"` // if, switch, ternary, and, or, nullish
+	Condition string   `json:"condition,omitempty"`
+	DependsOn []string `json:"depends_on"` // tasks whose results the condition reads; never nil
+	Branches  []Branch `json:"branches"`
+}
+
+// Branch is one outcome of a decision: the tasks and nested decisions
+// directly under it, seen through loops and Promise.all (which are not
+// decisions).
+type Branch struct {
+	Label string   `json:"label"` // true, false, nullish, a case expression or default
+	Nodes []string `json:"nodes"` // task ids "tN" and decision ids "dN"
 }
 
 // Task is one tool call site.
@@ -49,6 +70,13 @@ type Task struct {
 	Tool      string   `json:"tool"`       // "ns:action"
 	DependsOn []string `json:"depends_on"` // never nil
 	Layer     int      `json:"layer"`      // longest dependency path from a task with none
+	// After lists earlier tasks that name the same literal resource (see
+	// the package documentation): an order, not a data dependency. It does
+	// not change Layer.
+	After []string `json:"after,omitempty"`
+	// Loops are the StaticStructure ids of the loops around the call site,
+	// outermost first: the site runs once per iteration. Absent when none.
+	Loops []string `json:"loops,omitempty"`
 }
 
 // StaticStructure is the control flow around the tool calls (see the package

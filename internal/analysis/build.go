@@ -109,21 +109,34 @@ func (a *Analysis) finish(b *builder) {
 		reduced[i] = reduceDeps(ds, deps, layers)
 	}
 	deps = reduced
+	after := orderAfter(b.tasks, deps)
 	a.DAG.Tasks = make([]Task, len(b.tasks))
 	for i, t := range b.tasks {
-		ids := make([]string, 0, len(deps[i]))
-		for _, d := range deps[i] {
-			ids = append(ids, b.tasks[d].id)
+		a.DAG.Tasks[i] = Task{ID: t.id, Tool: t.tool, DependsOn: b.taskIDs(deps[i]), Layer: layers[i]}
+		if len(after[i]) > 0 {
+			a.DAG.Tasks[i].After = b.taskIDs(after[i])
 		}
-		a.DAG.Tasks[i] = Task{ID: t.id, Tool: t.tool, DependsOn: ids, Layer: layers[i]}
 	}
 	markTasks(b.root)
-	e := &emitter{b: b, res: res, deps: deps, layers: layers, counter: map[string]int{}}
+	e := &emitter{b: b, res: res, deps: deps, layers: layers, counter: map[string]int{}, taskLoops: map[int][]string{}}
 	e.emit(b.root)
+	a.DAG.Decisions = e.decisions
+	for i, ls := range e.taskLoops {
+		a.DAG.Tasks[i].Loops = ls
+	}
 	a.Structure = StaticStructure{Nodes: nonNil(e.nodes), Edges: nonNil(e.edges)}
 	a.Tools = nonNil(b.tools)
 	a.Dynamic = b.dynamic
 	a.ArgsSchema = schemaJSON(b.schema)
+}
+
+// taskIDs names tasks by their ids.
+func (b *builder) taskIDs(is []int) []string {
+	ids := make([]string, 0, len(is))
+	for _, i := range is {
+		ids = append(ids, b.tasks[i].id)
+	}
+	return ids
 }
 
 func nonNil[T any](s []T) []T {

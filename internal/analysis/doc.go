@@ -64,6 +64,31 @@
 // and are not changed by either rule; a dependency cycle (possible through
 // recursive local functions) is broken by dropping the edge that closes it.
 //
+// # Order on a resource
+//
+// The analysis does not know which calls write, so calls on the same
+// resource keep their source order: a task whose first argument is an
+// object literal naming a string literal under path, file, filename, source
+// or destination gets After, for each such resource, the latest earlier task
+// naming it (under any of these keys), unless that task is already a direct
+// data dependency. After is an order, not data: it changes neither
+// DependsOn nor Layer. A computed value names no resource, so `{path: p}`
+// is never ordered: the analysis cannot tell two variables apart.
+//
+// # Loops
+//
+// A task's Loops are the ids of the loop nodes around its call site,
+// outermost first, so a reader of the DAG alone can tell a site that runs
+// once per iteration.
+//
+// # Decisions
+//
+// DAG.Decisions are the StaticStructure's decision nodes that hold a task
+// (same ids, kind and condition), each with DependsOn (the tasks its
+// condition reads, reduced like a task's) and, per branch label in source
+// order, the tasks and decisions directly under it, looking through loops
+// and forks, which select nothing.
+//
 // # Task arguments
 //
 // A task node's Args is the first argument as JSON, where it is literal:

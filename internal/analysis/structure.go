@@ -68,6 +68,12 @@ type emitter struct {
 	nodes   []Node
 	edges   []Edge
 	counter map[string]int
+	// decisions are the DAG's decisions, in the order of their nodes.
+	decisions []Decision
+	// loops is the stack of loop ids around the node being emitted; a
+	// task's copy is in taskLoops.
+	loops     []string
+	taskLoops map[int][]string
 }
 
 var idPrefix = map[string]string{NodeDecision: "d", NodeLoop: "l", NodeFork: "f"}
@@ -102,6 +108,9 @@ func (e *emitter) emit(c *container) {
 func (e *emitter) task(i int) {
 	t := e.b.tasks[i]
 	e.nodes = append(e.nodes, Node{ID: t.id, Type: NodeTask, Tool: t.tool, Args: t.args})
+	if len(e.loops) > 0 {
+		e.taskLoops[i] = slices.Clone(e.loops)
+	}
 	for _, d := range e.deps[i] {
 		e.edges = append(e.edges, Edge{From: e.b.tasks[d].id, To: t.id, Type: EdgeSequence})
 	}
@@ -114,12 +123,62 @@ func (e *emitter) container(c *container) string {
 	for i, x := range c.cond {
 		parts[i] = exprText(x)
 	}
-	e.nodes = append(e.nodes, Node{ID: c.id, Type: c.typ, Kind: c.kind, Condition: strings.Join(parts, c.sep)})
-	for _, d := range reduceDeps(e.res.set(c.deps), e.deps, e.layers) {
+	cond := strings.Join(parts, c.sep)
+	e.nodes = append(e.nodes, Node{ID: c.id, Type: c.typ, Kind: c.kind, Condition: cond})
+	deps := reduceDeps(e.res.set(c.deps), e.deps, e.layers)
+	for _, d := range deps {
 		e.edges = append(e.edges, Edge{From: e.b.tasks[d].id, To: c.id, Type: EdgeSequence})
 	}
+	di := -1
+	if c.typ == NodeDecision {
+		di = len(e.decisions)
+		e.decisions = append(e.decisions, Decision{ID: c.id, Kind: c.kind, Condition: cond, DependsOn: e.b.taskIDs(deps)})
+	}
+	if c.typ == NodeLoop {
+		e.loops = append(e.loops, c.id)
+	}
 	e.emit(c)
+	if c.typ == NodeLoop {
+		e.loops = e.loops[:len(e.loops)-1]
+	}
+	if di >= 0 {
+		e.decisions[di].Branches = e.branches(c)
+	}
 	return c.id
+}
+
+// branches lists, per branch label in order of appearance, the tasks and
+// decisions directly under decision c, through loops and forks. It runs
+// after c's children are emitted, when their ids are known.
+func (e *emitter) branches(c *container) []Branch {
+	out := []Branch{}
+	var add func(label string, ch child)
+	add = func(label string, ch child) {
+		var id string
+		switch {
+		case ch.c == nil:
+			id = e.b.tasks[ch.task].id
+		case !ch.c.hasTask:
+			return
+		case ch.c.typ == NodeDecision:
+			id = ch.c.id
+		default:
+			for _, g := range ch.c.children {
+				add(label, g)
+			}
+			return
+		}
+		i := slices.IndexFunc(out, func(b Branch) bool { return b.Label == label })
+		if i < 0 {
+			i = len(out)
+			out = append(out, Branch{Label: label, Nodes: []string{}})
+		}
+		out[i].Nodes = append(out[i].Nodes, id)
+	}
+	for _, ch := range c.children {
+		add(ch.label, ch)
+	}
+	return out
 }
 
 // link adds the edge from a control node to a first-level node inside it.

@@ -101,14 +101,38 @@ type CapabilityRef struct {
 // DAG is the execute_locally dag field.
 type DAG struct {
 	Tasks []DAGTask `json:"tasks"`
+	// Decisions are the branch points that select tasks; absent when none.
+	Decisions []DAGDecision `json:"decisions,omitempty"`
 }
 
 // DAGTask is one tool call of the static plan.
 type DAGTask struct {
 	ID        string   `json:"id"`
 	Tool      string   `json:"tool"`
-	DependsOn []string `json:"depends_on"`
+	DependsOn []string `json:"depends_on"` // data dependencies
 	Layer     int      `json:"layer"`
+	// After is an order without data: earlier tasks naming the same literal
+	// resource (path, file, ...). Absent when none.
+	After []string `json:"after,omitempty"`
+	// Loops are the ids of the loops around the call site, outermost
+	// first. Absent when none.
+	Loops []string `json:"loops,omitempty"`
+}
+
+// DAGDecision is one decision of the plan (if, switch, ternary, and, or,
+// nullish) and the tasks and nested decisions under each branch.
+type DAGDecision struct {
+	ID        string      `json:"id"`
+	Kind      string      `json:"kind"`
+	Condition string      `json:"condition,omitempty"`
+	DependsOn []string    `json:"depends_on"`
+	Branches  []DAGBranch `json:"branches"`
+}
+
+// DAGBranch is one branch of a decision: task ids and decision ids.
+type DAGBranch struct {
+	Label string   `json:"label"`
+	Nodes []string `json:"nodes"`
 }
 
 // Answer is every execute answer; which fields are set depends on Status.

@@ -210,41 +210,90 @@ function showTask(task, trace) {
 
 // ---------- the DAG ----------
 
-// Nodes are the calls the run made (one per task), placed in the column of
-// their DAG layer. Edges come from the static DAG: a task depends on the
-// tasks that ran the calls its call site depends on. Call sites that never
-// ran (the run failed first) are drawn dashed.
+// With the static DAG, a node is a call site: the calls of a loop are one
+// node labelled ×N. Edges are the DAG's: data (depends_on), order on the
+// same resource (after, dashed) and decisions with their branches. Sites
+// that never ran (the run failed first) are drawn dashed. Without a DAG
+// (an older or bounded trace), a node is a call, without edges.
 function drawDag(t) {
   const box = $("#dag");
   const all = t.tasks || [];
-  // The first calls only: a long run's DAG would be one column of thousands.
-  const tasks = all.slice(0, DAG_MAX_NODES);
-  const notDrawn = all.length - tasks.length + ((t.truncated && t.truncated.spans_aggregated) || 0);
-  const plan = (t.dag && t.dag.tasks) || [];
-  // A call goes to the first call site of its tool not taken yet (same layer
-  // first); once all are taken (a loop), to the site it most likely repeats.
-  const taken = new Set();
-  const site = (tool, layer) => {
-    const cands = plan.filter((d) => d.tool === tool);
-    const pick = cands.find((d) => !taken.has(d) && d.layer === layer) || cands.find((d) => !taken.has(d)) ||
-      cands.find((d) => d.layer === layer) || cands[0];
-    if (pick) taken.add(pick);
+  const aggregated = (t.truncated && t.truncated.spans_aggregated) || 0;
+  const plan = (t.dag && Array.isArray(t.dag.tasks) && t.dag.tasks) || [];
+  const decisions = (t.dag && Array.isArray(t.dag.decisions) && t.dag.decisions) || [];
+  // Calls are matched to sites in program order: from the previous call's
+  // site, a site of the same tool further on in the same loop (this
+  // iteration), else back in that loop (the next iteration), innermost
+  // loop first; else the next site of the tool after it; else its first.
+  const sitesOf = new Map();
+  const idx = new Map();
+  plan.forEach((d, i) => {
+    idx.set(d, i);
+    if (!sitesOf.has(d.tool)) sitesOf.set(d.tool, []);
+    sitesOf.get(d.tool).push(d);
+  });
+  let prev = null;
+  const site = (tool) => {
+    const cands = sitesOf.get(tool);
+    if (!cands) return null;
+    const at = prev ? idx.get(prev) : -1;
+    const loops = (prev && prev.loops) || [];
+    let pick = null;
+    for (let k = loops.length - 1; k >= 0 && !pick; k--) {
+      const inL = cands.filter((d) => (d.loops || []).includes(loops[k]));
+      pick = inL.find((d) => idx.get(d) > at) || inL.find((d) => idx.get(d) <= at);
+    }
+    pick = pick || cands.find((d) => idx.get(d) > at) || cands[0];
+    prev = pick;
     return pick;
   };
-  const nodes = tasks.map((task) => {
-    const s = site(task.tool_id || task.tool, task.layer);
-    return { task, site: s, layer: s ? s.layer : task.layer || 0 };
-  });
+  const byId = new Map();
+  const nodes = [];
   for (const d of plan) {
-    if (!nodes.some((n) => n.site === d)) nodes.push({ site: d, layer: d.layer || 0, planned: true });
+    const n = { id: d.id, site: d, calls: [] };
+    byId.set(d.id, n);
+    nodes.push(n);
+  }
+  for (const task of all) {
+    const s = site(task.tool_id || task.tool);
+    if (s) byId.get(s.id).calls.push(task);
+    else nodes.push({ id: "call:" + task.task_id, calls: [task], layer: task.layer || 0 });
+  }
+  for (const c of decisions) {
+    const n = { id: c.id, decision: c, calls: [] };
+    byId.set(c.id, n);
+    nodes.push(n);
   }
   if (nodes.length === 0) {
     box.replaceChildren(el("p", { class: "empty" }, "This execution called no tools."));
     return;
   }
+  // Column: the longest path over data, order and branch edges (a decision
+  // sits before what it selects), so an ordered call is right of the one it
+  // follows. Cycles cannot come from the analysis; guard anyway.
+  const parentOf = new Map();
+  for (const c of decisions) for (const b of c.branches || []) for (const id of b.nodes || []) parentOf.set(id, c.id);
+  const preds = (n) => {
+    if (!n.site && !n.decision) return [];
+    const own = n.site ? [...(n.site.depends_on || []), ...(n.site.after || [])] : n.decision.depends_on || [];
+    return parentOf.has(n.id) ? [...own, parentOf.get(n.id)] : own;
+  };
+  const rank = new Map();
+  const rankOf = (n, depth) => {
+    if (rank.has(n.id)) return rank.get(n.id);
+    if (!n.site && !n.decision) return n.layer;
+    rank.set(n.id, 0);
+    let r = 0;
+    if (depth < 200) for (const p of preds(n)) { const m = byId.get(p); if (m) r = Math.max(r, rankOf(m, depth + 1) + 1); }
+    rank.set(n.id, r);
+    return r;
+  };
+  for (const n of nodes) n.layer = rankOf(n, 0);
+  const drawn = nodes.slice(0, DAG_MAX_NODES);
+  const shown = new Set(drawn);
   const W = 190, H = 50, GX = 70, GY = 22, PAD = 16;
   const columns = new Map();
-  for (const n of nodes) {
+  for (const n of drawn) {
     if (!columns.has(n.layer)) columns.set(n.layer, []);
     columns.get(n.layer).push(n);
   }
@@ -261,43 +310,77 @@ function drawDag(t) {
       svg("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "arrowhead" }))));
   const edges = svg("g", { class: "edges" });
   root.append(edges);
-  // One edge per dependency: from the latest earlier call of the site it
-  // depends on (a loop's calls would otherwise link every pair).
-  const bySite = new Map();
-  nodes.forEach((m, i) => {
-    if (!m.site) return;
-    if (!bySite.has(m.site.id)) bySite.set(m.site.id, []);
-    bySite.get(m.site.id).push(i);
-  });
-  nodes.forEach((n, i) => {
-    for (const dep of (n.site && n.site.depends_on) || []) {
-      const cands = (bySite.get(dep) || []).filter((j) => j !== i);
-      if (cands.length === 0) continue;
-      const earlier = cands.filter((j) => j < i);
-      const m = nodes[earlier.length ? earlier[earlier.length - 1] : cands[0]];
-      const x1 = m.x + W, y1 = m.y + H / 2, x2 = n.x, y2 = n.y + H / 2, mx = (x1 + x2) / 2;
-      edges.append(svg("path", { d: `M ${x1} ${y1} C ${mx} ${y1}, ${mx} ${y2}, ${x2} ${y2}`, class: "edge", "marker-end": "url(#arrow)" }));
+  const edge = (from, to, cls, label) => {
+    const m = byId.get(from);
+    if (!m || !shown.has(m) || !shown.has(to)) return;
+    const x1 = m.x + W, y1 = m.y + H / 2, x2 = to.x, y2 = to.y + H / 2, mx = (x1 + x2) / 2;
+    edges.append(svg("path", { d: `M ${x1} ${y1} C ${mx} ${y1}, ${mx} ${y2}, ${x2} ${y2}`, class: "edge " + cls, "marker-end": "url(#arrow)",
+      "data-from": from, "data-to": to.id }));
+    if (label) edges.append(svg("text", { x: mx, y: (y1 + y2) / 2 - 4, class: "edge-label" }, short(label, 16)));
+  };
+  // What a decision's condition reads is drawn into the decision, not again
+  // into each call it selects: that dependency is the branch itself.
+  const guardedBy = (id) => {
+    const out = new Set();
+    for (let p = parentOf.get(id), i = 0; p && i < 200; p = parentOf.get(p), i++) for (const d of byId.get(p).decision.depends_on || []) out.add(d);
+    return out;
+  };
+  for (const n of drawn) {
+    if (n.site) {
+      const guard = guardedBy(n.id);
+      for (const d of n.site.depends_on || []) if (!guard.has(d)) edge(d, n, "data");
+      for (const d of n.site.after || []) edge(d, n, "order");
+    } else if (n.decision) {
+      for (const d of n.decision.depends_on || []) edge(d, n, "data");
+      for (const b of n.decision.branches || []) for (const id of b.nodes || []) { const m = byId.get(id); if (m) edge(n.id, m, "branch", b.label); }
+      continue;
     }
-  });
-  for (const n of nodes) root.append(n.planned ? plannedNode(n, W, H) : taskNode(n, t, W, H));
-  box.replaceChildren(root);
-  if (notDrawn > 0) {
-    box.append(el("p", { class: "meta dag-more" }, `The first ${count(tasks.length)} calls are drawn; ${count(notDrawn)} more are in the trace tree.`));
   }
+  for (const n of drawn) root.append(n.decision ? decisionNode(n, W, H) : n.calls.length ? taskNode(n, t, W, H) : plannedNode(n, W, H));
+  box.replaceChildren(root);
+  const notes = [];
+  if (!plan.length && nodes.length - drawn.length + aggregated > 0) {
+    notes.push(`The first ${count(drawn.length)} calls are drawn; ${count(nodes.length - drawn.length + aggregated)} more are in the trace tree.`);
+  } else {
+    if (nodes.length > drawn.length) notes.push(`The first ${count(drawn.length)} nodes are drawn; ${count(nodes.length - drawn.length)} more are not.`);
+    if (aggregated > 0) notes.push(`${count(aggregated)} more calls were aggregated: they are in the trace tree, not counted here.`);
+  }
+  if (notes.length) box.append(el("p", { class: "meta dag-more" }, notes.join(" ")));
+}
+
+const DECISION_SIGN = { if: "if", switch: "switch", ternary: "?:", and: "&&", or: "||", nullish: "??" };
+
+function decisionNode(n, W, H) {
+  const c = n.decision;
+  const sign = DECISION_SIGN[c.kind] || c.kind;
+  return svg("g", { class: "decision", transform: `translate(${n.x},${n.y})`, "data-decision": c.id },
+    svg("title", {}, `${c.id} ${c.kind} ${c.condition || ""}`),
+    svg("path", { d: `M 0 ${H / 2} L 16 0 L ${W - 16} 0 L ${W} ${H / 2} L ${W - 16} ${H} L 16 ${H} Z` }),
+    svg("text", { x: 20, y: 20, class: "tool" }, sign),
+    svg("text", { x: 20, y: 38, class: "sub" }, short(c.condition || c.id, 26)));
 }
 
 function taskNode(n, t, W, H) {
-  const task = n.task;
+  const calls = n.calls;
+  const task = calls[0];
+  const failed = calls.filter((c) => !c.success);
   const side = task.routing === "client" || task.routing === "server" ? task.routing : "unknown";
-  const g = svg("g", { class: `node ${side}${task.success ? "" : " failed"}`, transform: `translate(${n.x},${n.y})`,
-    "data-task": t.trace_id + "/" + task.task_id, tabindex: 0 },
-  svg("title", {}, `${task.task_id} ${task.tool}${task.error ? "\n" + task.error : ""}`),
+  const total = calls.reduce((a, c) => a + (c.duration_ms || 0), 0);
+  const id = n.site ? n.site.id : task.task_id;
+  const g = svg("g", { class: `node ${side}${failed.length ? " failed" : ""}`, transform: `translate(${n.x},${n.y})`,
+    "data-task": t.trace_id + "/" + task.task_id, "data-site": id, tabindex: 0 },
+  svg("title", {}, calls.length > 1
+    ? `${id} ${task.tool}: ${count(calls.length)} calls (${calls.slice(0, 20).map((c) => c.task_id).join(", ")}${calls.length > 20 ? ", …" : ""}), ${failed.length} failed`
+    : `${task.task_id} ${task.tool}${task.error ? "\n" + task.error : ""}`),
   svg("rect", { width: W, height: H, rx: 8 }),
-  svg("text", { x: 10, y: 20, class: "tool" }, short(task.tool_id || task.tool, 24)),
-  svg("text", { x: 10, y: 38, class: "sub" }, `${task.task_id} · ${ms(task.duration_ms)}`));
-  if (!task.success) g.append(svg("text", { x: W - 20, y: 20, class: "mark" }, "✕"));
-  g.addEventListener("click", () => showTask(task, t));
-  g.addEventListener("keydown", (ev) => { if (ev.key === "Enter") showTask(task, t); });
+  svg("text", { x: 10, y: 20, class: "tool" }, short(task.tool_id || task.tool, calls.length > 1 ? 17 : 24)),
+  svg("text", { x: 10, y: 38, class: "sub" }, `${calls.length > 1 ? id : task.task_id} · ${ms(total)}`));
+  if (calls.length > 1) g.append(svg("text", { x: W - 10, y: 20, class: "count", "text-anchor": "end" }, "×" + count(calls.length)));
+  else if (failed.length) g.append(svg("text", { x: W - 20, y: 20, class: "mark" }, "✕"));
+  // A site of many calls opens its first failed call, else its first.
+  const open = () => showTask(failed[0] || task, t);
+  g.addEventListener("click", open);
+  g.addEventListener("keydown", (ev) => { if (ev.key === "Enter") open(); });
   return g;
 }
 
