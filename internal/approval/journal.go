@@ -170,7 +170,7 @@ func diverged(want JournalEntry, tool, hash string) *pmlerr.Error {
 	}
 	return pmlerr.New(JournalDiverged,
 		"cannot resume: the call at position %d (0-based) of this run is %s; the paused run's calls must repeat in the same order, "+
-			"so keep tool arguments independent of anything but the code, its arguments, earlier results, the clock and Math.random", want.Seq, what).
+			"so tool arguments may depend on the code, its arguments, earlier results, the clock and Math.random, and nothing else", want.Seq, what).
 		With("seq", want.Seq).
 		With("expected_tool", want.Tool).With("got_tool", tool).
 		With("expected_args_hash", want.ArgsHash).With("got_args_hash", hash)
