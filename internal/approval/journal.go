@@ -28,9 +28,30 @@ const JournalDiverged pmlerr.Code = "REPLAY_DIVERGED"
 // complete: the JS engine is single-threaded, so the same code with the same
 // results issues the same calls in the same order, Promise.all included.
 // The journal is safe for concurrent use.
+//
+// With the calls it keeps the time and randomness the run read (the
+// sandbox's tape, opaque here): the re-run reads them again, in order, so
+// that code like `"runs/" + Date.now()` repeats its arguments.
 type Journal struct {
 	mu      sync.Mutex
 	entries map[int]JournalEntry
+	tape    json.RawMessage
+}
+
+// Values is the time and randomness the paused run read, for the re-run to
+// read first (nil: none recorded). It makes the journal a sandbox.Tape.
+func (j *Journal) Values() json.RawMessage {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return bytes.Clone(j.tape)
+}
+
+// Record keeps the time and randomness a run that paused read; it starts
+// with what Values gave it, so it replaces that.
+func (j *Journal) Record(tape json.RawMessage) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.tape = bytes.Clone(tape)
 }
 
 // JournalEntry is one completed call. Exactly one of Result and Err is
@@ -149,7 +170,7 @@ func diverged(want JournalEntry, tool, hash string) *pmlerr.Error {
 	}
 	return pmlerr.New(JournalDiverged,
 		"cannot resume: the call at position %d (0-based) of this run is %s; the paused run's calls must repeat in the same order, "+
-			"so keep tool arguments independent of time and randomness", want.Seq, what).
+			"so tool arguments may depend on the code, its arguments, earlier results, the clock and Math.random, and nothing else", want.Seq, what).
 		With("seq", want.Seq).
 		With("expected_tool", want.Tool).With("got_tool", tool).
 		With("expected_args_hash", want.ArgsHash).With("got_args_hash", hash)

@@ -413,3 +413,26 @@ func TestArgsHash(t *testing.T) {
 		t.Errorf("hash %q is not SHA-256 hex", h)
 	}
 }
+
+// The journal keeps the last tape a paused run recorded, as a copy that
+// neither the recorder nor a reader can change afterwards.
+func TestJournalKeepsTheTape(t *testing.T) {
+	j := NewJournal()
+	if j.Values() != nil {
+		t.Fatalf("new journal has a tape: %s", j.Values())
+	}
+	rec := json.RawMessage(`{"now":[1],"random":[0.5]}`)
+	j.Record(rec)
+	rec[2] = 'X'
+	got := j.Values()
+	got[3] = 'Y'
+	j.Record(json.RawMessage(`{"now":[1,2],"random":[0.5]}`))
+	if string(j.Values()) != `{"now":[1,2],"random":[0.5]}` {
+		t.Fatalf("tape %s", j.Values())
+	}
+	j2 := NewJournal()
+	j2.Record(json.RawMessage(`{"now":[3],"random":[]}`))
+	if string(j2.Values()) != `{"now":[3],"random":[]}` || got[2] != 'n' {
+		t.Fatalf("tape %s, copy %s", j2.Values(), got)
+	}
+}

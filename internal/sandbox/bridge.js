@@ -240,6 +240,40 @@
   // object (even undefined), but checks accessors.
   defineProperty(G, "mcp", { __proto__: null, get: freeze(function mcp() { return mcpProxy; }), enumerable: false, configurable: false });
 
+  // ---- time and randomness ------------------------------------------------
+
+  // A run that pauses for an approval is resumed by running the code again,
+  // with the calls that already happened answered from a journal. So that
+  // the same code makes the same calls again, a run Go gives a tape reads
+  // the clock (Date.now, new Date(), Date()) and Math.random from Go, which
+  // keeps each value and hands a re-run the recorded ones first (tape.go).
+  // Date.now and Math.random become host functions themselves, with no JS
+  // wrapper: a read costs about what the built-in does. A run without a
+  // tape keeps the built-ins untouched.
+  const hostNow = globalThis.__pml_now, hostRandom = globalThis.__pml_random;
+  delete globalThis.__pml_now;
+  delete globalThis.__pml_random;
+  const DateCtor = Date;
+  const dateToString = uncurry(Date.prototype.toString);
+  const reflectConstruct = Reflect.construct;
+
+  // Date stays the same constructor for instanceof, subclasses and its
+  // statics; only a read of the current time goes to Go. The prototype's
+  // constructor points at the proxy, or it would hand out the original.
+  function pml$dateCall() { return dateToString(new DateCtor(hostNow())); }
+  function pml$dateConstruct(target, a, newTarget) {
+    return reflectConstruct(DateCtor, a.length === 0 ? [hostNow()] : a, newTarget);
+  }
+  function installTape() {
+    const DateProxy = new ProxyCtor(DateCtor, freeze({ __proto__: null, apply: pml$dateCall, construct: pml$dateConstruct }));
+    defineProperty(hostNow, "name", { __proto__: null, value: "now" });
+    defineProperty(hostRandom, "name", { __proto__: null, value: "random" });
+    defineProperty(DateCtor, "now", { __proto__: null, value: hostNow, writable: true, enumerable: false, configurable: true });
+    defineProperty(DateCtor.prototype, "constructor", { __proto__: null, value: DateProxy, writable: true, enumerable: false, configurable: true });
+    defineProperty(Math, "random", { __proto__: null, value: hostRandom, writable: true, enumerable: false, configurable: true });
+    defineProperty(G, "Date", { __proto__: null, value: DateProxy, writable: true, enumerable: false, configurable: true });
+  }
+
   // ---- console --------------------------------------------------------------
 
   function isError(v) {
@@ -360,7 +394,8 @@
     host(OP_RESULT, text, "");
   }
 
-  function pml$start(fn, argsText) {
+  function pml$start(fn, argsText, taped) {
+    if (taped === 1) installTape();
     const a = parse(argsText);
     defineProperty(G, "args", { __proto__: null, value: a, writable: true, enumerable: false, configurable: true });
     if (typeof fn !== "function") {
@@ -372,7 +407,7 @@
 
   // Operations; keep in sync with jscalls.go.
   return function pml$control(op, a, b, c, d, e) {
-    if (op === 0) pml$start(a, b);
+    if (op === 0) pml$start(a, b, c);
     else if (op === 1) pml$reject(a, b, c, d, e);
     else pml$dispatchQueued();
   };

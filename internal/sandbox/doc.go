@@ -54,6 +54,11 @@
 // with that code and message. A CallFunc that panics is a TOOL_ERROR. A
 // CallFunc error wrapping *HaltError stops the run at once, uncatchably.
 //
+// A ctx carrying a Tape (WithTape) makes the run read the clock (Date.now,
+// new Date(), Date()) and Math.random from Go, replaying the values the
+// Tape recorded first; a halt records what the run read, so that a re-run
+// after a pause makes the same calls (see tape.go).
+//
 // The function's return value (awaited) must be JSON-serializable: undefined
 // becomes null, a function, symbol, BigInt or cycle is a CODE_ERROR naming
 // its path ("return value is not JSON-serializable: function at $.a.b"),

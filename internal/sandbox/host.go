@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"log/slog"
+	"math/rand/v2"
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/sandbox/engine"
@@ -21,6 +22,8 @@ const (
 	opResult = 3 // (returnJSON)
 	opFail   = 4 // (kind, detailJSON)
 	opReturn = 5 // (value) -> 1 when Go wrote it as the result, 0: the bridge serializes it (opResult)
+	opNow    = 6 // () -> Date.now() of a run with a tape (tape.go)
+	opRandom = 7 // () -> Math.random() of a run with a tape
 )
 
 // host serves the bridge, on the VM goroutine. A panic must not unwind
@@ -38,6 +41,16 @@ func (r *run) host(op int, a, b engine.Value) (ret engine.Value) {
 	}()
 	vm := r.m.vm
 	switch op {
+	case opNow:
+		if r.tape == nil { // the bridge exposes it only with a tape
+			return engine.Float(nowMillis())
+		}
+		return engine.Float(r.tape.now.read(nowMillis))
+	case opRandom:
+		if r.tape == nil {
+			return engine.Float(rand.Float64())
+		}
+		return engine.Float(r.tape.random.read(rand.Float64))
 	case opCall:
 		return r.callFromJS(a, b)
 	case opReturn:
@@ -72,12 +85,19 @@ func (r *run) host(op int, a, b engine.Value) (ret engine.Value) {
 // installHost defines the global __pml_host, which the bridge takes off
 // the global object before user code runs.
 func (m *machine) installHost() error {
-	return m.vm.InstallHost("__pml_host", func(op int, a, b engine.Value) engine.Value {
+	err := m.vm.InstallHost("__pml_host", func(op int, a, b engine.Value) engine.Value {
 		if m.run == nil {
 			return engine.Int(-1)
 		}
 		return m.run.host(op, a, b)
 	})
+	if err != nil {
+		return err
+	}
+	if err := m.vm.InstallHostOp("__pml_now", opNow); err != nil {
+		return err
+	}
+	return m.vm.InstallHostOp("__pml_random", opRandom)
 }
 
 // engineFailure is the run's error when the engine could not hand over a

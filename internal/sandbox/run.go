@@ -43,6 +43,13 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 	if call == nil {
 		call = unknownTool
 	}
+	tape, err := startTape(tapeOf(ctx))
+	if err != nil {
+		return Result{}, pmlerr.Wrap(pmlerr.Internal, err)
+	}
+	if tape != nil {
+		ctx = WithTape(ctx, nil) // nested runs keep none
+	}
 	r := &run{
 		parent:   ctx,
 		started:  time.Now(),
@@ -54,6 +61,7 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 		done:     make(chan runOutput, 1),
 		revoked:  make(chan struct{}),
 		budget:   tools.NewBudget(lim.MaxCallBytes),
+		tape:     tape,
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, r.timeout()
@@ -139,6 +147,10 @@ func (r *run) drive(f func() (json.RawMessage, error)) {
 // Run stopped waiting, cleans up itself. The goroutine ending the run is the
 // last to touch the VM.
 func (r *run) end(value json.RawMessage, err error) {
+	var halt *HaltError
+	if r.tape != nil && errors.As(err, &halt) {
+		r.tape.record()
+	}
 	r.stopWatch()
 	if r.claimed.CompareAndSwap(false, true) {
 		// Run takes it. This goroutine ends right after, so that Run
@@ -230,6 +242,7 @@ type run struct {
 	cancel   context.CancelFunc // of ctx
 	started  time.Time
 	call     tools.CallFunc
+	tape     *runTape // nil: the run keeps no tape of its time and randomness
 	lim      Limits
 	budget   *tools.Budget // bytes moved through mcp.*, shared with the calls
 	m        *machine
@@ -301,7 +314,11 @@ func (r *run) execute(js, argsText string) (json.RawMessage, error) {
 		vm.Free(fn)
 		return nil, r.exception()
 	}
-	err = r.callJS(r.m.controlFn, engine.Int(controlStart), fn, args)
+	taped := 0
+	if r.tape != nil {
+		taped = 1
+	}
+	err = r.callJS(r.m.controlFn, engine.Int(controlStart), fn, args, engine.Int(taped))
 	// The bridge holds the function now. Freed here, not deferred: once
 	// loop hands the VM to another goroutine (takeOver), this one must not
 	// touch it again.

@@ -11,6 +11,7 @@ import (
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/runner"
+	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -163,7 +164,10 @@ func (p *Workspace) startLocal(ctx context.Context, r pendingRun, pl *plan, jour
 // runLocal executes code in the package's sandbox.
 func (p *Workspace) runLocal(ctx context.Context, r pendingRun, pl *plan, journal *approval.Journal, start time.Time) wire.Answer {
 	rules := pl.rules
-	out := p.runner.Run(withGrants(ctx, pl.grants), runner.Job{
+	// The journal also keeps the run's time and randomness, so that a
+	// re-run after a pause makes the same calls.
+	ctx = sandbox.WithTape(withGrants(ctx, pl.grants), journal)
+	out := p.runner.Run(ctx, runner.Job{
 		Tenant:     localTenant,
 		Analysis:   pl.an,
 		Code:       r.code,

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -205,6 +206,11 @@ var Undefined = Value{jsUndefined}
 
 // Int is the JS number n, an int32.
 func Int(n int) Value { return Value{jsInt(n)} }
+
+// Float is the number f.
+func Float(f float64) Value {
+	return Value{lib.TJSValue{Ftag: lib.EJS_TAG_FLOAT64, Fu: lib.TJSValueUnion{Fuint641: math.Float64bits(f)}}}
+}
 
 // IsException reports whether a call returned an exception (pending).
 func (v Value) IsException() bool { return isException(v.v) }
