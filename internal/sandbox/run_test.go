@@ -511,13 +511,13 @@ func TestCancelWhileWaitingOnTool(t *testing.T) {
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
 	_, err := Run(ctx, fn("await mcp.test.sleep({ms: 5000})"), nil, tt.call, testLimits())
-	pe := wantCode(t, err, pmlerr.ExecutionTimeout)
+	pe := wantCode(t, err, pmlerr.Cancelled)
 	if !errors.Is(pe, context.Canceled) || time.Since(start) > time.Second {
 		t.Errorf("got %v after %v", pe.Err, time.Since(start))
 	}
 	// Already cancelled.
 	_, err = Run(ctx, fn("return 1"), nil, tt.call, testLimits())
-	wantCode(t, err, pmlerr.ExecutionTimeout)
+	wantCode(t, err, pmlerr.Cancelled)
 }
 
 func TestPromiseThatNeverSettlesFailsAtOnce(t *testing.T) {
