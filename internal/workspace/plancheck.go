@@ -33,9 +33,10 @@ func askItems(perms approval.Permissions, g *grants, toolIDs []string) []approva
 }
 
 // planItems checks every tool of a local plan before anything runs: tool
-// permissions, client tools whose server is not installed (installed
-// without asking when the tool is allowed, and then installed is true), and
-// missing API keys.
+// permissions, client tools whose server is not installed (a dependency
+// approval, whatever the permissions), installed servers whose verified
+// entry changed (re-recorded, and then installed is true), and missing API
+// keys.
 func (p *Workspace) planItems(ctx context.Context, pl *plan) (items []approval.Item, installed bool, err error) {
 	cfg, rules, local := pl.cfg, pl.rules, pl.local
 	items = askItems(cfg.Permissions, pl.grants, pl.an.Tools)
@@ -86,13 +87,17 @@ func (p *Workspace) planItems(ctx context.Context, pl *plan) (items []approval.I
 			items = append(items, *item)
 			continue
 		}
-		if isDep || cfg.Permissions.Decide(t) == approval.Allow {
+		if isDep {
+			// Re-recorded only when the verified entry changed.
 			if err := p.install(ctx, dep); err != nil {
 				return nil, installed, err
 			}
 			installed = true
 			continue
 		}
+		// Allowing a tool's calls is no consent to install software: a
+		// server not yet installed is always asked for, with its keys, so
+		// it never starts without them.
 		items = append(items, approval.DependencyItem(t, dep))
 		if missing := p.env.Missing(dep.EnvRequired); len(missing) > 0 {
 			items = append(items, approval.APIKeyItem(ns, missing))
@@ -110,5 +115,7 @@ func (p *Workspace) missingKeys(server string) []string {
 	if rec, ok := p.deps.Installed(server); ok {
 		missing = append(missing, p.env.Missing(rec.EnvRequired)...)
 	}
-	return missing
+	// An installed server's keys are also its ${VAR}s: name each once.
+	slices.Sort(missing)
+	return slices.Compact(missing)
 }
