@@ -9,6 +9,7 @@ import (
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tools/local"
 )
 
 // denied refuses a plan with a denied tool before anything runs.
@@ -38,7 +39,10 @@ func askItems(perms approval.Permissions, g *grants, toolIDs []string) []approva
 // entry changed (re-recorded, and then installed is true), and missing API
 // keys.
 func (p *Workspace) planItems(ctx context.Context, pl *plan) (items []approval.Item, installed bool, err error) {
-	cfg, rules, local := pl.cfg, pl.rules, pl.local
+	if err := p.unknownBuiltin(ctx, pl); err != nil {
+		return nil, false, err
+	}
+	cfg, rules, mux := pl.cfg, pl.rules, pl.local
 	items = askItems(cfg.Permissions, pl.grants, pl.an.Tools)
 	seen := map[string]bool{}
 	for _, t := range pl.an.Tools {
@@ -65,7 +69,7 @@ func (p *Workspace) planItems(ctx context.Context, pl *plan) (items []approval.I
 			items = append(items, approval.APIKeyItem(ns, missing))
 		}
 		_, isDep := p.deps.Installed(ns)
-		if _, ok := local.Provider(ns); ok && !isDep {
+		if _, ok := mux.Provider(ns); ok && !isDep {
 			continue // configured in .pml.json, or a built-in
 		}
 		// Installed or not, the catalog entry is revalidated against the
@@ -118,4 +122,39 @@ func (p *Workspace) missingKeys(server string) []string {
 	// An installed server's keys are also its ${VAR}s: name each once.
 	slices.Sort(missing)
 	return slices.Compact(missing)
+}
+
+// unknownBuiltin refuses, before any approval is asked, a static call to a
+// built-in namespace (filesystem, shell) that names no tool of it: approving
+// a call that can only fail would be asked for nothing. A namespace a
+// configured or installed server takes over is left to that server.
+func (p *Workspace) unknownBuiltin(ctx context.Context, pl *plan) error {
+	for _, t := range pl.an.Tools {
+		ns, _ := tools.Split(t)
+		if !slices.Contains(local.Namespaces(), ns) {
+			continue
+		}
+		if _, configured := pl.cfg.MCPServers[ns]; configured {
+			continue
+		}
+		if _, isDep := p.deps.Installed(ns); isDep {
+			continue
+		}
+		prov, ok := pl.local.Provider(ns)
+		if !ok {
+			continue
+		}
+		list, err := prov.Tools(ctx)
+		if err != nil {
+			return pmlerr.Wrap(pmlerr.ToolError, err)
+		}
+		ids := make([]string, len(list))
+		for i, info := range list {
+			ids[i] = info.ID
+		}
+		if !slices.Contains(ids, t) {
+			return tools.UnknownToolError(t, ids)
+		}
+	}
+	return nil
 }

@@ -84,3 +84,27 @@ func TestCatalogServerAsksInstallAndKeyBeforeFirstRun(t *testing.T) {
 	// The next execute runs at once.
 	wantStatus(t, e.exec(code), wire.StatusSuccess)
 }
+
+// A call to a tool the built-in namespace does not have is UNKNOWN_TOOL,
+// naming the nearest tools, before any approval is asked; the next execute
+// still asks and runs as before.
+func TestUnknownBuiltinToolRefusedBeforeApproval(t *testing.T) {
+	e := newApprovalEnv(t, `{"permissions": {"ask": ["filesystem"]}}`, nil)
+	a := e.exec(`return await mcp.filesystem.read_fil({path: "x"})`)
+	if a.Status != wire.StatusError || a.ErrorCode != pmlerr.UnknownTool {
+		t.Fatalf("%+v", a)
+	}
+	sugg, _ := a.Details["suggestions"].([]string)
+	if !slices.Contains(sugg, "filesystem:read_file") {
+		t.Fatalf("suggestions %#v in %+v", a.Details["suggestions"], a)
+	}
+	if err := os.WriteFile(filepath.Join(e.ws, "x"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := e.exec(`return await mcp.filesystem.read_file({path: "x"})`)
+	wantStatus(t, b, wire.StatusApprovalRequired)
+	if b.ApprovalType != "tool_permission" {
+		t.Fatalf("%+v", b)
+	}
+	wantStatus(t, e.cont(b.WorkflowID, true), wire.StatusSuccess)
+}
