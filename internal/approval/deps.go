@@ -17,13 +17,14 @@ import (
 
 // DepRecord is one MCP server installed on this machine with the user's approval.
 type DepRecord struct {
-	Name        string    `json:"name"`
-	Version     string    `json:"version,omitempty"`
-	Command     string    `json:"command"`
-	Args        []string  `json:"args,omitempty"`
-	EnvRequired []string  `json:"envRequired,omitempty"`
-	InstalledAt time.Time `json:"installedAt"`
-	Integrity   string    `json:"integrity,omitempty"`
+	Name        string            `json:"name"`
+	Version     string            `json:"version,omitempty"`
+	Command     string            `json:"command"`
+	Args        []string          `json:"args,omitempty"`
+	Env         map[string]string `json:"env,omitempty"` // as configured; ${VAR}s resolve from the user's keys
+	EnvRequired []string          `json:"envRequired,omitempty"`
+	InstalledAt time.Time         `json:"installedAt"`
+	Integrity   string            `json:"integrity,omitempty"`
 }
 
 // depsFile is the on-disk shape of .pml/deps.json; the version lets a later

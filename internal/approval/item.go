@@ -51,11 +51,14 @@ type Integrity struct {
 
 // Dependency is an MCP server the package would install and run locally.
 type Dependency struct {
-	Name        string   `json:"name"`
-	Version     string   `json:"version,omitempty"`
-	Command     string   `json:"command"`
-	Args        []string `json:"args,omitempty"`
-	EnvRequired []string `json:"envRequired,omitempty"`
+	Name    string   `json:"name"`
+	Version string   `json:"version,omitempty"`
+	Command string   `json:"command"`
+	Args    []string `json:"args,omitempty"`
+	// Env is the server's environment as configured: literal values are
+	// passed as they are, ${VAR}s (the EnvRequired) come from the user.
+	Env         map[string]string `json:"env,omitempty"`
+	EnvRequired []string          `json:"envRequired,omitempty"`
 }
 
 // ToolPermissionItem asks to run a tool that the permissions leave at "ask".

@@ -22,7 +22,7 @@ func (s *Service) newRegistry(hosted map[string]ServerEntry) *registry.Registry 
 	var servers []registry.Server
 	for name, e := range s.catalog {
 		servers = append(servers, registry.Server{Name: name, Transport: e.serverType(), Command: e.Command,
-			Args: e.Args, URL: e.URL, EnvRequired: envKeys(e.Env), Description: e.Description})
+			Args: e.Args, URL: e.URL, Env: e.Env, EnvRequired: envRequired(e.ServerConfig), Description: e.Description})
 	}
 	for name, e := range hosted {
 		servers = append(servers, registry.Server{Name: name, Hosted: true, Transport: e.serverType(),
@@ -38,17 +38,6 @@ func (s *Service) newRegistry(hosted map[string]ServerEntry) *registry.Registry 
 		r, _ = registry.New(registry.Options{Store: s.store, Rules: s.rules, Reserved: reserved})
 	}
 	return r
-}
-
-// envKeys are the variables a catalog server's env sets: what the user must
-// provide when the package installs it.
-func envKeys(env map[string]string) []string {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // ruleNamespaces are the namespaces r's patterns name.

@@ -69,7 +69,7 @@ func TestRegistryBuiltinAndRedirect(t *testing.T) {
 func TestRegistryServerMetadata(t *testing.T) {
 	g := startRegistry(t)
 	for name, want := range map[string]string{
-		"serena": `{"description":"Code analysis","install":{"args":["@example/serena"],"command":"npx","envRequired":["SERENA_KEY"]},"routing":"client","tools":[],"type":"stdio"}`,
+		"serena": `{"description":"Code analysis","install":{"args":["@example/serena"],"command":"npx","env":{"SERENA_KEY":"${SERENA_KEY}"},"envRequired":["SERENA_KEY"]},"routing":"client","tools":[],"type":"stdio"}`,
 		"tavily": `{"description":"Web search","envRequired":["TAVILY_API_KEY"],"proxyTo":"http://127.0.0.1:1","routing":"server","tools":[],"type":"http"}`,
 	} {
 		r := get(t, g, g.Key, "/mcp/pml.mcp."+name+".server")

@@ -250,7 +250,7 @@ func (s *Service) CatalogServer(name string) (CatalogEntry, bool) {
 	e := CatalogEntry{Type: string(m.Type), EnvRequired: m.EnvRequired, FQDN: m.FQDN, Integrity: m.Integrity, Description: m.Description}
 	if in := m.Install; in != nil {
 		e.EnvRequired = in.EnvRequired
-		e.Install = approval.Dependency{Name: name, Command: in.Command, Args: in.Args, EnvRequired: in.EnvRequired}
+		e.Install = approval.Dependency{Name: name, Command: in.Command, Args: in.Args, Env: in.Env, EnvRequired: in.EnvRequired}
 	}
 	return e, true
 }

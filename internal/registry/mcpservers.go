@@ -18,7 +18,8 @@ type Server struct {
 	Command     string
 	Args        []string
 	URL         string
-	EnvRequired []string // keys the user must provide
+	Env         map[string]string // an installed server's environment: literals and ${VAR}s
+	EnvRequired []string          // keys the user must provide
 	Description string
 	Tools       []string // tool ids, when the gateway knows them
 }
@@ -38,9 +39,10 @@ type Metadata struct {
 
 // Install is how a package starts a stdio server.
 type Install struct {
-	Command     string   `json:"command"`
-	Args        []string `json:"args"`
-	EnvRequired []string `json:"envRequired,omitempty"`
+	Command     string            `json:"command"`
+	Args        []string          `json:"args"`
+	Env         map[string]string `json:"env,omitempty"`
+	EnvRequired []string          `json:"envRequired,omitempty"`
 }
 
 // metadataOf describes s. A hosted server is type http, routing server: the
@@ -61,7 +63,7 @@ func metadataOf(s Server) Metadata {
 		m.Type, m.Routing, m.ProxyTo, m.EnvRequired = TypeHTTP, routing.Client, s.URL, envRequired
 	default:
 		m.Type, m.Routing = TypeStdio, routing.Client
-		m.Install = &Install{Command: s.Command, Args: nonNil(s.Args), EnvRequired: envRequired}
+		m.Install = &Install{Command: s.Command, Args: nonNil(s.Args), Env: s.Env, EnvRequired: envRequired}
 	}
 	return m
 }

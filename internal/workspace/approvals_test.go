@@ -167,9 +167,9 @@ func TestDeniedToolBlocksBeforeAnythingRuns(t *testing.T) {
 }
 
 func TestOneApprovalForTheWholePlan(t *testing.T) {
-	catalog := map[string]gateway.ServerEntry{"dep": {ServerConfig: upstream.ServerConfig{Command: "__BIN__", Env: map[string]string{"DEP_TOKEN": ""}}}}
+	catalog := map[string]gateway.ServerEntry{"dep": {ServerConfig: upstream.ServerConfig{Command: "__BIN__", Env: map[string]string{"DEP_TOKEN": "${DEP_TOKEN}"}}}}
 	e := newApprovalEnv(t, `{"permissions": {"ask": ["fx", "dep"]}, "mcpServers": {"fx": {"command": "%[1]s", "env": {"T": "${FX_TOKEN}"}}}}`, nil)
-	catalog["dep"] = gateway.ServerEntry{ServerConfig: upstream.ServerConfig{Command: e.bin, Env: map[string]string{"DEP_TOKEN": ""}}}
+	catalog["dep"] = gateway.ServerEntry{ServerConfig: upstream.ServerConfig{Command: e.bin, Env: map[string]string{"DEP_TOKEN": "${DEP_TOKEN}"}}}
 	e.pkg = e.open(catalog)
 	a := e.exec(`await mcp.fx.echo({text: "a"}); return await mcp.dep.echo({text: "b"})`)
 	wantStatus(t, a, wire.StatusApprovalRequired)
@@ -218,9 +218,17 @@ func TestDependencyInstall(t *testing.T) {
 		"manual": {ServerConfig: upstream.ServerConfig{Command: e.bin}},
 		"gone":   {ServerConfig: upstream.ServerConfig{Command: "/nonexistent/mcp-server"}},
 	})
-	// An allow-listed dependency installs without asking.
+	// Even an allow-listed dependency asks before it is installed: allowing
+	// a tool's calls is no consent to install software.
 	a := e.exec(`return await mcp.auto.echo({text: "hi"})`)
-	wantStatus(t, a, wire.StatusSuccess)
+	wantStatus(t, a, wire.StatusApprovalRequired)
+	if a.ApprovalType != "dependency" || !strings.Contains(a.Description, "auto") {
+		t.Fatalf("%+v", a)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, StateDir, "deps.json")); !os.IsNotExist(err) {
+		t.Fatalf("installed before the approval: %v", err)
+	}
+	wantStatus(t, e.cont(a.WorkflowID, true), wire.StatusSuccess)
 	deps, err := os.ReadFile(filepath.Join(e.ws, StateDir, "deps.json"))
 	if err != nil || !strings.Contains(string(deps), `"auto"`) {
 		t.Fatalf("deps.json: %v %s", err, deps)
@@ -277,7 +285,11 @@ func TestIntegrityApproveAndReject(t *testing.T) {
 	}
 	e.pkg = e.open(entry("-page-size=100"))
 	code := `return await mcp.dep.echo({text: "v"})`
-	wantStatus(t, e.exec(code), wire.StatusSuccess)
+	first := e.exec(code)
+	if first.ApprovalType != "dependency" {
+		t.Fatalf("%+v", first)
+	}
+	wantStatus(t, e.cont(first.WorkflowID, true), wire.StatusSuccess)
 	// The gateway's metadata changes (a simulated MITM): the package notices.
 	for _, approve := range []bool{false, true} {
 		e.pkg = e.open(entry(fmt.Sprintf("-page-size=%d", 7+len(fmt.Sprint(approve)))))

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os/exec"
 	"slices"
 	"time"
@@ -16,7 +17,7 @@ import (
 // Its command must exist on this machine; progress goes to the log (stderr).
 func (p *Workspace) install(ctx context.Context, dep approval.Dependency) error {
 	if rec, ok := p.deps.Installed(dep.Name); ok && rec.Command == dep.Command &&
-		slices.Equal(rec.Args, dep.Args) && slices.Equal(rec.EnvRequired, dep.EnvRequired) {
+		slices.Equal(rec.Args, dep.Args) && maps.Equal(rec.Env, dep.Env) && slices.Equal(rec.EnvRequired, dep.EnvRequired) {
 		return nil
 	}
 	p.log.Info("installing MCP server", "server", dep.Name, "command", dep.Command, "args", dep.Args)
@@ -24,7 +25,7 @@ func (p *Workspace) install(ctx context.Context, dep approval.Dependency) error 
 		return pmlerr.New(pmlerr.ToolError, "cannot install %s: %q is not on this machine's PATH", dep.Name, dep.Command).With("server", dep.Name)
 	}
 	if err := p.deps.Record(approval.DepRecord{Name: dep.Name, Version: dep.Version, Command: dep.Command,
-		Args: dep.Args, EnvRequired: dep.EnvRequired, InstalledAt: time.Now().UTC()}); err != nil {
+		Args: dep.Args, Env: dep.Env, EnvRequired: dep.EnvRequired, InstalledAt: time.Now().UTC()}); err != nil {
 		return fmt.Errorf("recording %s in deps.json: %w", dep.Name, err)
 	}
 	p.invalidateLocal()
@@ -38,5 +39,5 @@ func dependencyOf(name string, e regclient.Entry) (approval.Dependency, error) {
 	if in == nil || in.Command == "" {
 		return approval.Dependency{}, pmlerr.New(pmlerr.ToolError, "catalog entry %s has no install command", e.FQDN).With("server", name)
 	}
-	return approval.Dependency{Name: name, Command: in.Command, Args: in.Args, EnvRequired: in.EnvRequired}, nil
+	return approval.Dependency{Name: name, Command: in.Command, Args: in.Args, Env: in.Env, EnvRequired: in.EnvRequired}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -220,9 +221,15 @@ func (p *Workspace) setLocal(local *tools.Mux) {
 func (p *Workspace) withDeps(servers map[string]ServerConfig) map[string]ServerConfig {
 	out := map[string]ServerConfig{}
 	for _, rec := range p.deps.List() {
-		env := map[string]string{}
-		for _, k := range rec.EnvRequired {
-			env[k] = "${" + k + "}"
+		// The configured environment as it is: literals are the server's
+		// config, ${VAR}s the user's keys. A record from before the
+		// environment was recorded passes each key under its own name.
+		env := maps.Clone(rec.Env)
+		if env == nil {
+			env = map[string]string{}
+			for _, k := range rec.EnvRequired {
+				env[k] = "${" + k + "}"
+			}
 		}
 		out[rec.Name] = ServerConfig{Command: rec.Command, Args: rec.Args, Env: env}
 	}

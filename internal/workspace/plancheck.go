@@ -9,6 +9,7 @@ import (
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tools/local"
 )
 
 // denied refuses a plan with a denied tool before anything runs.
@@ -33,11 +34,15 @@ func askItems(perms approval.Permissions, g *grants, toolIDs []string) []approva
 }
 
 // planItems checks every tool of a local plan before anything runs: tool
-// permissions, client tools whose server is not installed (installed
-// without asking when the tool is allowed, and then installed is true), and
-// missing API keys.
+// permissions, client tools whose server is not installed (a dependency
+// approval, whatever the permissions), installed servers whose verified
+// entry changed (re-recorded, and then installed is true), and missing API
+// keys.
 func (p *Workspace) planItems(ctx context.Context, pl *plan) (items []approval.Item, installed bool, err error) {
-	cfg, rules, local := pl.cfg, pl.rules, pl.local
+	if err := p.unknownBuiltin(ctx, pl); err != nil {
+		return nil, false, err
+	}
+	cfg, rules, mux := pl.cfg, pl.rules, pl.local
 	items = askItems(cfg.Permissions, pl.grants, pl.an.Tools)
 	seen := map[string]bool{}
 	for _, t := range pl.an.Tools {
@@ -64,7 +69,7 @@ func (p *Workspace) planItems(ctx context.Context, pl *plan) (items []approval.I
 			items = append(items, approval.APIKeyItem(ns, missing))
 		}
 		_, isDep := p.deps.Installed(ns)
-		if _, ok := local.Provider(ns); ok && !isDep {
+		if _, ok := mux.Provider(ns); ok && !isDep {
 			continue // configured in .pml.json, or a built-in
 		}
 		// Installed or not, the catalog entry is revalidated against the
@@ -86,13 +91,17 @@ func (p *Workspace) planItems(ctx context.Context, pl *plan) (items []approval.I
 			items = append(items, *item)
 			continue
 		}
-		if isDep || cfg.Permissions.Decide(t) == approval.Allow {
+		if isDep {
+			// Re-recorded only when the verified entry changed.
 			if err := p.install(ctx, dep); err != nil {
 				return nil, installed, err
 			}
 			installed = true
 			continue
 		}
+		// Allowing a tool's calls is no consent to install software: a
+		// server not yet installed is always asked for, with its keys, so
+		// it never starts without them.
 		items = append(items, approval.DependencyItem(t, dep))
 		if missing := p.env.Missing(dep.EnvRequired); len(missing) > 0 {
 			items = append(items, approval.APIKeyItem(ns, missing))
@@ -110,5 +119,42 @@ func (p *Workspace) missingKeys(server string) []string {
 	if rec, ok := p.deps.Installed(server); ok {
 		missing = append(missing, p.env.Missing(rec.EnvRequired)...)
 	}
-	return missing
+	// An installed server's keys are also its ${VAR}s: name each once.
+	slices.Sort(missing)
+	return slices.Compact(missing)
+}
+
+// unknownBuiltin refuses, before any approval is asked, a static call to a
+// built-in namespace (filesystem, shell) that names no tool of it: approving
+// a call that can only fail would be asked for nothing. A namespace a
+// configured or installed server takes over is left to that server.
+func (p *Workspace) unknownBuiltin(ctx context.Context, pl *plan) error {
+	for _, t := range pl.an.Tools {
+		ns, _ := tools.Split(t)
+		if !slices.Contains(local.Namespaces(), ns) {
+			continue
+		}
+		if _, configured := pl.cfg.MCPServers[ns]; configured {
+			continue
+		}
+		if _, isDep := p.deps.Installed(ns); isDep {
+			continue
+		}
+		prov, ok := pl.local.Provider(ns)
+		if !ok {
+			continue
+		}
+		list, err := prov.Tools(ctx)
+		if err != nil {
+			return pmlerr.Wrap(pmlerr.ToolError, err)
+		}
+		ids := make([]string, len(list))
+		for i, info := range list {
+			ids[i] = info.ID
+		}
+		if !slices.Contains(ids, t) {
+			return tools.UnknownToolError(t, ids)
+		}
+	}
+	return nil
 }

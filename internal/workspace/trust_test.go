@@ -338,7 +338,12 @@ func TestTamperedCatalogEntryNeverInstalled(t *testing.T) {
 		return p.Execute(context.Background(), wire.ExecuteRequest{Code: code})
 	}
 
-	wantStatus(t, exec(openRemote(t, ws, px.URL, g.Key)), wire.StatusSuccess)
+	p0 := openRemote(t, ws, px.URL, g.Key)
+	first := exec(p0)
+	if first.ApprovalType != "dependency" {
+		t.Fatalf("first install: %+v", first)
+	}
+	wantStatus(t, p0.Execute(context.Background(), wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: first.WorkflowID, Approved: wire.Bool(true)}}), wire.StatusSuccess)
 	installed := readDeps(t, ws)
 	if !strings.Contains(installed, "-page-size=100") {
 		t.Fatalf("deps.json: %s", installed)
