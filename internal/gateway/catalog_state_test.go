@@ -141,3 +141,49 @@ func TestUndescribedCapabilityRanksBelowTools(t *testing.T) {
 	}
 	alive(t, s)
 }
+
+// The catalog (GET /mcp) shows a capability's uses, and none for tools.
+func TestCatalogShowsUses(t *testing.T) {
+	g := startRegistry(t)
+	s := g.Connect(t, g.Key, false)
+	ref := learn(t, s, "const s = await mcp.math.add({a: 1, b: 2}); return await mcp.math.add({a: s, b: 3})", "add three numbers")
+	if text, isErr := callTool(t, s, "call", wire.CallRequest{Tool: ref.Name}); isErr || text != "6" {
+		t.Fatalf("call: %s", text)
+	}
+	var cat struct {
+		Items []struct {
+			FQDN string `json:"fqdn"`
+			Type string `json:"type"`
+			Uses *int64 `json:"uses"`
+		} `json:"items"`
+	}
+	for _, q := range []string{"?type=code&limit=200", "?name=" + ref.Name} {
+		req, _ := http.NewRequest(http.MethodGet, g.URL+"/mcp"+q, nil)
+		req.Header.Set("Authorization", "Bearer "+g.Key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(res.Body).Decode(&cat)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("catalog %s: %d %v", q, res.StatusCode, err)
+		}
+		found := false
+		for _, it := range cat.Items {
+			switch {
+			case it.FQDN == ref.FQDN:
+				found = true
+				if it.Uses == nil || *it.Uses != 1 {
+					t.Fatalf("catalog %s uses: %v", q, it.Uses)
+				}
+			case it.Uses != nil && it.Type != "code":
+				t.Fatalf("a %s entry shows uses: %+v", it.Type, it)
+			}
+		}
+		if !found {
+			t.Fatalf("catalog %s lacks %s: %+v", q, ref.FQDN, cat.Items)
+		}
+	}
+	alive(t, s)
+}
