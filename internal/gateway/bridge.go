@@ -38,10 +38,22 @@ func (s *Service) bridge(c Caller) tools.CallFunc {
 		if err != nil {
 			return nil, pmlerr.New(pmlerr.ToolError, "capability %s: stored code no longer analyses: %v", tool, err)
 		}
+		s.countUse(ctx, e)
 		return s.runner.RunNested(ctx, runner.Nested{Tenant: c.tenant(), Tool: tool, FQDN: e.FQDN(), Analysis: an,
 			Args: args, Call: call, Trace: s.traceSink(ctx, c)})
 	}
 	return call
+}
+
+// countUse counts one call of the capability e, from code or the call tool
+// alike. A failed count is logged, never the call's failure.
+func (s *Service) countUse(ctx context.Context, e registry.Entry) {
+	if e.Capability == nil || s.store == nil {
+		return
+	}
+	if err := s.store.CountCapabilityUse(ctx, e.Capability.ID); err != nil {
+		s.log.Warn("counting a capability call", "capability", e.Capability.ID, "err", err)
+	}
 }
 
 // capability resolves a tool id to the capability the caller would call.
@@ -261,8 +273,10 @@ func (s *Service) discoverCapabilities(ctx context.Context, c Caller) map[string
 		if r == 2 {
 			desc = fmt.Sprintf("[public capability of %s: its code, not yours] %s", registry.Owner(cp.Scope), desc)
 		}
+		uses := cp.Uses
 		out[id] = wire.DiscoveredTool{ID: id, Kind: "capability", Description: desc, Routing: cp.Routing,
-			FQDN: e.FQDN(), Owner: registry.Owner(cp.Scope), InputSchema: cp.ArgsSchema}
+			FQDN: e.FQDN(), Owner: registry.Owner(cp.Scope), InputSchema: cp.ArgsSchema,
+			Uses: &uses, Undescribed: cp.Description == ""}
 	}
 	return out
 }

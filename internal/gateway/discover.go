@@ -30,7 +30,9 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 	for _, d := range caps {
 		all = append(all, tools.Info{ID: d.ID, Description: d.Description, InputSchema: d.InputSchema})
 	}
-	return s.rank(c, all, req, caps), nil
+	out := s.rank(c, all, req, caps)
+	out.Servers = s.serverStatuses()
+	return out, nil
 }
 
 func (s *Service) rank(c Caller, all []tools.Info, req wire.DiscoverRequest, caps map[string]wire.DiscoveredTool) wire.DiscoverAnswer {

@@ -86,5 +86,13 @@ func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, http.StatusServiceUnavailable, "store_unavailable", err.Error())
 		return
 	}
-	httpapi.Write(w, http.StatusOK, map[string]string{"status": "ok", "version": wire.Version})
+	// status stays "ok" while a hosted server fails: the gateway itself is
+	// live; servers says which ones work.
+	httpapi.Write(w, http.StatusOK, health{Status: "ok", Version: wire.Version, Servers: s.serverStatuses()})
+}
+
+type health struct {
+	Status  string                       `json:"status"`
+	Version string                       `json:"version"`
+	Servers map[string]wire.ServerStatus `json:"servers,omitempty"`
 }

@@ -40,7 +40,10 @@ type Config struct {
 	// BYOK holds the hosted servers that need the caller's keys per call.
 	BYOK map[string]upstream.ServerConfig
 	// Hosted holds every hosted server's entry, for the registry.
-	Hosted   map[string]ServerEntry
+	Hosted map[string]ServerEntry
+	// Upstream runs the hosted servers that need no caller keys; their
+	// states are shown by discover, /healthz and the catalog. Nil: none.
+	Upstream *upstream.Pool
 	Limits   sandbox.Limits
 	Analyzer *analysis.Analyzer
 	Logger   *slog.Logger
@@ -77,6 +80,7 @@ type Service struct {
 	admission    *admission.Controller
 	runner       *runner.Runner
 	traces       *traceapi.API
+	upstream     *upstream.Pool
 }
 
 // New builds a Service; zero fields of cfg get working defaults.
@@ -92,6 +96,7 @@ func New(cfg Config) *Service {
 		metrics:   cfg.Metrics,
 		telemetry: cfg.Telemetry,
 		admission: cfg.Admission,
+		upstream:  cfg.Upstream,
 		validate:  tools.NewValidator(),
 		keys:      ttlcache.New[string, store.Scope](keyCacheTTL, keyCacheSize),
 		learned:   ttlcache.New[learnKey, *wire.CapabilityRef](learnCacheTTL, learnCacheSize),

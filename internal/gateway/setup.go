@@ -193,6 +193,7 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		Catalog:   catalog,
 		BYOK:      byok,
 		Hosted:    hostedEntries,
+		Upstream:  pool,
 		Limits:    o.Limits,
 		Analyzer:  analyzer,
 		Logger:    log,

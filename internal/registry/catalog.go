@@ -33,6 +33,9 @@ type Item struct {
 	Type        Type         `json:"type"`
 	Routing     routing.Side `json:"routing"`
 	Description string       `json:"description"`
+	// Uses counts a capability's calls (its current version's); absent for
+	// tools and servers.
+	Uses *int64 `json:"uses,omitempty"`
 }
 
 // Catalog is one page of the catalog.
@@ -70,7 +73,15 @@ func (r *Registry) List(ctx context.Context, viewer store.Scope, o ListOptions) 
 	from := (o.Page - 1) * o.Limit
 	for i := from; i < len(all) && i < from+o.Limit; i++ {
 		e := all[i]
-		c.Items = append(c.Items, Item{FQDN: e.FQDN(), Type: e.Type, Routing: e.Routing, Description: e.Description})
+		it := Item{FQDN: e.FQDN(), Type: e.Type, Routing: e.Routing, Description: e.Description}
+		if e.Capability != nil {
+			uses := e.Capability.Uses
+			if o.Name != "" { // resolved through the lookup cache
+				uses = r.usesOf(ctx, e.Capability)
+			}
+			it.Uses = &uses
+		}
+		c.Items = append(c.Items, it)
 	}
 	return c, nil
 }
@@ -126,4 +137,13 @@ func (r *Registry) Capabilities(ctx context.Context, viewer store.Scope, name st
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// usesOf is c's call count. A capability found by name may come from the
+// lookup cache, which a call does not clear, so its count is read again.
+func (r *Registry) usesOf(ctx context.Context, c *store.Capability) int64 {
+	if fresh, err := r.store.CapabilityByID(ctx, c.ID); err == nil {
+		return fresh.Uses
+	}
+	return c.Uses
 }

@@ -68,8 +68,11 @@ type Capability struct {
 	ArgsSchema json.RawMessage `json:"args_schema,omitempty"`
 	Visibility Visibility      `json:"visibility"`
 	UsageCount int64           `json:"usage_count"`
-	CreatedAt  time.Time       `json:"created_at"`
-	UpdatedAt  time.Time       `json:"updated_at"`
+	// Uses counts the calls of the capability (CountCapabilityUse), where
+	// UsageCount counts the runs that saved it.
+	Uses      int64     `json:"uses"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // CapabilityFilter selects capabilities visible to a scope.
@@ -159,6 +162,10 @@ type Store interface {
 	// c.Scope must be the capability's own scope: another scope's
 	// capability is ErrNotFound.
 	UpdateCapability(ctx context.Context, c Capability) error
+	// CountCapabilityUse adds one call to the Uses of the capability with
+	// id, in one statement (concurrent calls all count); an unknown id is
+	// ErrNotFound. It changes nothing else, UpdatedAt included.
+	CountCapabilityUse(ctx context.Context, id string) error
 
 	// Traces. PutTraces is idempotent on trace ID (a re-sent trace is ignored).
 	PutTraces(ctx context.Context, traces []Trace) error

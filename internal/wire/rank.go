@@ -3,7 +3,10 @@ package wire
 import "github.com/pml-go/pml/internal/tools"
 
 // RankTools filters all by req's name and pattern and ranks them by relevance
-// to its query; meta supplies each hit's kind, routing and FQDN.
+// to its query; meta supplies each hit's kind, routing and FQDN. An
+// undescribed capability (learned without an intent) ranks below every
+// other hit unless the query matches its name: its only description is the
+// list of tools it uses, which would otherwise outrank those tools.
 func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) DiscoveredTool) DiscoverAnswer {
 	var filtered []tools.Info
 	for _, t := range all {
@@ -18,10 +21,26 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 	if limit <= 0 {
 		limit = 20
 	}
-	ranked := tools.Rank(req.Query, filtered, limit)
-	out := DiscoverAnswer{Tools: []DiscoveredTool{}, Total: len(ranked)}
-	for _, t := range ranked {
-		d := meta(t.ID)
+	type hit struct {
+		info tools.Info
+		d    DiscoveredTool
+	}
+	var first, last []hit
+	for _, t := range tools.Rank(req.Query, filtered, 0) {
+		h := hit{t, meta(t.ID)}
+		if h.d.Undescribed && !namedBy(req.Query, t.ID) {
+			last = append(last, h)
+		} else {
+			first = append(first, h)
+		}
+	}
+	hits := append(first, last...)
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	out := DiscoverAnswer{Tools: make([]DiscoveredTool, 0, len(hits)), Total: len(hits)}
+	for _, h := range hits {
+		d, t := h.d, h.info
 		d.ID, d.Description, d.InputSchema, d.Declaration = t.ID, t.Description, t.InputSchema, tools.Declaration(t)
 		if d.Kind == "" {
 			d.Kind = "tool"
@@ -29,4 +48,9 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 		out.Tools = append(out.Tools, d)
 	}
 	return out
+}
+
+// namedBy reports whether query matches id by its name alone.
+func namedBy(query, id string) bool {
+	return query != "" && len(tools.Rank(query, []tools.Info{{ID: id}}, 1)) > 0
 }

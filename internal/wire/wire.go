@@ -308,12 +308,21 @@ type DiscoveredTool struct {
 	Owner       string          `json:"owner,omitempty"` // a capability's "org/project"
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	Declaration string          `json:"declaration"`
+	// Uses counts the calls of a capability (from code, the package's
+	// call path or call); absent for tools.
+	Uses *int64 `json:"uses,omitempty"`
+	// Undescribed marks a capability learned without an intent: it ranks
+	// below tools unless the query names it.
+	Undescribed bool `json:"undescribed,omitempty"`
 }
 
 // DiscoverAnswer is discover's output.
 type DiscoverAnswer struct {
 	Tools []DiscoveredTool `json:"tools"`
 	Total int              `json:"total"`
+	// Servers is the state of each hosted server by name, so a server that
+	// failed to start is told apart from one without tools.
+	Servers map[string]ServerStatus `json:"servers,omitempty"`
 }
 
 // String renders a short description, for logs.

@@ -103,7 +103,7 @@ func scanCapability(row scanner) (store.Capability, error) {
 		vis  string
 	)
 	err := row.Scan(&c.ID, &c.Scope.Org, &c.Scope.Project, &c.Namespace, &c.Action, &c.Description,
-		&c.Code, &c.CodeHash, &c.ToolsUsed, &c.Routing, &args, &vis, &c.UsageCount, &c.CreatedAt, &c.UpdatedAt)
+		&c.Code, &c.CodeHash, &c.ToolsUsed, &c.Routing, &args, &vis, &c.UsageCount, &c.CreatedAt, &c.UpdatedAt, &c.Uses)
 	if err != nil {
 		return store.Capability{}, err
 	}
@@ -114,4 +114,16 @@ func scanCapability(row scanner) (store.Capability, error) {
 	}
 	c.CreatedAt, c.UpdatedAt = c.CreatedAt.UTC(), c.UpdatedAt.UTC()
 	return c, nil
+}
+
+// CountCapabilityUse adds one call to the capability's uses.
+func (s *Store) CountCapabilityUse(ctx context.Context, id string) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE capabilities SET uses = uses + 1 WHERE id = $1`, id)
+	if err != nil {
+		return wrap(ctx, "count capability use", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return wrap(ctx, "count capability use "+id, pgx.ErrNoRows)
+	}
+	return nil
 }

@@ -122,7 +122,7 @@ func scanCapability(row scanner) (store.Capability, error) {
 		created, updated string
 	)
 	err := row.Scan(&c.ID, &c.Scope.Org, &c.Scope.Project, &c.Namespace, &c.Action, &c.Description,
-		&c.Code, &c.CodeHash, &tools, &c.Routing, &args, &vis, &c.UsageCount, &created, &updated)
+		&c.Code, &c.CodeHash, &tools, &c.Routing, &args, &vis, &c.UsageCount, &created, &updated, &c.Uses)
 	if err != nil {
 		return store.Capability{}, err
 	}
@@ -138,4 +138,20 @@ func scanCapability(row scanner) (store.Capability, error) {
 		return store.Capability{}, err
 	}
 	return c, nil
+}
+
+// CountCapabilityUse adds one call to the capability's uses.
+func (s *Store) CountCapabilityUse(ctx context.Context, id string) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE capabilities SET uses = uses + 1 WHERE id = $1`, id)
+	if err != nil {
+		return wrap("count capability use", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return wrap("count capability use", err)
+	}
+	if n == 0 {
+		return wrap("count capability use "+id, sql.ErrNoRows)
+	}
+	return nil
 }

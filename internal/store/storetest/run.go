@@ -22,6 +22,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Retention", runRetention},
 		{"ClientTools", runClientTools},
 		{"Concurrency", runConcurrency},
+		{"Uses", runUses},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

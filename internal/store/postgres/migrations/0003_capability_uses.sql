@@ -1,0 +1,2 @@
+-- uses counts the calls of a capability (usage_count counts its saves).
+ALTER TABLE capabilities ADD COLUMN uses bigint NOT NULL DEFAULT 0;
