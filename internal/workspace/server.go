@@ -62,5 +62,7 @@ func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wir
 		all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema})
 		kinds[t.ID] = t
 	}
-	return wire.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] }), nil
+	out := wire.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] })
+	out.Servers = remote.Servers // the gateway's hosted servers and their state
+	return out, nil
 }
