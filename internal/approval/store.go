@@ -72,7 +72,9 @@ func NewStore[R any](ttl time.Duration, now func() time.Time) *Store[R] {
 // Create stores w under a new random ID, stamps CreatedAt, fills CodeHash
 // from Code when empty, and returns the stored value.
 func (s *Store[R]) Create(w Workflow[R]) Workflow[R] {
-	w.ID = uuid.NewString()
+	if w.ID == "" {
+		w.ID = uuid.NewString()
+	}
 	if w.CodeHash == "" {
 		w.CodeHash = CodeHash(w.Code)
 	}

@@ -326,10 +326,14 @@ func TestPausesNeverRunAToolTwice(t *testing.T) {
 		const e = await mcp.fx.count({file: f});
 		return [a, b, c + d, typeof j, e];`, file)
 	a := e.exec(code)
-	pauses := 0
+	pauses, id := 0, a.WorkflowID
 	for a.Status == wire.StatusApprovalRequired {
 		pauses++
 		a = e.pkg.Execute(context.Background(), wire.ExecuteRequest{Code: code, ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: a.WorkflowID, Approved: wire.Bool(true)}})
+		// One id for the whole run, across its pauses.
+		if a.WorkflowID != id {
+			t.Fatalf("workflow id %q after pause %d, %q before", a.WorkflowID, pauses, id)
+		}
 	}
 	wantStatus(t, a, wire.StatusSuccess)
 	if pauses != 2 {
@@ -385,5 +389,18 @@ func TestExecuteApprovingApprovesEverything(t *testing.T) {
 	wantStatus(t, a, wire.StatusSuccess)
 	if len(seen) != 1 || seen[0] != "tool_permission" {
 		t.Fatalf("reported %v", seen)
+	}
+}
+
+// A server-only plan that asks first keeps the id of its approval through
+// the gateway's run: the AI client follows one execution.
+func TestForwardedRunKeepsItsWorkflowID(t *testing.T) {
+	e := newApprovalEnv(t, `{"permissions": {"ask": ["json"]}}`, nil)
+	a := e.exec(`return await mcp.json.parse({data: "[1]"})`)
+	wantStatus(t, a, wire.StatusApprovalRequired)
+	done := e.cont(a.WorkflowID, true)
+	wantStatus(t, done, wire.StatusSuccess)
+	if done.WorkflowID != a.WorkflowID || string(done.Result) != "[1]" {
+		t.Fatalf("final answer %+v, asked under %q", done, a.WorkflowID)
 	}
 }

@@ -99,7 +99,10 @@ func (p *Workspace) forward(ctx context.Context, r pendingRun, pl *plan, start t
 		p.log.Warn("refused an execute_locally answer", "err", err)
 		return wire.ErrorAnswer(err, ans.WorkflowID)
 	}
-	r.forward, r.workflowID = false, ans.WorkflowID
+	r.forward = false
+	if r.workflowID == "" { // a run paused before it was forwarded keeps its id
+		r.workflowID = ans.WorkflowID
+	}
 	return p.startLocal(ctx, r, pl, nil, start)
 }
 

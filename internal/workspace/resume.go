@@ -20,7 +20,7 @@ type pendingRun struct {
 	code       string
 	intent     string
 	opts       *wire.ExecuteOptions
-	workflowID string // the gateway's, once it answered execute_locally
+	workflowID string // the run's one id: its first pause's, else the gateway's
 	an         *analysis.Analysis
 	// forward is true when the gateway has not seen the code yet (a server
 	// plan that needed approval first).
@@ -29,9 +29,14 @@ type pendingRun struct {
 }
 
 // pause stores the run as a pending workflow and answers approval_required.
+// A run keeps one workflow id from its first answer to its last, across
+// its pauses: the AI client and the traces follow one execution.
 func (p *Workspace) pause(r pendingRun, pl *plan, items []approval.Item, journal *approval.Journal) wire.Answer {
 	r.an, r.grants = pl.an, pl.grants
-	wf := p.workflows.Create(approval.Workflow[pendingRun]{Code: r.code, Items: items, Journal: journal, Run: r})
+	if r.workflowID == "" {
+		r.workflowID = newWorkflowID()
+	}
+	wf := p.workflows.Create(approval.Workflow[pendingRun]{ID: r.workflowID, Code: r.code, Items: items, Journal: journal, Run: r})
 	req := approval.NewRequired(wf.ID, items)
 	return wire.Answer{
 		Status:       wire.StatusApprovalRequired,
@@ -101,6 +106,11 @@ func (p *Workspace) continueWorkflow(ctx context.Context, req wire.ExecuteReques
 		ans = p.forward(ctx, r, pl, start)
 	} else {
 		ans = p.startLocal(ctx, r, pl, wf.Journal, start)
+	}
+	// A forwarded plan's answer carries the gateway's id for its run: the
+	// AI client keeps the one it was asked to continue.
+	if ans.WorkflowID != "" {
+		ans.WorkflowID = cw.WorkflowID
 	}
 	if len(added) > 0 {
 		ans.Details = maps.Clone(ans.Details)
