@@ -86,7 +86,7 @@ func TestFirstHourWalkthrough(t *testing.T) {
 		t.Fatalf(".mcp.json.bak is not the original:\n%s", got)
 	}
 	left := readMCPJSON(t, filepath.Join(ws, ".mcp.json"))
-	if _, ok := left["chat"]; len(left) != 2 || !ok || left["pml"].Command != bin {
+	if _, ok := left["chat"]; len(left) != 2 || !ok || left["pml"].Command != bin || !slices.Equal(left["pml"].Args, []string{"stdio"}) {
 		t.Fatalf(".mcp.json: %s", readFile(t, filepath.Join(ws, ".mcp.json")))
 	}
 	gitignore := readFile(t, filepath.Join(ws, ".gitignore"))
@@ -156,6 +156,8 @@ func TestFirstHourWalkthrough(t *testing.T) {
 		t.Fatalf("a local store exists beside the remote gateway: %v", err)
 	}
 
+	// Not startServe: the README runs serve in the project directory,
+	// without PML_WORKSPACE.
 	port := freePort(t)
 	serve := exec.Command(bin, "serve", "--port", strconv.Itoa(port))
 	serve.Dir, serve.Env = ws, pmlEnv(env...)
