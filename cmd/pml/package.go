@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/wire"
@@ -199,9 +200,7 @@ func newInitCmd() *cobra.Command {
 				return err
 			}
 			o.Workspace, o.Out, o.In = workspace.FindWorkspace(cwd), cmd.OutOrStdout(), cmd.InOrStdin()
-			if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-				o.Interactive = true
-			}
+			o.Interactive = term.IsTerminal(int(os.Stdin.Fd()))
 			return workspace.Init(o)
 		},
 	}
