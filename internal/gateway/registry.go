@@ -32,7 +32,7 @@ func (s *Service) newRegistry(hosted map[string]ServerEntry) *registry.Registry 
 	// gateway's rules leave some out: packages route them to their machine.
 	reserved := slices.Concat(s.tools.Namespaces(), local.Namespaces(), ruleNamespaces(routing.Default()))
 	r, err := registry.New(registry.Options{Store: s.store, Builtins: slices.Concat(builtins, clientBuiltins),
-		Rules: s.rules, Servers: servers, Reserved: reserved})
+		Rules: s.rules, Servers: servers, Reserved: reserved, Live: s.serverLive})
 	if err != nil {
 		s.log.Error("registry: publishing built-ins and servers", "err", err)
 		r, _ = registry.New(registry.Options{Store: s.store, Rules: s.rules, Reserved: reserved})

@@ -68,6 +68,12 @@ func TestRegistryBuiltinAndRedirect(t *testing.T) {
 // Server metadata.
 func TestRegistryServerMetadata(t *testing.T) {
 	g := startRegistry(t)
+	// The integrity is that of the metadata without its warnings and with
+	// no tools: the same as before tools and warnings were filled.
+	warnings := map[string]string{
+		"serena": `["installed and run on your machine","requires keys: SERENA_KEY"]`,
+		"tavily": `["hosted: runs on the gateway","requires keys: TAVILY_API_KEY"]`,
+	}
 	for name, want := range map[string]string{
 		"serena": `{"description":"Code analysis","install":{"args":["@example/serena"],"command":"npx","env":{"SERENA_KEY":"${SERENA_KEY}"},"envRequired":["SERENA_KEY"]},"routing":"client","tools":[],"type":"stdio"}`,
 		"tavily": `{"description":"Web search","envRequired":["TAVILY_API_KEY"],"proxyTo":"http://127.0.0.1:1","routing":"server","tools":[],"type":"http"}`,
@@ -86,6 +92,10 @@ func TestRegistryServerMetadata(t *testing.T) {
 		}
 		delete(m, "fqdn")
 		delete(m, "integrity")
+		if got, _ := fqdn.CanonicalJSON(m["warnings"]); string(got) != warnings[name] {
+			t.Errorf("%s warnings %s, want %s", name, got, warnings[name])
+		}
+		delete(m, "warnings")
 		if got, _ := fqdn.CanonicalJSON(m); string(got) != want {
 			t.Errorf("%s metadata\n%s\nwant\n%s", name, got, want)
 		}

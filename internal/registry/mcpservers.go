@@ -21,7 +21,6 @@ type Server struct {
 	Env         map[string]string // an installed server's environment: literals and ${VAR}s
 	EnvRequired []string          // keys the user must provide
 	Description string
-	Tools       []string // tool ids, when the gateway knows them
 }
 
 // Metadata is the JSON of a stdio or http entry.
@@ -34,7 +33,16 @@ type Metadata struct {
 	ProxyTo     string       `json:"proxyTo,omitempty"`
 	EnvRequired []string     `json:"envRequired,omitempty"`
 	Integrity   string       `json:"integrity,omitempty"`
-	Tools       []string     `json:"tools"`
+	// Tools and Warnings describe the server as the gateway knows it now
+	// (Options.Live): they are outside the integrity (MetadataIntegrity).
+	Tools    []ServerTool `json:"tools"`
+	Warnings []string     `json:"warnings"`
+}
+
+// ServerTool is one tool of a server: its action name and description.
+type ServerTool struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
 }
 
 // Install is how a package starts a stdio server.
@@ -50,7 +58,7 @@ type Install struct {
 // upstream's origin (a full URL may carry a token in its path or query). A
 // server packages install is type stdio, routing client.
 func metadataOf(s Server) Metadata {
-	m := Metadata{Description: s.Description, Tools: nonNil(s.Tools)}
+	m := Metadata{Description: s.Description, Tools: []ServerTool{}}
 	envRequired := slices.Sorted(slices.Values(s.EnvRequired))
 	remote := s.Transport == "http" || s.Transport == "sse" // reached over HTTP, by URL
 	switch {
@@ -65,6 +73,7 @@ func metadataOf(s Server) Metadata {
 		m.Type, m.Routing = TypeStdio, routing.Client
 		m.Install = &Install{Command: s.Command, Args: nonNil(s.Args), Env: s.Env, EnvRequired: envRequired}
 	}
+	m.Warnings = staticWarnings(s.Hosted, m.Type, envRequired)
 	return m
 }
 
@@ -117,8 +126,12 @@ func serverEntry(s Server) (Entry, Metadata, error) {
 
 // MetadataIntegrity is the integrity of a stdio or http entry's JSON: the
 // SHA-256 of its canonical form without the "fqdn" and "integrity" members,
-// which are derived from it. Gateway and package both compute it with this
-// function, so the package can check what it received.
+// which are derived from it, nor "warnings", and with "tools" empty. Tools
+// and warnings change while the server runs (a start, a failure) with
+// nothing a package acts on; hashing "tools" as the empty list every entry
+// carried before they were filled keeps the names and integrities lockfiles
+// already pin. Gateway and package both compute it with this function, so
+// the package can check what it received.
 func MetadataIntegrity(body []byte) (string, error) {
 	unsigned, err := unsignedMetadata(body)
 	if err != nil {
@@ -138,6 +151,8 @@ func unsignedMetadata(body []byte) (map[string]json.RawMessage, error) {
 	}
 	delete(m, "fqdn")
 	delete(m, "integrity")
+	delete(m, "warnings")
+	m["tools"] = json.RawMessage("[]")
 	return m, nil
 }
 

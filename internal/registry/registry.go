@@ -29,6 +29,9 @@ type Options struct {
 	// the rules): a capability never takes one, so a tenant's capability can
 	// never stand in for a real tool.
 	Reserved []string
+	// Live reports hosted servers' tools and start errors; nil leaves their
+	// entries as the configuration describes them.
+	Live Live
 	// CacheTTL is how long capability lookups are reused: 0 means
 	// DefaultCacheTTL, a negative value no cache.
 	CacheTTL time.Duration
@@ -48,11 +51,12 @@ type Registry struct {
 	reservedFold map[string]bool
 	saves        singleflight.Group
 	lookups      *ttlcache.Cache[lookupKey, lookupResult]
+	live         Live
 }
 
 // New builds a registry.
 func New(o Options) (*Registry, error) {
-	r := &Registry{store: o.Store, static: map[string]Entry{}, byTool: map[string]Entry{}, servers: map[string]Metadata{}, reserved: map[string]bool{}}
+	r := &Registry{store: o.Store, static: map[string]Entry{}, byTool: map[string]Entry{}, servers: map[string]Metadata{}, reserved: map[string]bool{}, live: o.Live}
 	ttl := o.CacheTTL
 	if ttl == 0 {
 		ttl = DefaultCacheTTL
@@ -143,7 +147,7 @@ func (r *Registry) Get(ctx context.Context, viewer store.Scope, n fqdn.Name) (En
 
 func (r *Registry) current(ctx context.Context, viewer store.Scope, n fqdn.Name) (Entry, error) {
 	if e, ok := r.static[n.Base()]; ok {
-		return e, nil
+		return r.withLive(e), nil
 	}
 	if r.store == nil || r.reserved[n.Namespace] {
 		return Entry{}, notFound(n)

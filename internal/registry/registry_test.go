@@ -59,7 +59,7 @@ func TestServerEntries(t *testing.T) {
 	if err := json.Unmarshal(stdio.Body, &m); err != nil {
 		t.Fatal(err)
 	}
-	want := `{"description":"Code analysis","fqdn":"` + stdio.FQDN() + `","install":{"args":["@example/serena"],"command":"npx","envRequired":["A_KEY","B_KEY"]},"integrity":"` + stdio.Integrity + `","routing":"client","tools":[],"type":"stdio"}`
+	want := `{"description":"Code analysis","fqdn":"` + stdio.FQDN() + `","install":{"args":["@example/serena"],"command":"npx","envRequired":["A_KEY","B_KEY"]},"integrity":"` + stdio.Integrity + `","routing":"client","tools":[],"type":"stdio","warnings":["installed and run on your machine","requires keys: A_KEY, B_KEY"]}`
 	if got, _ := fqdn.CanonicalJSON(m); string(got) != want {
 		t.Errorf("stdio metadata\n%s\nwant\n%s", got, want)
 	}
@@ -425,5 +425,27 @@ func TestQualified(t *testing.T) {
 	r := testRegistry(t, st)
 	if _, ok, err := r.Resolve(context.Background(), acme, "pml.std.json:parse"); ok || err != nil {
 		t.Fatalf("a built-in resolves as a qualified capability: %v %v", ok, err)
+	}
+}
+
+// Tools and warnings are outside a server entry's integrity; every other
+// member is inside it.
+func TestMetadataIntegrityIgnoresToolsAndWarnings(t *testing.T) {
+	r := testRegistry(t, nil)
+	e, _ := r.Server("serena")
+	var m map[string]any
+	if err := json.Unmarshal(e.Body, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["tools"] = []ServerTool{{Name: "find", Description: "Find a symbol."}}
+	m["warnings"] = []string{"failed to start: boom"}
+	body, _ := json.Marshal(m)
+	if got, err := MetadataIntegrity(body); err != nil || got != e.Integrity {
+		t.Fatalf("with tools and warnings: %s %v, want %s", got, err, e.Integrity)
+	}
+	m["description"] = "Something else"
+	body, _ = json.Marshal(m)
+	if got, _ := MetadataIntegrity(body); got == e.Integrity {
+		t.Fatal("a changed description kept the integrity")
 	}
 }

@@ -57,7 +57,7 @@ func (s *Server) listTools(ctx context.Context, ss *session) ([]tools.Info, erro
 		list = append(list, info)
 	}
 	s.mu.Lock()
-	ss.tools = list
+	ss.tools, s.known = list, list
 	s.mu.Unlock()
 	return list, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/tools"
 )
 
 // Server is one configured MCP server. It implements tools.Provider for the
@@ -25,6 +26,9 @@ type Server struct {
 	failures    int       // consecutive failed starts
 	retryAt     time.Time // no new start before this, after failures
 	lastErr     error     // why the last start failed
+	// known is the last tool list a session returned; it outlives the
+	// session, so the registry can describe an idle server without starting it.
+	known []tools.Info
 }
 
 // startAttempt is one start in progress; every caller that needs the server

@@ -1,6 +1,11 @@
 package upstream
 
-import "maps"
+import (
+	"maps"
+	"slices"
+
+	"github.com/pml-go/pml/internal/tools"
+)
 
 // State is where a server is in its life, as operators and discover show it.
 type State string
@@ -54,4 +59,12 @@ func (p *Pool) Statuses() map[string]Status {
 		out[name] = s.Status()
 	}
 	return out
+}
+
+// KnownTools is the last tool list the server returned, without starting
+// it; ok is false when it never listed its tools.
+func (s *Server) KnownTools() (list []tools.Info, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.known), s.known != nil
 }

@@ -486,22 +486,49 @@ function drawTree(node) {
 
 // ---------- catalog ----------
 
+// serverStatuses is each hosted server's state from /healthz (no key needed);
+// empty when the gateway runs none or the answer is unusable.
+async function serverStatuses() {
+  try {
+    const resp = await fetch("/healthz", { headers: { Accept: "application/json" } });
+    const body = await resp.json();
+    return body && typeof body.servers === "object" && body.servers ? body.servers : {};
+  } catch (_) {
+    return {};
+  }
+}
+
+// serverName is the server a "pml.mcp.<name>.server.<hash>" entry publishes.
+function serverName(fqdn) {
+  const p = String(fqdn).split(".");
+  return p.length === 5 && p[0] === "pml" && p[1] === "mcp" && p[3] === "server" ? p[2] : "";
+}
+
 async function loadCatalog() {
   const box = $("#catalog");
   try {
-    const data = await api("/mcp?limit=200", "application/json");
+    const [data, servers] = await Promise.all([api("/mcp?limit=200", "application/json"), serverStatuses()]);
     const items = Array.isArray(data.items) ? data.items : null;
     if (!items) throw new Error("unexpected answer");
     if (items.length === 0) {
       box.replaceChildren(el("p", { class: "empty" }, "The catalog is empty."));
       return;
     }
+    const stateCell = (it) => {
+      const st = servers[serverName(it.fqdn)];
+      if (!st) return el("td", { class: "state" });
+      return el("td", { class: "state state-" + String(st.state || "") },
+        String(st.state || ""), st.error ? el("div", { class: "sub server-error", title: String(st.error) }, short(String(st.error), 160)) : "");
+    };
     box.replaceChildren(el("table", {},
-      el("thead", {}, el("tr", {}, el("th", {}, "FQDN"), el("th", {}, "Type"), el("th", {}, "Routing"), el("th", {}, "Description"))),
-      el("tbody", {}, ...items.map((it) => el("tr", {},
+      el("thead", {}, el("tr", {}, el("th", {}, "FQDN"), el("th", {}, "Type"), el("th", {}, "Routing"),
+        el("th", {}, "Uses"), el("th", {}, "State"), el("th", {}, "Description"))),
+      el("tbody", {}, ...items.map((it) => el("tr", { "data-fqdn": String(it.fqdn || "") },
         el("td", { class: "mono" }, String(it.fqdn || it.id || "")),
         el("td", {}, String(it.type || "")),
         el("td", {}, String(it.routing || "")),
+        el("td", { class: "uses" }, typeof it.uses === "number" ? count(it.uses) : ""),
+        stateCell(it),
         el("td", {}, short(String(it.description || ""), 120)))))),
     el("p", { class: "meta" }, `${data.total ?? items.length} entries`));
   } catch (e) {
