@@ -60,7 +60,7 @@ func (p *Workspace) execute(ctx context.Context, req wire.ExecuteRequest) wire.A
 	if pl.serverOnly() {
 		ask = pl.an.Tools
 	}
-	r := pendingRun{code: req.Code, intent: req.Intent, opts: req.Options}
+	r := pendingRun{code: req.Code, intent: req.Intent, args: req.Args, opts: req.Options}
 	if items := askItems(pl.cfg.Permissions, pl.grants, ask); len(items) > 0 {
 		r.forward = true
 		return p.pause(r, &pl, items, nil)
@@ -86,7 +86,7 @@ func qualifiedTools(ids []string) []string {
 // used, so a gateway (or anything between it and us) cannot choose what runs
 // on this machine or what is approved.
 func (p *Workspace) forward(ctx context.Context, r pendingRun, pl *plan, start time.Time) wire.Answer {
-	ans, err := p.gw.Execute(ctx, p.noLearn(wire.ExecuteRequest{Code: r.code, Intent: r.intent, Options: r.opts}))
+	ans, err := p.gw.Execute(ctx, p.noLearn(wire.ExecuteRequest{Code: r.code, Intent: r.intent, Args: r.args, Options: r.opts}))
 	switch {
 	case err != nil && isNetworkError(err):
 		return p.executeOffline(ctx, r, pl, err, start)
@@ -174,6 +174,7 @@ func (p *Workspace) runLocal(ctx context.Context, r pendingRun, pl *plan, journa
 		Tenant:     localTenant,
 		Analysis:   pl.an,
 		Code:       r.code,
+		Args:       r.args,
 		WorkflowID: r.workflowID,
 		Options:    r.opts,
 		Call:       journal.Wrap(p.gate(pl.cfg.Permissions, p.router(pl)), isHalt),
