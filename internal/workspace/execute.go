@@ -52,6 +52,9 @@ func (p *Workspace) execute(ctx context.Context, req wire.ExecuteRequest) wire.A
 		return wire.ErrorAnswer(err, "")
 	}
 	p.readRules(ctx, &pl)
+	if err := p.unknownTool(ctx, &pl); err != nil {
+		return wire.ErrorAnswer(err, "")
+	}
 	// A server-only plan is asked for here, before the gateway runs it; so is
 	// a capability called by its qualified name (another org's code, which
 	// the gateway may run at once), whatever the plan.

@@ -102,6 +102,7 @@ func (p *Workspace) continueWorkflow(ctx context.Context, req wire.ExecuteReques
 		}
 	}
 	pl.an, pl.grants = r.an, r.grants
+	pl.toolsKnown = true // checked before the run's first pause
 	p.readRules(ctx, pl)
 	var ans wire.Answer
 	if r.forward {
