@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -101,7 +102,7 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 }
 
 func newExecCmd(logger func() *slog.Logger) *cobra.Command {
-	var file string
+	var file, argsJSON string
 	var approve, compact bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -123,13 +124,17 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			codeArgs, err := execArgs(argsJSON)
+			if err != nil {
+				return err
+			}
 			log := logger()
 			pkg, err := openPackage(cmd.Context(), log)
 			if err != nil {
 				return err
 			}
 			defer pkg.Close()
-			req := wire.ExecuteRequest{Code: code}
+			req := wire.ExecuteRequest{Code: code, Args: codeArgs}
 			if timeout > 0 {
 				req.Options = &wire.ExecuteOptions{TimeoutMS: int(timeout.Milliseconds())}
 			}
@@ -154,10 +159,26 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "", "read the snippet from a file (- for stdin)")
+	cmd.Flags().StringVar(&argsJSON, "args", "", `the code's global args, a JSON object, e.g. '{"n":1}'`)
 	cmd.Flags().BoolVar(&approve, "approve", false, "approve everything the plan needs (each approval is printed to stderr)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "wall-clock limit of the run, e.g. 30s (at most the configured one, 5m by default)")
 	cmd.Flags().BoolVar(&compact, "json", false, "print the answer as one compact line (default: indented)")
 	return cmd
+}
+
+// execArgs is the --args value checked as a JSON object; empty is none.
+func execArgs(text string) (json.RawMessage, error) {
+	if text == "" {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return nil, usageError(fmt.Errorf(`--args is not JSON (%v); give an object, e.g. '{"n":1}'`, err))
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return nil, usageError(errors.New(`--args must be a JSON object, e.g. '{"n":1}'`))
+	}
+	return json.RawMessage(text), nil
 }
 
 func snippet(args []string, file string, stdin io.Reader) (string, error) {

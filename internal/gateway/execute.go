@@ -60,6 +60,7 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 		Tenant:     c.tenant(),
 		Analysis:   an,
 		Code:       req.Code,
+		Args:       req.Args,
 		WorkflowID: workflowID,
 		Options:    req.Options,
 		Call:       s.bridge(c),

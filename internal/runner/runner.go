@@ -44,7 +44,8 @@ type Sink struct {
 type Job struct {
 	Tenant     string // for admission
 	Analysis   *analysis.Analysis
-	Code       string // the code as sent, for the trace
+	Code       string          // the code as sent, for the trace
+	Args       json.RawMessage // the code's global args; nil: {}
 	WorkflowID string
 	Options    *wire.ExecuteOptions // a request's lower budgets; nil: none
 	// Call is the mcp bridge. The recorder and the admission wrap it.
@@ -79,7 +80,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 	rec := newRecorder(an, j.RoutingOf, sanitizer(j.Trace.Sanitizer))
 	res, err := func() (sandbox.Result, error) {
 		defer vm.Exit() // before the trace is kept: the run no longer needs its places
-		return sandbox.Run(runCtx, an.JS, nil, vm.Wrap(rec.Wrap(j.Call)), r.limitsFor(j.Options))
+		return sandbox.Run(runCtx, an.JS, j.Args, vm.Wrap(rec.Wrap(j.Call)), r.limitsFor(j.Options))
 	}()
 	if j.Halt != nil {
 		if a, ok := j.Halt(err); ok {

@@ -14,6 +14,7 @@ var (
 	executeSchema = json.RawMessage(`{"type":"object","properties":{
  "code":{"type":"string","description":"TypeScript function body. Call tools as await mcp.<namespace>.<action>(args); read inputs from the global args; return the result. Top-level await works."},
  "intent":{"type":"string","description":"What the code is for, in a sentence."},
+ "args":{"type":"object","description":"The code's global args (default {})."},
  "options":{"type":"object","properties":{"timeout_ms":{"type":"integer","minimum":1,"description":"Wall-clock limit in ms, waiting on tools included (default and most: 300000, or what the gateway is configured with)."},"cpu_budget_ms":{"type":"integer","minimum":1,"description":"Limit on the time spent running JS, in ms (default and most: 30000, or what the gateway is configured with)."}}},
  "continue_workflow":{"type":"object","properties":{"workflow_id":{"type":"string"},"approved":{"type":"boolean"},"always":{"type":"boolean","description":"With approved: true, also add the plan's tools to the allow list of .pml.json (the option always)."}},"required":["workflow_id","approved"],"description":"Answer an approval_required."}}}`)
 	discoverSchema = json.RawMessage(`{"type":"object","properties":{

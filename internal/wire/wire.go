@@ -5,6 +5,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 
 // ExecuteRequest is the input of the execute tool.
 type ExecuteRequest struct {
-	Code             string            `json:"code"`
-	Intent           string            `json:"intent,omitempty"`
+	Code   string `json:"code"`
+	Intent string `json:"intent,omitempty"`
+	// Args is the code's global args, a JSON object; absent, the code sees {}.
+	Args             json.RawMessage   `json:"args,omitempty"`
 	Options          *ExecuteOptions   `json:"options,omitempty"`
 	ContinueWorkflow *ContinueWorkflow `json:"continue_workflow,omitempty"`
 }
@@ -53,6 +56,9 @@ func DecodeExecute(raw json.RawMessage) (ExecuteRequest, error) {
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return req, pmlerr.New(pmlerr.InvalidRequest, "invalid execute arguments: %v", err)
 	}
+	if !isObjectOrNull(req.Args) {
+		return req, pmlerr.New(pmlerr.InvalidRequest, "args must be a JSON object")
+	}
 	if req.Options != nil && req.Options.TimeoutMS < 0 {
 		return req, pmlerr.New(pmlerr.InvalidRequest, "options.timeout_ms must be positive")
 	}
@@ -71,6 +77,13 @@ func DecodeExecute(raw json.RawMessage) (ExecuteRequest, error) {
 		}
 	}
 	return req, nil
+}
+
+// isObjectOrNull reports whether raw, already valid JSON, is an object, null
+// or absent.
+func isObjectOrNull(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null" || t[0] == '{'
 }
 
 // Status of an execute answer.

@@ -19,6 +19,10 @@ func TestDecodeExecuteRejectsGarbledRequests(t *testing.T) {
 		"not an object":               `[1, 2]`,
 		"always without approval":     `{"continue_workflow": {"workflow_id": "w", "approved": false, "always": true}}`,
 		"always not a bool":           `{"continue_workflow": {"workflow_id": "w", "approved": true, "always": "yes"}}`,
+		"args an array":               `{"code": "return 1", "args": [1]}`,
+		"args a string":               `{"code": "return 1", "args": "{}"}`,
+		"args a number":               `{"code": "return 1", "args": 3}`,
+		"args not JSON":               `{"code": "return 1", "args": {]}`,
 	}
 	for name, raw := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -35,6 +39,23 @@ func TestDecodeExecuteRejectsGarbledRequests(t *testing.T) {
 	req, err = DecodeExecute(json.RawMessage(`{"continue_workflow":{"workflow_id":"w","approved":true,"always":true}}`))
 	if err != nil || !req.ContinueWorkflow.Always {
 		t.Fatalf("always: %+v %v", req.ContinueWorkflow, err)
+	}
+}
+
+// args is a JSON object or nothing; the refusal says so.
+func TestDecodeExecuteArgs(t *testing.T) {
+	_, err := DecodeExecute(json.RawMessage(`{"code":"return 1","args":[1]}`))
+	if pmlerr.CodeOf(err, "") != pmlerr.InvalidRequest || !strings.Contains(err.Error(), "args must be a JSON object") {
+		t.Fatalf("array args: %v", err)
+	}
+	for _, raw := range []string{`{"code":"return 1","args":{"n":1}}`, `{"code":"return 1","args":null}`, `{"code":"return 1"}`} {
+		if _, err := DecodeExecute(json.RawMessage(raw)); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+	}
+	req, _ := DecodeExecute(json.RawMessage(`{"code":"return 1","args": {"n": 1}}`))
+	if string(req.Args) != `{"n": 1}` {
+		t.Fatalf("args kept as %s", req.Args)
 	}
 }
 

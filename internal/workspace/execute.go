@@ -52,6 +52,9 @@ func (p *Workspace) execute(ctx context.Context, req wire.ExecuteRequest) wire.A
 		return wire.ErrorAnswer(err, "")
 	}
 	p.readRules(ctx, &pl)
+	if err := p.unknownTool(ctx, &pl); err != nil {
+		return wire.ErrorAnswer(err, "")
+	}
 	// A server-only plan is asked for here, before the gateway runs it; so is
 	// a capability called by its qualified name (another org's code, which
 	// the gateway may run at once), whatever the plan.
@@ -60,7 +63,7 @@ func (p *Workspace) execute(ctx context.Context, req wire.ExecuteRequest) wire.A
 	if pl.serverOnly() {
 		ask = pl.an.Tools
 	}
-	r := pendingRun{code: req.Code, intent: req.Intent, opts: req.Options}
+	r := pendingRun{code: req.Code, intent: req.Intent, args: req.Args, opts: req.Options}
 	if items := askItems(pl.cfg.Permissions, pl.grants, ask); len(items) > 0 {
 		r.forward = true
 		return p.pause(r, &pl, items, nil)
@@ -86,7 +89,7 @@ func qualifiedTools(ids []string) []string {
 // used, so a gateway (or anything between it and us) cannot choose what runs
 // on this machine or what is approved.
 func (p *Workspace) forward(ctx context.Context, r pendingRun, pl *plan, start time.Time) wire.Answer {
-	ans, err := p.gw.Execute(ctx, p.noLearn(wire.ExecuteRequest{Code: r.code, Intent: r.intent, Options: r.opts}))
+	ans, err := p.gw.Execute(ctx, p.noLearn(wire.ExecuteRequest{Code: r.code, Intent: r.intent, Args: r.args, Options: r.opts}))
 	switch {
 	case err != nil && isNetworkError(err):
 		return p.executeOffline(ctx, r, pl, err, start)
@@ -174,6 +177,7 @@ func (p *Workspace) runLocal(ctx context.Context, r pendingRun, pl *plan, journa
 		Tenant:     localTenant,
 		Analysis:   pl.an,
 		Code:       r.code,
+		Args:       r.args,
 		WorkflowID: r.workflowID,
 		Options:    r.opts,
 		Call:       journal.Wrap(p.gate(pl.cfg.Permissions, p.router(pl)), isHalt),

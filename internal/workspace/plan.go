@@ -22,6 +22,9 @@ type plan struct {
 	rules  routing.Rules
 	an     *analysis.Analysis
 	grants *grants
+	// toolsKnown is set once the plan's static tools were checked against
+	// what this machine, the gateway and the catalog serve.
+	toolsKnown bool
 }
 
 // lookups counts the costly lookups a plan is built from, so a test can

@@ -42,6 +42,9 @@ func (p *Workspace) planItems(ctx context.Context, pl *plan) (items []approval.I
 	if err := p.unknownBuiltin(ctx, pl); err != nil {
 		return nil, false, err
 	}
+	if err := p.unknownTool(ctx, pl); err != nil {
+		return nil, false, err
+	}
 	cfg, rules, mux := pl.cfg, pl.rules, pl.local
 	items = askItems(cfg.Permissions, pl.grants, pl.an.Tools)
 	seen := map[string]bool{}

@@ -108,3 +108,34 @@ func TestUnknownBuiltinToolRefusedBeforeApproval(t *testing.T) {
 	}
 	wantStatus(t, e.cont(b.WorkflowID, true), wire.StatusSuccess)
 }
+
+// A call to a namespace nobody serves (not this machine, not the gateway,
+// not the catalog) is UNKNOWN_TOOL before any approval is asked, and
+// nothing before it runs; a gateway tool in an "ask" plan is still asked for.
+func TestUnknownNamespaceRefusedBeforeApproval(t *testing.T) {
+	e := newApprovalEnv(t, `{"permissions": {"ask": ["nosuch", "math", "filesystem"]}}`, nil)
+	for _, code := range []string{
+		`return await mcp.nosuch.thing({})`,
+		`await mcp.filesystem.write_file({path: "ran.txt", content: "x"}); return await mcp.nosuch.thing({})`,
+		`return await mcp.math.ad({a: 1, b: 2})`,
+	} {
+		a := e.exec(code)
+		if a.Status != wire.StatusError || a.ErrorCode != pmlerr.UnknownTool || a.WorkflowID != "" {
+			t.Fatalf("%s: %+v", code, a)
+		}
+		if _, ok := a.Details["suggestions"].([]string); !ok {
+			t.Fatalf("%s: no suggestions in %+v", code, a)
+		}
+	}
+	if sugg, _ := e.exec(`return await mcp.math.ad({a: 1, b: 2})`).Details["suggestions"].([]string); !slices.Contains(sugg, "math:add") {
+		t.Fatalf("suggestions %v", sugg)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "ran.txt")); !os.IsNotExist(err) {
+		t.Fatalf("a tool ran before the refusal: %v", err)
+	}
+	b := e.exec(`return await mcp.math.add({a: 1, b: 2})`)
+	wantStatus(t, b, wire.StatusApprovalRequired)
+	if c := e.cont(b.WorkflowID, true); c.Status != wire.StatusSuccess || string(c.Result) != "3" {
+		t.Fatalf("%+v", c)
+	}
+}

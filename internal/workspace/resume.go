@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"time"
@@ -19,6 +20,7 @@ import (
 type pendingRun struct {
 	code       string
 	intent     string
+	args       json.RawMessage // the code's global args, as the request sent them
 	opts       *wire.ExecuteOptions
 	workflowID string // the run's one id: its first pause's, else the gateway's
 	an         *analysis.Analysis
@@ -100,6 +102,7 @@ func (p *Workspace) continueWorkflow(ctx context.Context, req wire.ExecuteReques
 		}
 	}
 	pl.an, pl.grants = r.an, r.grants
+	pl.toolsKnown = true // checked before the run's first pause
 	p.readRules(ctx, pl)
 	var ans wire.Answer
 	if r.forward {
