@@ -33,7 +33,9 @@ func (p *Workspace) unknownTool(ctx context.Context, pl *plan) error {
 			p.log.Debug("plan check: the gateway did not answer discover", "tool", t, "err", err)
 			return nil
 		}
-		if ans.Total > 0 {
+		if _, hosted := ans.Servers[ns]; ans.Total > 0 || hosted {
+			// A hosted server that is not running lists no tools; its
+			// call gets the server's own error (state and last error).
 			continue
 		}
 		if _, found, err := p.catalogEntry(ctx, ns); err != nil || found {
