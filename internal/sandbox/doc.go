@@ -85,9 +85,10 @@
 //     did not recover. The engine often reports this as a thrown null; an
 //     allocator hook makes the distinction from `throw null` reliable.
 //   - EXECUTION_TIMEOUT: Limits.Timeout passed, the CPU budget
-//     (Limits.CPUBudget, time spent running JS) ran out, or ctx ended (Err
-//     holds the context error), whether the code was computing, waiting for
-//     a tool or looping on microtasks. The engine cannot interrupt a single
+//     (Limits.CPUBudget, time spent running JS) ran out, or ctx's deadline
+//     passed (Err holds the context error), whether the code was computing,
+//     waiting for a tool or looping on microtasks; CANCELLED when the caller
+//     cancelled ctx instead. The engine cannot interrupt a single
 //     built-in call (includes over 2^32 holes, a sort); Run still answers at
 //     most 100 ms after the deadline, and then revokes the VM's heap, which
 //     ends that call within microseconds (arena.go). Code waiting for a
