@@ -94,14 +94,19 @@ func IsLoopbackHost(host string) bool {
 // from source (PML_CLOUD_URL or .pml.json's cloud.url), after checking that
 // the key would not cross the network in clear text. The key is PML_API_KEY
 // by env's precedence (the process environment, else the workspace .env of
-// ws); a refused key's error names where it came from. cacheDir is as for
-// NewRemote.
+// ws); a refused key's error names where it came from. The gateway's
+// certificate is verified with the system's roots plus CAFileEnv's. cacheDir
+// is as for NewRemote.
 func Dial(url, source string, env *approval.Env, ws, cacheDir string) (*Remote, error) {
 	if err := checkCloudURL(url, source, insecureAllowed()); err != nil {
 		return nil, err
 	}
+	roots, err := gatewayRoots(env, ws)
+	if err != nil {
+		return nil, err
+	}
 	key, ks := apiKey(env, ws)
-	r := NewRemote(url, key, cacheDir)
+	r := newRemote(url, key, cacheDir, roots)
 	r.auth.source = ks
 	return r, nil
 }
