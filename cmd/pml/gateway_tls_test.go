@@ -6,11 +6,15 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -205,5 +209,56 @@ func TestGatewayTLSFlagsInvalid(t *testing.T) {
 				t.Fatalf("the gateway started:\n%s", logs)
 			}
 		})
+	}
+}
+
+// Over TLS a connection that presented a valid key stops counting as
+// unauthenticated, as over plain http: a stalled newcomer does not close it.
+func TestGatewayTLSAuthenticatedConnKept(t *testing.T) {
+	caFile, certFile, keyFile := testPKI(t)
+	db := filepath.Join(t.TempDir(), "gw.db")
+	key := createKey(t, db)
+	logs, _, _ := runGateway(t, "--db", db, "--metrics-addr", "off", "--tls-cert", certFile, "--tls-key", keyFile,
+		"--max-unauthenticated-conns", "1")
+	url := waitFor(t, logs, httpsListening)
+	pemBytes, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pemBytes)
+	tlsCfg := &tls.Config{RootCAs: roots}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	defer client.CloseIdleConnections()
+	get := func() (status int, reused bool) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, url+"/api/v1/routing", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused },
+		}))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, reused
+	}
+	if status, _ := get(); status != http.StatusOK {
+		t.Fatalf("first request: HTTP %d", status)
+	}
+	// A newcomer that sends nothing after its handshake: the one
+	// unauthenticated connection allowed.
+	stalled, err := tls.Dial("tcp", strings.TrimPrefix(url, "https://"), tlsCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	if status, reused := get(); status != http.StatusOK || !reused {
+		t.Fatalf("second request: HTTP %d, connection reused %v (want 200 on the kept connection)", status, reused)
 	}
 }
