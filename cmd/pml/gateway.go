@@ -29,12 +29,18 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var adm admissionFlags
 	retention := traceapi.DefaultRetention()
 	var maxUnauth, bodyBufferMiB int
+	var publicHosts []string
 	cmd := &cobra.Command{
 		Use:   "gateway",
 		Short: "Run the PML gateway (MCP Streamable HTTP at /mcp)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if maxUnauth < 1 || bodyBufferMiB < 1 {
 				return errors.New("--max-unauthenticated-conns and --body-buffer-mib must be positive")
+			}
+			for _, h := range publicHosts {
+				if err := gateway.CheckPublicHost(h); err != nil {
+					return fmt.Errorf("--public-host: %w", err)
+				}
 			}
 			cert, useTLS, err := loadTLS(tlsCert, tlsKey)
 			if err != nil {
@@ -61,7 +67,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer closer.Close()
-			lim := gateway.HTTPLimits{MaxUnauthConns: maxUnauth, MaxBufferedBytes: int64(bodyBufferMiB) << 20}
+			lim := gateway.HTTPLimits{MaxUnauthConns: maxUnauth, MaxBufferedBytes: int64(bodyBufferMiB) << 20, PublicHosts: publicHosts}
 			srv := svc.HTTPServer(lim)
 			if useTLS {
 				srv.UseTLS(cert)
@@ -74,6 +80,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 		`listen address of GET /metrics (every tenant's counts, no key: keep it private), or "off"`)
 	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS; needs --tls-key")
 	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
+	cmd.Flags().StringArrayVar(&publicHosts, "public-host", nil,
+		"host name a reverse proxy on this machine forwards to the gateway (repeatable); other names on loopback get 403")
 	cmd.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
 	cmd.Flags().StringVar(&configPath, "config", "", "gateway config JSON (servers, routing)")
 	cmd.Flags().DurationVar(&limits.Timeout, "timeout", sandbox.DefaultLimits().Timeout, "wall clock of an execution, waiting on tools included; requests may ask less (at most 5m)")
@@ -150,13 +158,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, addr, metricsAddr strin
 	return g.Wait()
 }
 
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func isLoopback(host string) bool { return gateway.IsLoopbackHost(host) }
 
 // listenAndServe serves srv on addr until ctx ends (then it drains).
 func listenAndServe(ctx context.Context, log *slog.Logger, addr string, srv *gateway.HTTPServer) error {

@@ -34,6 +34,11 @@ type HTTPLimits struct {
 	// valid key (default 512); past it the oldest such connection is closed.
 	// Negative: no bound, for servers without keys.
 	MaxUnauthConns int
+	// PublicHosts are the host names, besides this machine's own, that MCP
+	// requests arriving on a loopback address may name in their Host
+	// header: those a reverse proxy on this machine forwards. Others get 403
+	// (DNS rebinding). See CheckPublicHost.
+	PublicHosts []string
 }
 
 // Defaults of HTTPLimits.

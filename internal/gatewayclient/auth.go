@@ -3,7 +3,6 @@ package gatewayclient
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
@@ -82,13 +82,7 @@ func checkCloudURL(raw, source string, insecure bool) error {
 }
 
 // IsLoopbackHost reports whether host (no port) names this machine.
-func IsLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func IsLoopbackHost(host string) bool { return gateway.IsLoopbackHost(host) }
 
 // Dial returns the client for the gateway at url, which the package read
 // from source (PML_CLOUD_URL or .pml.json's cloud.url), after checking that
