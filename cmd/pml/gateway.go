@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,11 +24,12 @@ import (
 const defaultMetricsAddr = "127.0.0.1:9464"
 
 func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
-	var addr, db, configPath, metricsAddr string
+	var addr, db, configPath, metricsAddr, tlsCert, tlsKey string
 	var limits sandbox.Limits
 	var adm admissionFlags
 	retention := traceapi.DefaultRetention()
 	var maxUnauth, bodyBufferMiB int
+	var publicHosts []string
 	cmd := &cobra.Command{
 		Use:   "gateway",
 		Short: "Run the PML gateway (MCP Streamable HTTP at /mcp)",
@@ -35,13 +37,21 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 			if maxUnauth < 1 || bodyBufferMiB < 1 {
 				return errors.New("--max-unauthenticated-conns and --body-buffer-mib must be positive")
 			}
+			for _, h := range publicHosts {
+				if err := gateway.CheckPublicHost(h); err != nil {
+					return fmt.Errorf("--public-host: %w", err)
+				}
+			}
+			cert, useTLS, err := loadTLS(tlsCert, tlsKey)
+			if err != nil {
+				return err
+			}
 			log := logger()
 			// Libraries that write with the standard log package (OpenTelemetry's
 			// export errors among them) write through the same handler: one format.
 			slog.SetDefault(log)
 			var cfg gateway.FileConfig
 			if configPath != "" {
-				var err error
 				if cfg, err = gateway.LoadConfig(configPath); err != nil {
 					return err
 				}
@@ -57,13 +67,21 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer closer.Close()
-			lim := gateway.HTTPLimits{MaxUnauthConns: maxUnauth, MaxBufferedBytes: int64(bodyBufferMiB) << 20}
-			return serveGateway(cmd.Context(), log, addr, metricsAddr, svc.HTTPServer(lim), svc)
+			lim := gateway.HTTPLimits{MaxUnauthConns: maxUnauth, MaxBufferedBytes: int64(bodyBufferMiB) << 20, PublicHosts: publicHosts}
+			srv := svc.HTTPServer(lim)
+			if useTLS {
+				srv.UseTLS(cert)
+			}
+			return serveGateway(cmd.Context(), log, addr, metricsAddr, srv, svc)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
 	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", defaultMetricsAddr,
 		`listen address of GET /metrics (every tenant's counts, no key: keep it private), or "off"`)
+	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS; needs --tls-key")
+	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
+	cmd.Flags().StringArrayVar(&publicHosts, "public-host", nil,
+		"host name a reverse proxy on this machine forwards to the gateway (repeatable); other names on loopback get 403")
 	cmd.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
 	cmd.Flags().StringVar(&configPath, "config", "", "gateway config JSON (servers, routing)")
 	cmd.Flags().DurationVar(&limits.Timeout, "timeout", sandbox.DefaultLimits().Timeout, "wall clock of an execution, waiting on tools included; requests may ask less (at most 5m)")
@@ -77,6 +95,22 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 		"MiB of request bodies held in memory at once; past it requests wait, then get 503")
 	cmd.AddCommand(newKeyCmd())
 	return cmd
+}
+
+// loadTLS reads the gateway's certificate and key: both files or neither.
+// A bad file stops the gateway at start rather than at the first handshake.
+func loadTLS(certFile, keyFile string) (tls.Certificate, bool, error) {
+	switch {
+	case certFile == "" && keyFile == "":
+		return tls.Certificate{}, false, nil
+	case certFile == "" || keyFile == "":
+		return tls.Certificate{}, false, errors.New("--tls-cert and --tls-key go together: give both or neither")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return tls.Certificate{}, false, fmt.Errorf("--tls-cert %s / --tls-key %s: %w", certFile, keyFile, err)
+	}
+	return cert, true, nil
 }
 
 func newKeyCmd() *cobra.Command {
@@ -124,13 +158,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, addr, metricsAddr strin
 	return g.Wait()
 }
 
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func isLoopback(host string) bool { return gateway.IsLoopbackHost(host) }
 
 // listenAndServe serves srv on addr until ctx ends (then it drains).
 func listenAndServe(ctx context.Context, log *slog.Logger, addr string, srv *gateway.HTTPServer) error {
@@ -138,6 +166,6 @@ func listenAndServe(ctx context.Context, log *slog.Logger, addr string, srv *gat
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	log.Info("listening", "addr", "http://"+ln.Addr().String())
+	log.Info("listening", "addr", srv.Scheme()+"://"+ln.Addr().String())
 	return srv.Serve(ctx, ln)
 }

@@ -21,8 +21,10 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	srv := s.NewMCPServer()
 	// Stateless: every request carries everything it needs, so any replica
 	// behind a round-robin load balancer can serve it (no session affinity).
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log})
+	// hostGuard replaces the SDK's DNS rebinding check, which has no
+	// allow-list for a reverse proxy's host names.
+	mcpHandler := hostGuard(lim.PublicHosts, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log, DisableLocalhostProtection: true}))
 
 	// The key is checked before any body is read: a request without one
 	// gets its 401 from the headers alone.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"container/list"
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"sync"
@@ -43,6 +44,10 @@ type trackedConnKey struct{}
 // connContext is the http.Server's ConnContext: it lets requireKey find the
 // request's connection.
 func (t *connTracker) connContext(ctx context.Context, c net.Conn) context.Context {
+	// Over TLS the server hands over the TLS connection wrapped around ours.
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
 	if tc, ok := c.(*trackedConn); ok {
 		return context.WithValue(ctx, trackedConnKey{}, tc)
 	}

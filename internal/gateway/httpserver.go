@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,6 +34,11 @@ type HTTPLimits struct {
 	// valid key (default 512); past it the oldest such connection is closed.
 	// Negative: no bound, for servers without keys.
 	MaxUnauthConns int
+	// PublicHosts are the host names, besides this machine's own, that MCP
+	// requests arriving on a loopback address may name in their Host
+	// header: those a reverse proxy on this machine forwards. Others get 403
+	// (DNS rebinding). See CheckPublicHost.
+	PublicHosts []string
 }
 
 // Defaults of HTTPLimits.
@@ -117,7 +123,14 @@ func (s *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 		ln = s.conns.listener(ln)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- s.srv.Serve(ln) }()
+	go func() {
+		if s.srv.TLSConfig != nil {
+			// The certificate is in TLSConfig already; ServeTLS adds HTTP/2.
+			errc <- s.srv.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- s.srv.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
@@ -142,6 +155,21 @@ func (s *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 		_ = s.srv.Close()
 	}
 	return nil
+}
+
+// UseTLS makes Serve speak HTTPS with cert. Call it before Serve. The TLS
+// handshake counts against ReadHeaderTimeout, and a connection still in it
+// counts as one without a valid key.
+func (s *HTTPServer) UseTLS(cert tls.Certificate) {
+	s.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+}
+
+// Scheme is "https" after UseTLS, else "http".
+func (s *HTTPServer) Scheme() string {
+	if s.srv.TLSConfig != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // Close closes the listener and every connection at once.

@@ -3,7 +3,6 @@ package gatewayclient
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
@@ -82,26 +82,25 @@ func checkCloudURL(raw, source string, insecure bool) error {
 }
 
 // IsLoopbackHost reports whether host (no port) names this machine.
-func IsLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+func IsLoopbackHost(host string) bool { return gateway.IsLoopbackHost(host) }
 
 // Dial returns the client for the gateway at url, which the package read
 // from source (PML_CLOUD_URL or .pml.json's cloud.url), after checking that
 // the key would not cross the network in clear text. The key is PML_API_KEY
 // by env's precedence (the process environment, else the workspace .env of
-// ws); a refused key's error names where it came from. cacheDir is as for
-// NewRemote.
+// ws); a refused key's error names where it came from. The gateway's
+// certificate is verified with the system's roots plus CAFileEnv's. cacheDir
+// is as for NewRemote.
 func Dial(url, source string, env *approval.Env, ws, cacheDir string) (*Remote, error) {
 	if err := checkCloudURL(url, source, insecureAllowed()); err != nil {
 		return nil, err
 	}
+	roots, err := gatewayRoots(env, ws)
+	if err != nil {
+		return nil, err
+	}
 	key, ks := apiKey(env, ws)
-	r := NewRemote(url, key, cacheDir)
+	r := newRemote(url, key, cacheDir, roots)
 	r.auth.source = ks
 	return r, nil
 }

@@ -2,6 +2,8 @@ package gatewayclient
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -77,10 +79,18 @@ func (g *Remote) down(err error) error {
 // does not travel in clear text to another machine. cacheDir holds the
 // routing rules cache; "" disables it.
 func NewRemote(baseURL, apiKey, cacheDir string) *Remote {
+	return newRemote(baseURL, apiKey, cacheDir, nil)
+}
+
+// newRemote is NewRemote verifying the gateway's certificate with roots
+// (nil: the system's).
+func newRemote(baseURL, apiKey, cacheDir string, roots *x509.CertPool) *Remote {
 	dialer := &net.Dialer{Timeout: ConnectTimeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
 		DialContext:           dialer.DialContext,
 		TLSHandshakeTimeout:   ConnectTimeout,
+		TLSClientConfig:       &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		ForceAttemptHTTP2:     true,
 		ResponseHeaderTimeout: 0, // executions may take minutes; the ctx bounds them
 		MaxIdleConnsPerHost:   16,
 		IdleConnTimeout:       90 * time.Second,
@@ -140,7 +150,7 @@ func networkError(url string, err error) error {
 	if pe, ok := pmlerr.As(err); ok {
 		return pe
 	}
-	return &pmlerr.Error{Code: pmlerr.NetworkError, Message: fmt.Sprintf("gateway %s unreachable: %v", url, err), Err: err}
+	return &pmlerr.Error{Code: pmlerr.NetworkError, Message: fmt.Sprintf("gateway %s unreachable: %v%s", url, err, certificateHint(err)), Err: err}
 }
 
 // Close implements Gateway.
