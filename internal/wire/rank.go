@@ -41,7 +41,8 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 	out := DiscoverAnswer{Tools: make([]DiscoveredTool, 0, len(hits)), Total: len(hits)}
 	for _, h := range hits {
 		d, t := h.d, h.info
-		d.ID, d.Description, d.InputSchema, d.Declaration = t.ID, t.Description, t.InputSchema, tools.Declaration(t)
+		d.ID, d.Description, d.InputSchema, d.OutputSchema = t.ID, t.Description, t.InputSchema, t.OutputSchema
+		d.Declaration = tools.Declaration(t)
 		if d.Kind == "" {
 			d.Kind = "tool"
 		}
