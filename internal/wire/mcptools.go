@@ -21,7 +21,8 @@ var (
  "query":{"type":"string","description":"What you want to do, in words."},
  "name":{"type":"string","description":"An exact tool id, namespace:action."},
  "pattern":{"type":"string","description":"A tool pattern: ns, ns:* or ns:action."},
- "limit":{"type":"integer","minimum":1}}}`)
+ "limit":{"type":"integer","minimum":1},
+ "schemas":{"type":"boolean","description":"Also return input/output schemas the declarations already cover (default false)."}}}`)
 	// executeOutputSchema describes the answer object execute returns as
 	// structured content. It is permissive (extra fields allowed, nothing
 	// beyond status required) so that answers may grow fields without
@@ -105,7 +106,7 @@ func CallTool() *mcp.Tool {
 	return &mcp.Tool{Name: "call", Description: callDescription, InputSchema: callSchema}
 }
 
-const discoverDescription = "Find tools by what they do; returns ids, descriptions, input schemas and TypeScript declarations (mcp.ns.action(args))."
+const discoverDescription = "Find tools by what they do; returns ids, descriptions and TypeScript declarations (mcp.ns.action(args)), with a tool's input schema only where it says more than its declaration (schemas: true for all)."
 
 // AdminRequest is the input of the admin tool: it names, describes and
 // shares a capability of the caller's own project.

@@ -309,6 +309,9 @@ type DiscoverRequest struct {
 	Name    string `json:"name,omitempty"`
 	Pattern string `json:"pattern,omitempty"`
 	Limit   int    `json:"limit,omitempty"`
+	// Schemas asks for every hit's input and output schemas even where
+	// its declaration already says all they do (they are left out then).
+	Schemas bool `json:"schemas,omitempty"`
 }
 
 // DiscoveredTool is one discover hit.

@@ -32,7 +32,7 @@ func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wir
 	if err != nil {
 		return wire.DiscoverAnswer{}, err
 	}
-	remote, err := p.gw.Discover(ctx, wire.DiscoverRequest{Query: req.Query, Name: req.Name, Pattern: req.Pattern, Limit: 1000})
+	remote, err := p.gw.Discover(ctx, wire.DiscoverRequest{Query: req.Query, Name: req.Name, Pattern: req.Pattern, Limit: 1000, Schemas: true})
 	if err != nil && !isNetworkError(err) {
 		return wire.DiscoverAnswer{}, err
 	}
