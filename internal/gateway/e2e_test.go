@@ -227,7 +227,7 @@ func TestCallAndDiscover(t *testing.T) {
 		t.Fatalf("validation: %+v", a)
 	}
 
-	res, err = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover", Arguments: map[string]any{"query": "sha256 digest of a string", "limit": 3}})
+	res, err = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover", Arguments: map[string]any{"query": "sha256 digest of a string", "limit": 3, "schemas": true}})
 	if err != nil || res.IsError {
 		t.Fatalf("discover: %v %+v", err, res)
 	}
@@ -237,6 +237,17 @@ func TestCallAndDiscover(t *testing.T) {
 	}
 	if len(d.Tools) == 0 || d.Tools[0].ID != "crypto:sha256" || !strings.Contains(d.Tools[0].Declaration, "mcp.crypto.sha256(") || d.Tools[0].InputSchema == nil {
 		t.Fatalf("discover ranking: %+v", d.Tools)
+	}
+	res, err = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover", Arguments: map[string]any{"query": "sha256 digest of a string", "limit": 3}})
+	if err != nil || res.IsError {
+		t.Fatalf("compact discover: %v %+v", err, res)
+	}
+	var compact wire.DiscoverAnswer
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &compact); err != nil {
+		t.Fatal(err)
+	}
+	if len(compact.Tools) == 0 || compact.Tools[0].InputSchema != nil || compact.Tools[0].Declaration != d.Tools[0].Declaration {
+		t.Fatalf("compact discover kept the schema its declaration covers: %+v", compact.Tools)
 	}
 	res, _ = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover", Arguments: map[string]any{"pattern": "fx:*"}})
 	if !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"fx:echo"`) {

@@ -18,6 +18,9 @@ var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 //	/** description */
 //	mcp.ns.action(args: { path: string; limit?: number }): Promise<unknown>
 //
+// The promise carries the type of the tool's output schema when it declares
+// one (what a call returns is then its structured content), else unknown.
+//
 // Object literals go multi-line, with one doc comment per property, when any
 // property has a description or default. A schema that does not parse renders
 // as Record<string, unknown>; args is optional when no field is required.
@@ -46,8 +49,24 @@ func Declaration(info Info) string {
 	}
 	b.WriteString(": ")
 	b.WriteString(argType)
-	b.WriteString("): Promise<unknown>")
+	b.WriteString("): Promise<")
+	b.WriteString(resultType(info.OutputSchema))
+	b.WriteString(">")
 	return b.String()
+}
+
+// resultType is the TypeScript type of a call's result: unknown without an
+// output schema or with one that does not parse.
+func resultType(outputSchema json.RawMessage) string {
+	if len(outputSchema) == 0 {
+		return "unknown"
+	}
+	root := new(tsSchema)
+	if err := json.Unmarshal(outputSchema, root); err != nil {
+		return "unknown"
+	}
+	r := renderer{root: root}
+	return r.render(root, "", 0)
 }
 
 // member renders a property access: ".name", or `["na-me"]` when name is not

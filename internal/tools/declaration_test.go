@@ -80,6 +80,18 @@ func TestDeclaration(t *testing.T) {
 			want: `mcp.x.y(args: { p: { x: number }; shapes?: ({ x: number } | string)[]; both?: { x: number } & { y?: number }; bag?: { k?: string; [key: string]: number }; list?: { next?: { next?: { next?: { next?: unknown } } } }; ext?: unknown }): Promise<unknown>`,
 		},
 		{
+			name: "output schema types the result, its own $defs resolved",
+			info: Info{ID: "weather:now", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
+				OutputSchema: json.RawMessage(`{"type":"object","properties":{"temperature":{"type":"number"},"unit":{"$ref":"#/$defs/unit"}},
+				"required":["temperature"],"$defs":{"unit":{"enum":["C","F"]}}}`)},
+			want: `mcp.weather.now(args: { city: string }): Promise<{ temperature: number; unit?: "C" | "F" }>`,
+		},
+		{
+			name: "an output schema that does not parse leaves the result unknown",
+			info: Info{ID: "a:b", OutputSchema: json.RawMessage(`{"type":`)},
+			want: "mcp.a.b(args?: Record<string, unknown>): Promise<unknown>",
+		},
+		{
 			name: "comment terminators in descriptions are escaped",
 			info: Info{ID: "a:b", Description: "ends */ here"},
 			want: "/** ends *\\/ here */\nmcp.a.b(args?: Record<string, unknown>): Promise<unknown>",

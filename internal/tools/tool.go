@@ -15,6 +15,9 @@ type Info struct {
 	ID          string          `json:"id"` // "namespace:action"
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// OutputSchema describes the value a call returns (an MCP tool's
+	// structuredContent); absent when the tool declares none.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // Namespace returns the part of the id before the first ':'.

@@ -54,6 +54,11 @@ func (s *Server) listTools(ctx context.Context, ss *session) ([]tools.Info, erro
 				return nil, fmt.Errorf("input schema of %s: %w", info.ID, err)
 			}
 		}
+		if t.OutputSchema != nil {
+			if info.OutputSchema, err = json.Marshal(t.OutputSchema); err != nil {
+				return nil, fmt.Errorf("output schema of %s: %w", info.ID, err)
+			}
+		}
 		list = append(list, info)
 	}
 	s.mu.Lock()

@@ -21,7 +21,27 @@ var (
  "query":{"type":"string","description":"What you want to do, in words."},
  "name":{"type":"string","description":"An exact tool id, namespace:action."},
  "pattern":{"type":"string","description":"A tool pattern: ns, ns:* or ns:action."},
- "limit":{"type":"integer","minimum":1}}}`)
+ "limit":{"type":"integer","minimum":1},
+ "schemas":{"type":"boolean","description":"Also return input/output schemas the declarations already cover (default false)."}}}`)
+	// executeOutputSchema describes the answer object execute returns as
+	// structured content. It is permissive (extra fields allowed, nothing
+	// beyond status required) so that answers may grow fields without
+	// clients that validate structured content refusing them.
+	executeOutputSchema = json.RawMessage(`{"type":"object","properties":{
+ "status":{"type":"string","enum":["success","execute_locally","approval_required","aborted","error"]},
+ "result":{"description":"The code's return value (status success)."},
+ "error_code":{"type":"string","description":"A stable error code (status error)."},
+ "error":{"type":"string","description":"What went wrong (status error)."},
+ "workflow_id":{"type":"string","description":"Pass back in continue_workflow (status approval_required)."},
+ "approval_type":{"type":"string"},
+ "description":{"type":"string"},
+ "options":{"type":"array","items":{"type":"string"}},
+ "trace_id":{"type":"string"},
+ "duration_ms":{"type":"number"},
+ "logs":{"type":"array","items":{"type":"string"}},
+ "capability":{"type":"object"},
+ "tools_used":{"type":"array"}},
+ "required":["status"],"additionalProperties":true}`)
 	callSchema = json.RawMessage(`{"type":"object","properties":{
  "tool":{"type":"string","description":"namespace:action"},
  "args":{"type":"object"}},"required":["tool"]}`)
@@ -34,7 +54,7 @@ const executeDescription = `Run TypeScript that calls tools. Write a function bo
 // ToolDefinitions are the execute and discover tools as both the gateway and
 // the package offer them.
 func ToolDefinitions() (execute, discover *mcp.Tool) {
-	return &mcp.Tool{Name: "execute", Description: executeDescription, InputSchema: executeSchema},
+	return &mcp.Tool{Name: "execute", Description: executeDescription, InputSchema: executeSchema, OutputSchema: executeOutputSchema},
 		&mcp.Tool{Name: "discover", Description: discoverDescription, InputSchema: discoverSchema}
 }
 
@@ -86,7 +106,7 @@ func CallTool() *mcp.Tool {
 	return &mcp.Tool{Name: "call", Description: callDescription, InputSchema: callSchema}
 }
 
-const discoverDescription = "Find tools by what they do; returns ids, descriptions, input schemas and TypeScript declarations (mcp.ns.action(args))."
+const discoverDescription = "Find tools by what they do; returns ids, descriptions and TypeScript declarations (mcp.ns.action(args)), with a tool's input schema only where it says more than its declaration (schemas: true for all)."
 
 // AdminRequest is the input of the admin tool: it names, describes and
 // shares a capability of the caller's own project.
@@ -120,14 +140,16 @@ func AdminTool() *mcp.Tool {
 }
 
 // AnswerResult wraps an execute answer as the tool result of docs/protocol.md
-// "Execute answers": one JSON object in content[0].text, isError when the
+// "Execute answers": one JSON object in content[0].text, the same object as
+// structuredContent (for clients that read typed results), isError when the
 // status is error.
 func AnswerResult(a Answer) *mcp.CallToolResult {
 	body, err := Marshal(a)
 	if err != nil {
 		body, _ = Marshal(ErrorAnswer(pmlerr.Wrap(pmlerr.Internal, err), a.WorkflowID))
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}}, IsError: a.Status == StatusError}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(body)}},
+		StructuredContent: json.RawMessage(body), IsError: a.Status == StatusError}
 }
 
 // ErrorResult is the tool result for a failed discover, call or admin.

@@ -1,6 +1,10 @@
 package wire
 
-import "github.com/pml-go/pml/internal/tools"
+import (
+	"encoding/json"
+
+	"github.com/pml-go/pml/internal/tools"
+)
 
 // RankTools filters all by req's name and pattern and ranks them by relevance
 // to its query; meta supplies each hit's kind, routing and FQDN. An
@@ -41,13 +45,27 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 	out := DiscoverAnswer{Tools: make([]DiscoveredTool, 0, len(hits)), Total: len(hits)}
 	for _, h := range hits {
 		d, t := h.d, h.info
-		d.ID, d.Description, d.InputSchema, d.Declaration = t.ID, t.Description, t.InputSchema, tools.Declaration(t)
+		d.ID, d.Description, d.InputSchema, d.OutputSchema = t.ID, t.Description, t.InputSchema, t.OutputSchema
+		d.Declaration = tools.Declaration(t)
+		if !req.Schemas {
+			d.InputSchema = droppable(d.InputSchema)
+			d.OutputSchema = droppable(d.OutputSchema)
+		}
 		if d.Kind == "" {
 			d.Kind = "tool"
 		}
 		out.Tools = append(out.Tools, d)
 	}
 	return out
+}
+
+// droppable keeps schema only when the declaration rendered from it says
+// less than it does: a duplicate costs the AI client tokens for nothing.
+func droppable(schema json.RawMessage) json.RawMessage {
+	if tools.DeclarationCovers(schema) {
+		return nil
+	}
+	return schema
 }
 
 // namedBy reports whether query matches id by its name alone.

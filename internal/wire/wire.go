@@ -309,6 +309,9 @@ type DiscoverRequest struct {
 	Name    string `json:"name,omitempty"`
 	Pattern string `json:"pattern,omitempty"`
 	Limit   int    `json:"limit,omitempty"`
+	// Schemas asks for every hit's input and output schemas even where
+	// its declaration already says all they do (they are left out then).
+	Schemas bool `json:"schemas,omitempty"`
 }
 
 // DiscoveredTool is one discover hit.
@@ -320,7 +323,9 @@ type DiscoveredTool struct {
 	FQDN        string          `json:"fqdn,omitempty"`
 	Owner       string          `json:"owner,omitempty"` // a capability's "org/project"
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
-	Declaration string          `json:"declaration"`
+	// OutputSchema is the tool's declared result shape, when it has one.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Declaration  string          `json:"declaration"`
 	// Uses counts the calls of a capability (from code, the package's
 	// call path or call); absent for tools.
 	Uses *int64 `json:"uses,omitempty"`

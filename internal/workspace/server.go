@@ -32,7 +32,7 @@ func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wir
 	if err != nil {
 		return wire.DiscoverAnswer{}, err
 	}
-	remote, err := p.gw.Discover(ctx, wire.DiscoverRequest{Query: req.Query, Name: req.Name, Pattern: req.Pattern, Limit: 1000})
+	remote, err := p.gw.Discover(ctx, wire.DiscoverRequest{Query: req.Query, Name: req.Name, Pattern: req.Pattern, Limit: 1000, Schemas: true})
 	if err != nil && !isNetworkError(err) {
 		return wire.DiscoverAnswer{}, err
 	}
@@ -59,7 +59,7 @@ func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wir
 			continue
 		}
 		seen[t.ID] = true
-		all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema})
+		all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema})
 		kinds[t.ID] = t
 	}
 	out := wire.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] })

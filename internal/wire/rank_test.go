@@ -1,0 +1,68 @@
+package wire
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tools/std"
+)
+
+func toolHit(string) DiscoveredTool { return DiscoveredTool{Routing: "server"} }
+
+// TestDiscoverLeavesOutCoveredSchemas: a schema the declaration renders in
+// full is left out unless schemas is asked for; one with a constraint the
+// declaration cannot carry stays, and so does an output schema that does.
+func TestDiscoverLeavesOutCoveredSchemas(t *testing.T) {
+	all := []tools.Info{
+		{ID: "w:now", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"t":{"type":"number"}}}`)},
+		{ID: "w:days", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}}}`),
+			OutputSchema: json.RawMessage(`{"type":"array","items":{"type":"string","format":"date"}}`)},
+	}
+	byID := func(a DiscoverAnswer) map[string]DiscoveredTool {
+		m := map[string]DiscoveredTool{}
+		for _, d := range a.Tools {
+			m[d.ID] = d
+		}
+		return m
+	}
+	compact := byID(RankTools(all, DiscoverRequest{}, toolHit))
+	if d := compact["w:now"]; d.InputSchema != nil || d.OutputSchema != nil || d.Declaration != "mcp.w.now(args: { city: string }): Promise<{ t?: number }>" {
+		t.Fatalf("covered schemas kept: %+v", d)
+	}
+	if d := compact["w:days"]; d.InputSchema == nil || d.OutputSchema == nil {
+		t.Fatalf("schemas saying more than the declaration dropped: %+v", d)
+	}
+	full := byID(RankTools(all, DiscoverRequest{Schemas: true}, toolHit))
+	for _, info := range all {
+		if d := full[info.ID]; string(d.InputSchema) != string(info.InputSchema) || string(d.OutputSchema) != string(info.OutputSchema) {
+			t.Fatalf("schemas: true dropped a schema: %+v", d)
+		}
+	}
+}
+
+// TestDiscoverAnswerSizeForBuiltins measures a discover answer listing every
+// built-in tool, compact and with schemas (bytes/4 as tokens), and holds the
+// compact one to at most three quarters of the full one.
+func TestDiscoverAnswerSizeForBuiltins(t *testing.T) {
+	all, err := std.New().Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := func(req DiscoverRequest) int {
+		req.Limit = len(all)
+		body, err := Marshal(RankTools(all, req, toolHit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(body)
+	}
+	compact, full := size(DiscoverRequest{}), size(DiscoverRequest{Schemas: true})
+	t.Logf("%d built-in tools: compact %d bytes (~%d tokens), with schemas %d bytes (~%d tokens)",
+		len(all), compact, compact/4, full, full/4)
+	if compact*4 > full*3 {
+		t.Fatalf("compact answer %d bytes, full %d: less than a quarter saved", compact, full)
+	}
+}
