@@ -76,7 +76,9 @@ func TestRunProgressSkipsHaltsAndNeedsAReporter(t *testing.T) {
 		}
 		return args, nil
 	}
-	j.Halt = func(err error) (wire.Answer, bool) { return wire.Answer{Status: wire.StatusApprovalRequired}, err != nil }
+	j.Halt = func(err error) (wire.Answer, bool) {
+		return wire.Answer{Status: wire.StatusApprovalRequired}, err != nil
+	}
 	newRunner(sandbox.Limits{}).Run(wire.WithProgress(context.Background(), rep.progress), j)
 	if want := []string{"1/2 a:x"}; !reflect.DeepEqual(rep.got, want) {
 		t.Fatalf("progress %q, want %q", rep.got, want)
