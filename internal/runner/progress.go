@@ -14,8 +14,9 @@ import (
 
 // withProgress reports each finished call of call to p: how many calls have
 // finished, out of the plan's call count when that is known. A call that
-// halts the run (an approval to ask for) did not run and is not reported.
-func withProgress(call tools.CallFunc, an *analysis.Analysis, p wire.Progress) tools.CallFunc {
+// halts the run (an approval to ask for) did not run and is not reported,
+// nor is one that ends a cancelled run (a call's own timeout is reported).
+func withProgress(runCtx context.Context, call tools.CallFunc, an *analysis.Analysis, p wire.Progress) tools.CallFunc {
 	if p == nil {
 		return call
 	}
@@ -24,8 +25,8 @@ func withProgress(call tools.CallFunc, an *analysis.Analysis, p wire.Progress) t
 	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		out, err := call(ctx, tool, args)
 		var halt *sandbox.HaltError
-		if errors.As(err, &halt) {
-			return out, err
+		if errors.As(err, &halt) || runCtx.Err() != nil {
+			return out, err // a cancelled run's client has stopped listening
 		}
 		n := int(done.Add(1))
 		t := total

@@ -80,7 +80,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 	rec := newRecorder(an, j.RoutingOf, sanitizer(j.Trace.Sanitizer))
 	res, err := func() (sandbox.Result, error) {
 		defer vm.Exit() // before the trace is kept: the run no longer needs its places
-		return sandbox.Run(runCtx, an.JS, j.Args, withProgress(vm.Wrap(rec.Wrap(j.Call)), an, wire.ProgressFrom(ctx)), r.limitsFor(j.Options))
+		return sandbox.Run(runCtx, an.JS, j.Args, withProgress(runCtx, vm.Wrap(rec.Wrap(j.Call)), an, wire.ProgressFrom(ctx)), r.limitsFor(j.Options))
 	}()
 	if j.Halt != nil {
 		if a, ok := j.Halt(err); ok {
