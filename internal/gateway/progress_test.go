@@ -1,0 +1,67 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// A gateway run with a progress token sends one notification per finished
+// call to the session that asked, with the plan's call count and the tool.
+// (The HTTP endpoint answers plain JSON, which carries no notifications: a
+// session that can take them, here in memory, gets them.)
+func TestGatewayRunReportsProgress(t *testing.T) {
+	g := startWithFixture(t)
+	var mu sync.Mutex
+	var got []string
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := g.Service.NewMCPServer().Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			p := req.Params
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, fmt.Sprintf("%v %g/%g %s", p.ProgressToken, p.Progress, p.Total, p.Message))
+		}}).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	params := &mcp.CallToolParams{Name: "execute", Arguments: wire.ExecuteRequest{
+		Code: `const n = await mcp.math.add({a: 1, b: 2}); return await mcp.math.add({a: n, b: 3})`}}
+	params.SetProgressToken(7)
+	res, err := s.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := gatewaytest.DecodeAnswer(t, res); a.Status != wire.StatusSuccess || string(a.Result) != "6" {
+		t.Fatalf("%+v", a)
+	}
+	want := []string{"7 1/2 math:add", "7 2/2 math:add"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		cur := append([]string(nil), got...)
+		mu.Unlock()
+		if reflect.DeepEqual(cur, want) {
+			break
+		}
+		if len(cur) > len(want) || time.Now().After(deadline) {
+			t.Fatalf("progress %q, want %q", cur, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	alive(t, s)
+}
