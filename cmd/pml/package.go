@@ -41,7 +41,8 @@ func openPackage(ctx context.Context, log *slog.Logger) (*workspace.Workspace, e
 }
 
 func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
-	return &cobra.Command{
+	var expose []string
+	cmd := &cobra.Command{
 		Use:   "stdio",
 		Short: "MCP server for an AI client over stdin/stdout",
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,6 +52,9 @@ func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer pkg.Close()
+			if err := pkg.Expose(expose...); err != nil {
+				return err
+			}
 			// Run returns when stdin closes; the deferred Close then stops every
 			// local server so nothing outlives us.
 			err = pkg.NewMCPServer().Run(cmd.Context(), &mcp.StdioTransport{})
@@ -60,6 +64,8 @@ func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringArrayVar(&expose, "expose", nil, "offer capability ns:action as a tool of its own, named ns.action (repeatable; adds to .pml.json \"expose\")")
+	return cmd
 }
 
 func newServeCmd(logger func() *slog.Logger) *cobra.Command {

@@ -71,7 +71,7 @@ func AddExecuteAndDiscover(srv *mcp.Server,
 		if err != nil {
 			return AnswerResult(ErrorAnswer(err, "")), nil
 		}
-		return AnswerResult(execute(WithProgress(ctx, requestProgress(req)), req, er)), nil
+		return AnswerResult(execute(WithProgress(ctx, RequestProgress(req)), req, er)), nil
 	})
 	srv.AddTool(discoverTool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var dr DiscoverRequest

@@ -28,10 +28,10 @@ func ProgressFrom(ctx context.Context) Progress {
 	return p
 }
 
-// requestProgress sends notifications/progress for req when its client gave
+// RequestProgress sends notifications/progress for req when its client gave
 // a progress token, and is nil otherwise. A notification that cannot be
 // sent is dropped: progress is advice and must never fail the run.
-func requestProgress(req *mcp.CallToolRequest) Progress {
+func RequestProgress(req *mcp.CallToolRequest) Progress {
 	if req == nil || req.Params == nil || req.Session == nil {
 		return nil
 	}

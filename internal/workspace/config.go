@@ -38,6 +38,9 @@ type Config struct {
 	Env         map[string]string       `json:"env,omitempty"`
 	Shell       ShellConfig             `json:"shell,omitzero"`
 	MCPServers  map[string]ServerConfig `json:"mcpServers,omitempty"`
+	// Expose names capabilities ("ns:action") the AI client sees as tools
+	// of their own (README "Configuration").
+	Expose []string `json:"expose,omitempty"`
 }
 
 // ShellConfig tunes the built-in shell:exec.
@@ -91,6 +94,11 @@ func LoadConfig(path string) (Config, error) {
 			return c, configError(path, fmt.Sprintf("shell.env: %q is not a variable name", name))
 		}
 	}
+	for _, id := range c.Expose {
+		if !exposeID.MatchString(id) {
+			return c, configError(path, fmt.Sprintf("expose: %q is not a capability name (ns:action)", id))
+		}
+	}
 	for name, s := range c.MCPServers {
 		if err := s.validate(name); err != nil {
 			return c, configError(path, err.Error())
@@ -98,6 +106,10 @@ func LoadConfig(path string) (Config, error) {
 	}
 	return c, nil
 }
+
+// exposeID is a capability name whose tool name (see exposedToolName) the
+// MCP tool-name rules accept.
+var exposeID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,63}:[A-Za-z0-9_-]{1,63}$`)
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 

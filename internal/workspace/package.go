@@ -75,6 +75,7 @@ type Workspace struct {
 	traces    *traceSync
 	runner    *runner.Runner // runs code: admission, sandbox, traces
 	lookups   lookups        // what executes cost, for the tests
+	expose    []string       // capabilities exposed as tools beyond .pml.json's
 
 	mu        sync.Mutex
 	cfg       Config

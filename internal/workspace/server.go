@@ -9,8 +9,8 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// NewMCPServer is the MCP server the AI client talks to: execute, discover
-// and admin.
+// NewMCPServer is the MCP server the AI client talks to: execute, discover,
+// admin and the exposed capabilities.
 func (p *Workspace) NewMCPServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "pml", Version: wire.Version}, nil)
 	wire.AddExecuteAndDiscover(srv,
@@ -21,6 +21,8 @@ func (p *Workspace) NewMCPServer() *mcp.Server {
 			return p.Discover(ctx, dr)
 		})
 	srv.AddTool(p.adminTool())
+	exposed := &exposedTools{p: p, srv: srv, added: map[string]bool{}}
+	srv.AddReceivingMiddleware(exposed.middleware)
 	return srv
 }
 
