@@ -39,6 +39,13 @@ func thrownOf(x engine.Exception) thrown {
 
 // failure turns the bridge's report of an uncaught error into the run's error.
 func (r *run) failure(kind, detail string) error {
+	// Past the deadline or the CPU budget, the interrupt fires at every poll,
+	// also inside the bridge's own handling of what the code threw, which can
+	// then report an error of its own making ("not a function"): the run's
+	// outcome is the limit it reached.
+	if r.limitReached() {
+		return r.timeout()
+	}
 	switch kind {
 	case "tool":
 		var f toolFailure
@@ -86,6 +93,9 @@ func (r *run) thrownError(t thrown) error {
 // exceptionError maps an exception a call into the engine ended with: one
 // without a name, when an allocation failed, is running out of memory.
 func (r *run) exceptionError(t thrown) error {
+	if r.limitReached() {
+		return r.timeout()
+	}
 	if t.Name == "" && r.m.vm.OutOfMemory() {
 		return r.memoryError()
 	}
@@ -128,6 +138,16 @@ func (r *run) callBudgetError(tool string) error {
 
 func (r *run) memoryError() error {
 	return pmlerr.New(pmlerr.MemoryLimit, "memory limit exceeded (limit %d bytes)", r.lim.MemoryBytes)
+}
+
+// limitReached reports whether the run is past its deadline (the engine's
+// clock may see it before the context's timer fires), cancelled, or out of
+// CPU budget.
+func (r *run) limitReached() bool {
+	if d, ok := r.ctx.Deadline(); ok && !time.Now().Before(d) {
+		return true
+	}
+	return r.ctx.Err() != nil || r.cpuSpent() >= r.lim.CPUBudget
 }
 
 // timeout is the error of a run whose context ended: its Timeout, the

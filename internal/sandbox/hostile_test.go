@@ -206,3 +206,16 @@ func TestHostileCorpus(t *testing.T) {
 		})
 	}
 }
+
+// TestDeadlineWinsOverTheBridgesOwnErrors: past the deadline the interrupt
+// fires at every poll, also while the bridge handles what the code threw,
+// which then reported errors of its own making ("not a function") about one
+// run in six. The outcome is the limit the run reached.
+func TestDeadlineWinsOverTheBridgesOwnErrors(t *testing.T) {
+	for i := range 40 {
+		_, err := Run(context.Background(), fn("for (;;) await null"), nil, nil, Limits{Timeout: 60 * time.Millisecond})
+		if pe, ok := pmlerr.As(err); !ok || pe.Code != pmlerr.ExecutionTimeout {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+}
