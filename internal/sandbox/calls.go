@@ -114,10 +114,10 @@ func (r *run) callInline(job callJob) (callResult, bool) {
 	return callResult{id: job.seq, tool: job.tool, value: value, err: err, argBytes: int64(len(job.args))}, true
 }
 
-// callContext is what a call's context carries: its issue position and the
-// run's byte budget.
+// callContext is what a call's context carries: its issue position, and from
+// the run's context the run's byte budget.
 func (r *run) callContext(job callJob) context.Context {
-	return tools.WithBudget(tools.WithCallSeq(r.ctx, job.seq), r.budget)
+	return tools.WithCallSeq(r.ctx, job.seq)
 }
 
 // inlineCall is a call in progress on the VM goroutine.

@@ -70,7 +70,8 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 	if err != nil {
 		return Result{}, &pmlerr.Error{Code: pmlerr.Internal, Message: "cannot create a JS VM", Err: err}
 	}
-	r.ctx, r.cancel = context.WithTimeout(ctx, lim.Timeout)
+	// The byte budget goes on the run's context once, not on each call's.
+	r.ctx, r.cancel = context.WithTimeout(tools.WithBudget(ctx, r.budget), lim.Timeout)
 	r.m, m.run = m, r
 
 	// The VM runs on its own goroutine so that Run can answer at the
