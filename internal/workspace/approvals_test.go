@@ -74,6 +74,23 @@ func (e *approvalEnv) advance(d time.Duration) {
 	e.now = e.now.Add(d)
 }
 
+// integrityRound runs code, which must pause for an integrity approval
+// naming entry, and answers it: a rejection must end INTEGRITY_ERROR
+// (approved false); an approval's answer is the caller's to check.
+func (e *approvalEnv) integrityRound(code, entry string, approve bool) (r wire.Answer, approved bool) {
+	e.t.Helper()
+	a := e.exec(code)
+	wantStatus(e.t, a, wire.StatusApprovalRequired)
+	if a.ApprovalType != "integrity" || !strings.Contains(a.Description, entry) {
+		e.t.Fatalf("%+v", a)
+	}
+	r = e.cont(a.WorkflowID, approve)
+	if !approve && r.ErrorCode != pmlerr.IntegrityError {
+		e.t.Fatalf("reject: %+v", r)
+	}
+	return r, approve
+}
+
 func (e *approvalEnv) exec(code string) wire.Answer {
 	return e.pkg.Execute(context.Background(), wire.ExecuteRequest{Code: code})
 }
@@ -293,16 +310,8 @@ func TestIntegrityApproveAndReject(t *testing.T) {
 	// The gateway's metadata changes (a simulated MITM): the package notices.
 	for _, approve := range []bool{false, true} {
 		e.pkg = e.open(entry(fmt.Sprintf("-page-size=%d", 7+len(fmt.Sprint(approve)))))
-		a := e.exec(code)
-		wantStatus(t, a, wire.StatusApprovalRequired)
-		if a.ApprovalType != "integrity" || !strings.Contains(a.Description, "pml.mcp.dep.server") {
-			t.Fatalf("%+v", a)
-		}
-		r := e.cont(a.WorkflowID, approve)
-		if !approve {
-			if r.ErrorCode != pmlerr.IntegrityError {
-				t.Fatalf("reject: %+v", r)
-			}
+		r, approved := e.integrityRound(code, "pml.mcp.dep.server", approve)
+		if !approved {
 			continue
 		}
 		wantStatus(t, r, wire.StatusSuccess)

@@ -99,16 +99,8 @@ func TestLocalCapabilityIntegrity(t *testing.T) {
 	for i, approve := range []bool{false, true} {
 		// A new version of the same capability (same name, code of another shape).
 		e.learnLocal(readCap+strings.Repeat(" void 0;", i+1), "shout a file")
-		a := e.exec(code)
-		wantStatus(t, a, wire.StatusApprovalRequired)
-		if a.ApprovalType != "integrity" || !strings.Contains(a.Description, "local.default.cap.shout_a_file") {
-			t.Fatalf("%+v", a)
-		}
-		r := e.cont(a.WorkflowID, approve)
-		if !approve {
-			if r.ErrorCode != pmlerr.IntegrityError {
-				t.Fatalf("reject: %+v", r)
-			}
+		r, approved := e.integrityRound(code, "local.default.cap.shout_a_file", approve)
+		if !approved {
 			continue
 		}
 		wantStatus(t, r, wire.StatusSuccess)
