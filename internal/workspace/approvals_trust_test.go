@@ -177,7 +177,7 @@ func TestApprovalScopeIsOneExecution(t *testing.T) {
 	// first one again: both ask, nothing runs.
 	srv := e.pkg.NewMCPServer()
 	for range 2 {
-		cs := connectInMemory(t, srv)
+		cs := connectInMemory(t, srv, nil)
 		ans := callExecuteIn(t, cs, wire.ExecuteRequest{Code: code})
 		wantStatus(t, ans, wire.StatusApprovalRequired)
 	}
@@ -235,7 +235,7 @@ func TestAlwaysAddsToTheAllowList(t *testing.T) {
 
 	// always with approved false is refused before anything happens.
 	bad := e.pkg.NewMCPServer()
-	cs := connectInMemory(t, bad)
+	cs := connectInMemory(t, bad, nil)
 	res := callExecuteRaw(t, cs, map[string]any{"continue_workflow": map[string]any{"workflow_id": a.WorkflowID, "approved": false, "always": true}})
 	if res.ErrorCode != pmlerr.InvalidRequest {
 		t.Fatalf("%+v", res)
@@ -387,16 +387,18 @@ func TestChildrenGetAMinimalEnvironment(t *testing.T) {
 	wantStatus(t, e.exec(`return (await mcp.shell.exec({command: "true"})).exit_code`), wire.StatusSuccess)
 }
 
-// connectInMemory opens a new MCP client session on srv, as a second AI
-// client of `pml serve` would.
-func connectInMemory(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
+// connectInMemory opens a new MCP client session on srv (with opts, which
+// may be nil), as another AI client would; both sides close with the test.
+func connectInMemory(t *testing.T, srv *mcp.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	if _, err := srv.Connect(ctx, st, nil); err != nil {
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "other-client", Version: "0"}, nil).Connect(ctx, ct, nil)
+	t.Cleanup(func() { _ = ss.Close() })
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "0"}, opts).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,16 +136,8 @@ func TestLearnLocal(t *testing.T) {
 func TestPackageAdminTool(t *testing.T) {
 	e := capEnv(t)
 	ref := e.learnLocal(readCap, "shout a file")
-	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	if _, err := e.pkg.NewMCPServer().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := connectInMemory(t, e.pkg.NewMCPServer(), nil)
 	call := func(args map[string]any) (map[string]any, bool) {
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "admin", Arguments: args})
 		if err != nil {

@@ -24,15 +24,7 @@ func TestExposedCapabilityTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	if _, err := e.pkg.NewMCPServer().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	s, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := connectInMemory(t, e.pkg.NewMCPServer(), nil)
 	name := exposedToolName(id)
 	list, err := s.ListTools(ctx, nil)
 	if err != nil {

@@ -46,20 +46,7 @@ func (l *progressLog) all() []string {
 func connectPackage(t *testing.T, p *Workspace) (*mcp.ClientSession, *progressLog) {
 	t.Helper()
 	log := &progressLog{seen: make(chan struct{}, 16)}
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := p.NewMCPServer().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"},
-		&mcp.ClientOptions{ProgressNotificationHandler: log.handle}).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs, log
+	return connectInMemory(t, p.NewMCPServer(), &mcp.ClientOptions{ProgressNotificationHandler: log.handle}), log
 }
 
 func callExecute(ctx context.Context, t *testing.T, cs *mcp.ClientSession, code string, token any) (wire.Answer, error) {
