@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -42,13 +43,16 @@ func (m *memTape) tape(t *testing.T) tapeValues {
 }
 
 // runTaped runs body with tape and returns the arguments of its test:echo
-// calls and the run's error.
+// calls, in the order the code issued them (calls in flight together end in
+// any order), and the run's error.
 func runTaped(t *testing.T, tape *memTape, body string) ([]string, error) {
 	t.Helper()
 	tt := &testTools{}
 	_, err := Run(WithTape(context.Background(), tape), fn(body), nil, tt.call, testLimits())
+	calls := tt.recorded()
+	sort.Slice(calls, func(i, j int) bool { return calls[i].seq < calls[j].seq })
 	var echoed []string
-	for _, c := range tt.recorded() {
+	for _, c := range calls {
 		if c.tool == "test:echo" {
 			echoed = append(echoed, c.args)
 		}
