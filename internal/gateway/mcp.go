@@ -14,8 +14,8 @@ import (
 func (s *Service) NewMCPServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "pml-gateway", Version: wire.Version}, nil)
 	wire.AddExecuteAndDiscover(srv,
-		func(ctx context.Context, req *mcp.CallToolRequest, er wire.ExecuteRequest) wire.Answer {
-			return s.Execute(ctx, callerOf(req), er)
+		func(ctx context.Context, req *mcp.CallToolRequest, er wire.ExecuteRequest) *mcp.CallToolResult {
+			return wire.AnswerResult(s.Execute(ctx, callerOf(req), er))
 		},
 		func(ctx context.Context, req *mcp.CallToolRequest, dr wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
 			return s.Discover(ctx, callerOf(req), dr)

@@ -34,8 +34,9 @@ const (
 	InvalidRequest            Code = "INVALID_REQUEST"
 	InvalidConfig             Code = "INVALID_CONFIG"
 	APIKeyRequired            Code = "API_KEY_REQUIRED"
-	NamespaceReserved         Code = "NAMESPACE_RESERVED" // a capability name taken from tools
-	Overloaded                Code = "OVERLOADED"         // not admitted (too many executions, or memory short); details: retry_after_ms
+	NamespaceReserved         Code = "NAMESPACE_RESERVED"   // a capability name taken from tools
+	Overloaded                Code = "OVERLOADED"           // not admitted (too many executions, or memory short); details: retry_after_ms
+	ElicitationRequired       Code = "ELICITATION_REQUIRED" // .pml.json asks approvals by elicitation, and the client cannot elicit
 	Internal                  Code = "INTERNAL_ERROR"
 )
 

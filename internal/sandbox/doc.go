@@ -56,8 +56,8 @@
 //
 // A ctx carrying a Tape (WithTape) makes the run read the clock (Date.now,
 // new Date(), Date()) and Math.random from Go, replaying the values the
-// Tape recorded first; a halt records what the run read, so that a re-run
-// after a pause makes the same calls (see tape.go).
+// Tape recorded first; a run that ends early records what it read, so
+// that a re-run makes the same calls (see tape.go).
 //
 // The function's return value (awaited) must be JSON-serializable: undefined
 // becomes null, a function, symbol, BigInt or cycle is a CODE_ERROR naming

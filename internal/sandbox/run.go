@@ -138,6 +138,12 @@ func (r *run) start(js, argsText string) {
 // the run with it, unless another goroutine took the run over meanwhile.
 func (r *run) drive(f func() (json.RawMessage, error)) {
 	value, err := r.guard(f)
+	if err != nil && r.tape != nil {
+		// A run that ended early (a pause, its deadline while it waited for
+		// an approval) may be run again, reading the same time and
+		// randomness.
+		r.tape.record()
+	}
 	if err == errMovedOn {
 		return
 	}
@@ -148,10 +154,6 @@ func (r *run) drive(f func() (json.RawMessage, error)) {
 // Run stopped waiting, cleans up itself. The goroutine ending the run is the
 // last to touch the VM.
 func (r *run) end(value json.RawMessage, err error) {
-	var halt *HaltError
-	if r.tape != nil && errors.As(err, &halt) {
-		r.tape.record()
-	}
 	r.stopWatch()
 	if r.claimed.CompareAndSwap(false, true) {
 		// Run takes it. This goroutine ends right after, so that Run

@@ -8,19 +8,21 @@ import (
 	"time"
 )
 
-// A run that pauses for an approval resumes by running the code again with
-// its completed calls answered from a journal (internal/approval). For the
-// re-run to make the same calls, it must also read the same time and
-// randomness: a run given a Tape reads the clock (Date.now, new Date(),
-// Date()) and Math.random from Go, which keeps every value in order and,
-// when the run pauses, records them; a re-run reads the recorded values
-// first, then real ones. The engine offers no other clock or random source
-// (no performance, no crypto). A read is one host call with no JS wrapper,
-// costing about what the engine's own Date.now does.
+// A run that paused for an approval waits for it (the package parks it),
+// but one that ended first (its deadline passed while it waited) resumes by
+// running the code again with its completed calls answered from a journal
+// (internal/approval). For the re-run to make the same calls, it must also
+// read the same time and randomness: a run given a Tape reads the clock
+// (Date.now, new Date(), Date()) and Math.random from Go, which keeps every
+// value in order and, when the run ends early, records them; a re-run reads
+// the recorded values first, then real ones. The engine offers no other
+// clock or random source (no performance, no crypto). A read is one host
+// call with no JS wrapper, costing about what the engine's own Date.now
+// does.
 
 // Tape holds a run's time and randomness between the runs of one paused
 // execution. Values is what a run reads first (nil: nothing recorded);
-// Record keeps what the run that paused read, which starts with Values.
+// Record keeps what a run that ended early read, which starts with Values.
 type Tape interface {
 	Values() json.RawMessage
 	Record(json.RawMessage)

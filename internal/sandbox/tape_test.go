@@ -132,17 +132,21 @@ func TestTapeIsBounded(t *testing.T) {
 	}
 }
 
-// The tape is recorded only when the run pauses; a run that ends does not
-// touch it.
-func TestTapeRecordedOnlyOnAPause(t *testing.T) {
+// The tape is recorded when a run ends early (a pause, an error, its
+// deadline while it waited for an approval), which may be run again; a run
+// that succeeds does not touch it.
+func TestTapeRecordedWhenARunEndsEarly(t *testing.T) {
 	tape := &memTape{}
 	if _, err := runTaped(t, tape, `return [Date.now(), Math.random()]`); err != nil {
 		t.Fatal(err)
 	}
+	if tape.records != 0 {
+		t.Fatalf("a finished run recorded %d times", tape.records)
+	}
 	_, err := runTaped(t, tape, `Date.now(); await mcp.test.fail({code: "TOOL_ERROR", msg: "x"})`)
 	wantCode(t, err, pmlerr.ToolError)
-	if tape.records != 0 {
-		t.Fatalf("records %d", tape.records)
+	if v := tape.tape(t); tape.records != 1 || len(v.Now) != 1 {
+		t.Fatalf("records %d, tape %v", tape.records, v)
 	}
 }
 

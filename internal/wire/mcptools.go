@@ -60,9 +60,10 @@ func ToolDefinitions() (execute, discover *mcp.Tool) {
 
 // AddExecuteAndDiscover adds the execute and discover tools to srv: both
 // sides decode their arguments and shape their results the same way, and
-// differ only in what runs.
+// differ only in what runs. execute's result is AnswerResult of its answer,
+// or, in the package, the input it needs from the person first.
 func AddExecuteAndDiscover(srv *mcp.Server,
-	execute func(context.Context, *mcp.CallToolRequest, ExecuteRequest) Answer,
+	execute func(context.Context, *mcp.CallToolRequest, ExecuteRequest) *mcp.CallToolResult,
 	discover func(context.Context, *mcp.CallToolRequest, DiscoverRequest) (DiscoverAnswer, error),
 ) {
 	execTool, discoverTool := ToolDefinitions()
@@ -71,7 +72,7 @@ func AddExecuteAndDiscover(srv *mcp.Server,
 		if err != nil {
 			return AnswerResult(ErrorAnswer(err, "")), nil
 		}
-		return AnswerResult(execute(WithProgress(ctx, RequestProgress(req)), req, er)), nil
+		return execute(WithProgress(ctx, RequestProgress(req)), req, er), nil
 	})
 	srv.AddTool(discoverTool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var dr DiscoverRequest

@@ -18,7 +18,9 @@ func connect(t *testing.T, answer func(ExecuteRequest) Answer) *mcp.ClientSessio
 	ctx := context.Background()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "0"}, nil)
 	AddExecuteAndDiscover(srv,
-		func(_ context.Context, _ *mcp.CallToolRequest, er ExecuteRequest) Answer { return answer(er) },
+		func(_ context.Context, _ *mcp.CallToolRequest, er ExecuteRequest) *mcp.CallToolResult {
+			return AnswerResult(answer(er))
+		},
 		func(context.Context, *mcp.CallToolRequest, DiscoverRequest) (DiscoverAnswer, error) {
 			return DiscoverAnswer{}, nil
 		})

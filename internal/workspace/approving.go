@@ -14,17 +14,32 @@ import (
 // workspace still lacks into API_KEY_REQUIRED. Approving cannot supply a
 // key: only a person editing .env can, so an unattended approver (`pml exec
 // --approve`) stops at once and says which keys go where, instead of
-// approving the same missing key again and again. The .env is re-read first,
-// so a key added since the run began counts.
+// approving the same missing key again and again.
 func (p *Workspace) stillMissingKeys(ans wire.Answer) (wire.Answer, bool) {
+	if err := p.missingKeysError(answerItems(ans)); err != nil {
+		return wire.ErrorAnswer(err, ans.WorkflowID), true
+	}
+	return ans, false
+}
+
+// answerItems are the items an approval_required answer asks about.
+func answerItems(ans wire.Answer) []approval.Item {
 	raw, err := json.Marshal(ans.Context["items"])
 	if err != nil {
-		return ans, false
+		return nil
 	}
 	var items []approval.Item
 	if json.Unmarshal(raw, &items) != nil {
-		return ans, false
+		return nil
 	}
+	return items
+}
+
+// missingKeysError is the API_KEY_REQUIRED of the keys items ask for that
+// the workspace still lacks, saying which keys go where; nil when none is
+// missing. The .env is re-read first, so a key added since the run began
+// counts.
+func (p *Workspace) missingKeysError(items []approval.Item) error {
 	if err := p.env.Reload(); err != nil {
 		p.log.Warn("reading .env", "err", err)
 	}
@@ -39,13 +54,12 @@ func (p *Workspace) stillMissingKeys(ans wire.Answer) (wire.Answer, bool) {
 		}
 	}
 	if len(missing) == 0 {
-		return ans, false
+		return nil
 	}
 	envFile := filepath.Join(p.ws, ".env")
-	err = pmlerr.New(pmlerr.APIKeyRequired, "%s needs %s: add %s to %s (or export %s), then run again",
+	return pmlerr.New(pmlerr.APIKeyRequired, "%s needs %s: add %s to %s (or export %s), then run again",
 		strings.Join(servers, ", "), strings.Join(missing, ", "), keyLines(missing), envFile, strings.Join(missing, ", ")).
 		With("servers", servers).With("keys", missing).With("env_file", envFile)
-	return wire.ErrorAnswer(err, ans.WorkflowID), true
 }
 
 // keyLines shows the .env lines to add: "A=… and B=…".

@@ -8,7 +8,6 @@ import (
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/registry"
 	regclient "github.com/pml-go/pml/internal/registry/client"
-	"github.com/pml-go/pml/internal/sandbox"
 )
 
 // catalogTTL bounds how long a catalog lookup is reused within a session.
@@ -70,14 +69,14 @@ func (p *Workspace) byokServer(ctx context.Context, server string) (e regclient.
 // byokEnv is what a call to a BYOK server carries: its keys from the
 // environment and the workspace .env. Sent with that one call only; never
 // stored, logged or traced, and only for an entry the lockfile knows: a
-// changed one halts the run for an integrity approval before any key goes.
+// changed one asks for an integrity approval before any key goes.
 func (p *Workspace) byokEnv(ctx context.Context, server string) (map[string]string, error) {
 	e, ok, item, err := p.byokServer(ctx, server)
 	switch {
 	case err != nil:
 		return nil, err
 	case item != nil:
-		return nil, &sandbox.HaltError{Err: needApproval{item: *item}}
+		return nil, needApproval{item: *item}
 	case !ok || len(e.Metadata.EnvRequired) == 0:
 		return nil, nil
 	}

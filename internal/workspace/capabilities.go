@@ -12,7 +12,6 @@ import (
 	regclient "github.com/pml-go/pml/internal/registry/client"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/runner"
-	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
@@ -22,9 +21,9 @@ import (
 // when it does not. A tool served here or routed to the gateway is never
 // one (the gateway's call runs server capabilities itself). A capability that
 // touches this machine is fetched from the registry (a 304 when unchanged),
-// checked against the lockfile — a changed one halts the run for an
-// integrity approval — and run nested in its own VM, its calls going through
-// the permission gate and router like any call of the code.
+// checked against the lockfile — a changed one asks for an integrity
+// approval — and run nested in its own VM, its calls going through the same
+// bridge as any call of the code.
 func (p *Workspace) callCapability(ctx context.Context, pl *plan, tool string, args json.RawMessage) (out json.RawMessage, ok bool, err error) {
 	ns, _ := tools.Split(tool)
 	if _, served := pl.local.Provider(ns); served || pl.rules.Route(tool) == routing.Server {
@@ -51,7 +50,7 @@ func (p *Workspace) callCapability(ctx context.Context, pl *plan, tool string, a
 	}
 	var mm *regclient.MismatchError
 	if err := regclient.Check(lf, e); errors.As(err, &mm) {
-		return nil, true, &sandbox.HaltError{Err: needApproval{item: mm.Item()}}
+		return nil, true, needApproval{item: mm.Item()}
 	} else if err != nil {
 		return nil, true, err
 	}
@@ -60,7 +59,7 @@ func (p *Workspace) callCapability(ctx context.Context, pl *plan, tool string, a
 		return nil, true, pmlerr.New(pmlerr.ToolError, "capability %s: its code does not analyse: %v", tool, err)
 	}
 	out, err = p.runner.RunNested(ctx, runner.Nested{Tenant: localTenant, Tool: tool, FQDN: item.FQDN, Analysis: an,
-		Args: args, Call: p.gate(pl.cfg.Permissions, p.router(pl)), Trace: p.traceSink()})
+		Args: args, Call: p.bridge(pl), Trace: p.traceSink()})
 	return out, true, err
 }
 

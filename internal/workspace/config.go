@@ -41,6 +41,10 @@ type Config struct {
 	// Expose names capabilities ("ns:action") the AI client sees as tools
 	// of their own (README "Configuration").
 	Expose []string `json:"expose,omitempty"`
+	// Approvals is how approvals reach the person: "elicitation",
+	// "elicitation_preferred" (the default, "") or "agent" (README
+	// "Approvals").
+	Approvals string `json:"approvals,omitempty"`
 }
 
 // ShellConfig tunes the built-in shell:exec.
@@ -93,6 +97,9 @@ func LoadConfig(path string) (Config, error) {
 		if !envName.MatchString(name) {
 			return c, configError(path, fmt.Sprintf("shell.env: %q is not a variable name", name))
 		}
+	}
+	if c.Approvals != "" && !slices.Contains(approvalFlows, c.Approvals) {
+		return c, configError(path, fmt.Sprintf("approvals: %q is not one of %s", c.Approvals, strings.Join(approvalFlows, ", ")))
 	}
 	for _, id := range c.Expose {
 		if !exposeID.MatchString(id) {

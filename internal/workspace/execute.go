@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/pml-go/pml/internal/approval"
@@ -63,9 +62,8 @@ func (p *Workspace) execute(ctx context.Context, req wire.ExecuteRequest) wire.A
 	if pl.serverOnly() {
 		ask = pl.an.Tools
 	}
-	r := pendingRun{code: req.Code, intent: req.Intent, args: req.Args, opts: req.Options}
+	r := pendingRun{code: req.Code, intent: req.Intent, args: req.Args, opts: req.Options, forward: true}
 	if items := askItems(pl.cfg.Permissions, pl.grants, ask); len(items) > 0 {
-		r.forward = true
 		return p.pause(r, &pl, items, nil)
 	}
 	return p.forward(ctx, r, &pl, start)
@@ -145,8 +143,9 @@ func (p *Workspace) executeOffline(ctx context.Context, r pendingRun, pl *plan, 
 }
 
 // startLocal checks the whole static plan, then runs it; a journal replays
-// the calls that completed before a pause.
+// the calls of a run that ended while it was parked.
 func (p *Workspace) startLocal(ctx context.Context, r pendingRun, pl *plan, journal *approval.Journal, start time.Time) wire.Answer {
+	r.parked = nil
 	if err := denied(pl.cfg.Permissions, pl.an.Tools); err != nil {
 		return wire.ErrorAnswer(err, r.workflowID)
 	}
@@ -167,41 +166,54 @@ func (p *Workspace) startLocal(ctx context.Context, r pendingRun, pl *plan, jour
 	return p.runLocal(ctx, r, pl, journal, start)
 }
 
-// runLocal executes code in the package's sandbox.
+// runLocal executes code in the package's sandbox, in a run of its own that
+// parks when a call needs an approval.
 func (p *Workspace) runLocal(ctx context.Context, r pendingRun, pl *plan, journal *approval.Journal, start time.Time) wire.Answer {
+	if r.workflowID == "" {
+		r.workflowID = newWorkflowID() // the run's pauses and answer share it
+	}
 	rules := pl.rules
-	// The journal also keeps the run's time and randomness, so that a
-	// re-run after a pause makes the same calls.
-	ctx = sandbox.WithTape(withGrants(ctx, pl.grants), journal)
-	out := p.runner.Run(ctx, runner.Job{
-		Tenant:     localTenant,
-		Analysis:   pl.an,
-		Code:       r.code,
-		Args:       r.args,
-		WorkflowID: r.workflowID,
-		Options:    r.opts,
-		Call:       journal.Wrap(p.gate(pl.cfg.Permissions, p.router(pl)), isHalt),
-		RoutingOf:  func(tool string) string { return string(rules.Route(tool)) },
-		Trace:      p.traceSink(),
-		Halt: func(err error) (wire.Answer, bool) {
-			var na needApproval
-			if errors.As(err, &na) {
-				return p.pause(r, pl, []approval.Item{na.item}, journal), true
-			}
-			return wire.Answer{}, false
-		},
-		Start: start,
+	r.parked = p.startRun(ctx, func(ctx context.Context) wire.Answer {
+		// The journal also keeps the run's time and randomness, so that a
+		// re-run after a pause makes the same calls.
+		ctx = sandbox.WithTape(withGrants(ctx, pl.grants), journal)
+		return p.runner.Run(ctx, runner.Job{
+			Tenant:     localTenant,
+			Analysis:   pl.an,
+			Code:       r.code,
+			Args:       r.args,
+			WorkflowID: r.workflowID,
+			Options:    r.opts,
+			Call:       journal.Wrap(p.bridge(pl), isHalt),
+			RoutingOf:  func(tool string) string { return string(rules.Route(tool)) },
+			Trace:      p.traceSink(),
+			Halt:       haltAnswer(r.workflowID),
+			Start:      start,
+		}).Answer
 	})
-	if out.Answer.Status == wire.StatusApprovalRequired {
-		return out.Answer // paused: the run goes on, under this workflow, once approved
+	return p.awaitRun(ctx, r, pl, journal)
+}
+
+// awaitRun waits for the live run of r: a pause is answered
+// approval_required, and the run waits, parked, for its continue_workflow.
+func (p *Workspace) awaitRun(ctx context.Context, r pendingRun, pl *plan, journal *approval.Journal) wire.Answer {
+	ev := r.parked.await(ctx)
+	if ev.pause != nil {
+		return p.pause(r, pl, ev.pause, journal)
 	}
 	if pl.grants.revealsEnv() {
 		revealEnv(ctx)
 	}
-	if out.Answer.Status == wire.StatusSuccess {
+	if ev.answer.Status == wire.StatusSuccess {
 		p.learnLater(r.code, r.intent, pl.an)
 	}
-	return out.Answer
+	return ev.answer
+}
+
+// bridge is the mcp bridge of a local run and of the capabilities nested in
+// it: the asking layer, the permission gate, then the router.
+func (p *Workspace) bridge(pl *plan) tools.CallFunc {
+	return asking(p.gate(pl.cfg.Permissions, p.router(pl)))
 }
 
 // localTenant is the one tenant whose code the package runs.

@@ -125,6 +125,6 @@ func (e *exposedTools) handler(id string) mcp.ToolHandler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage(`{}`)
 		}
-		return wire.AnswerResult(e.p.Execute(wire.WithProgress(ctx, wire.RequestProgress(req)), wire.ExecuteRequest{Code: code, Args: args})), nil
+		return e.p.executeResult(wire.WithProgress(ctx, wire.RequestProgress(req)), req, wire.ExecuteRequest{Code: code, Args: args}), nil
 	}
 }

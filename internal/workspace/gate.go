@@ -7,26 +7,16 @@ import (
 
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/pmlerr"
-	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/tools/local"
 )
 
-// needApproval halts a run at a call the static plan could not see.
-type needApproval struct{ item approval.Item }
-
-func (n needApproval) Error() string { return "approval required: " + n.item.Description }
-
-func isHalt(err error) bool {
-	var h *sandbox.HaltError
-	return errors.As(err, &h)
-}
-
 // gate checks each call as it happens, for what the static plan could not
 // see (a dynamic mcp[x] access, an untaken branch): a denied tool fails; one
-// not approved in this execution halts the run so the person can decide.
-// A call the tool itself refuses unapproved (a secret read, a hook write)
-// halts for an approval of that one call, and runs again with it.
+// not approved in this execution needs an approval, which the asking layer
+// around the gate gets from the person before the call runs. A call the
+// tool itself refuses unapproved (a secret read, a hook write) needs an
+// approval of that one call, and runs again with it.
 func (p *Workspace) gate(perms approval.Permissions, next tools.CallFunc) tools.CallFunc {
 	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		g := grantsFrom(ctx)
@@ -35,7 +25,7 @@ func (p *Workspace) gate(perms approval.Permissions, next tools.CallFunc) tools.
 			return nil, pmlerr.New(pmlerr.PermissionDenied, "%s is denied by the permissions in %s", tool, ConfigFile).With("tool", tool)
 		case approval.Ask:
 			if !g.tool(tool) {
-				return nil, &sandbox.HaltError{Err: needApproval{item: approval.ToolPermissionItem(tool)}}
+				return nil, needApproval{item: approval.ToolPermissionItem(tool)}
 			}
 		}
 		// Arguments are hashed only when some single call was approved.
@@ -43,7 +33,7 @@ func (p *Workspace) gate(perms approval.Permissions, next tools.CallFunc) tools.
 		out, err := next(local.WithApproval(ctx, approved), tool, args)
 		var na *local.NeedsApproval
 		if !approved && g != nil && errors.As(err, &na) {
-			return nil, &sandbox.HaltError{Err: needApproval{item: approval.CallItem(tool, approval.ArgsHash(args), na.Kind, na.Path, na.Reason)}}
+			return nil, needApproval{item: approval.CallItem(tool, approval.ArgsHash(args), na.Kind, na.Path, na.Reason)}
 		}
 		return out, err
 	}

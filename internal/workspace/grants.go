@@ -56,6 +56,19 @@ func (g *grants) tool(t string) bool {
 	return g.tools[t]
 }
 
+// covers reports whether the execution already approved what it asks: a
+// call that asked while another call of its tool was being approved.
+func (g *grants) covers(it approval.Item) bool {
+	switch {
+	case it.Type != approval.TypeToolPermission:
+		return false
+	case it.Once:
+		return g.call(it.Tool, it.ArgsHash)
+	default:
+		return g.tool(it.Tool)
+	}
+}
+
 // hasCalls reports whether any single call was approved, so the gate only
 // hashes arguments when a hash could match.
 func (g *grants) hasCalls() bool {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/approval"
-	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -28,6 +27,9 @@ type pendingRun struct {
 	// plan that needed approval first).
 	forward bool
 	grants  *grants // this execution's approvals, kept across its pauses
+	// parked is the run waiting in the call that paused it, nil for a
+	// pause before the run.
+	parked *liveRun
 }
 
 // pause stores the run as a pending workflow and answers approval_required.
@@ -70,31 +72,22 @@ func (p *Workspace) continueWorkflow(ctx context.Context, req wire.ExecuteReques
 	if err := wf.CheckCode(req.Code); err != nil {
 		return wire.ErrorAnswer(err, cw.WorkflowID)
 	}
-	if !*cw.Approved {
-		for _, it := range wf.Items {
-			if it.Type == approval.TypeIntegrity {
-				return wire.ErrorAnswer(pmlerr.New(pmlerr.IntegrityError, "rejected a changed registry entry: %s", it.Description), cw.WorkflowID)
-			}
-		}
-		return wire.Answer{Status: wire.StatusAborted, WorkflowID: cw.WorkflowID, Reason: "the user declined; nothing ran"}
-	}
 	r := wf.Run
+	if !*cw.Approved {
+		if r.parked == nil {
+			return declinedAnswer(wf.Items, cw.WorkflowID, "the user declined; nothing ran")
+		}
+		if r.parked.resume(false) {
+			return r.parked.await(ctx).answer
+		}
+		return declinedAnswer(wf.Items, cw.WorkflowID, fmt.Sprintf("the user declined %s; the run stopped before that call", itemSubjects(wf.Items)))
+	}
 	if r.grants == nil {
 		r.grants = newGrants()
 	}
-	changed := false
-	for _, it := range wf.Items {
-		if err := p.apply(ctx, it); err != nil {
-			return wire.ErrorAnswer(err, cw.WorkflowID)
-		}
-		changed = changed || changesConfig(it)
-		r.grants.grant(it)
-	}
-	var added []string
-	if cw.Always {
-		if added, err = p.alwaysAllow(approval.AlwaysAllow(wf.Items)); err != nil {
-			return wire.ErrorAnswer(err, cw.WorkflowID)
-		}
+	added, changed, err := p.approveItems(ctx, wf.Items, r.grants, cw.Always)
+	if err != nil {
+		return wire.ErrorAnswer(err, cw.WorkflowID)
 	}
 	if changed || len(added) > 0 {
 		if err := p.readConfig(pl); err != nil {
@@ -105,9 +98,14 @@ func (p *Workspace) continueWorkflow(ctx context.Context, req wire.ExecuteReques
 	pl.toolsKnown = true // checked before the run's first pause
 	p.readRules(ctx, pl)
 	var ans wire.Answer
-	if r.forward {
+	switch {
+	case r.forward:
 		ans = p.forward(ctx, r, pl, start)
-	} else {
+	case r.parked != nil && r.parked.resume(true):
+		ans = p.awaitRun(ctx, r, pl, wf.Journal)
+	default:
+		// Not parked (a pause before the run), or the parked run ended
+		// meanwhile: run the code, replaying what it did before.
 		ans = p.startLocal(ctx, r, pl, wf.Journal, start)
 	}
 	// A forwarded plan's answer carries the gateway's id for its run: the

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/wire"
@@ -37,11 +38,36 @@ func approve(e *approvalEnv, code string, a wire.Answer) wire.Answer {
 	return e.pkg.Execute(context.Background(), wire.ExecuteRequest{Code: code, ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: a.WorkflowID, Approved: wire.Bool(true)}})
 }
 
+// afterParkedRunEnds stands for a person who answers after the paused
+// run's deadline: it waits until the run parked under a's workflow ended,
+// so that approving it must run the code again from its journal.
+func afterParkedRunEnds(t *testing.T, e *approvalEnv, a wire.Answer) {
+	t.Helper()
+	wf, err := e.pkg.workflows.Take(a.WorkflowID)
+	if err != nil || wf.Run.parked == nil {
+		t.Fatalf("no parked run under %s: %v", a.WorkflowID, err)
+	}
+	select {
+	case <-wf.Run.parked.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the parked run outlived its deadline")
+	}
+	e.pkg.workflows.Create(wf)
+}
+
 // Code whose call arguments come from the clock and Math.random resumes
-// after a pause at a call only seen at run time: the re-run reads the same
-// time and randomness, so the write is answered from the journal and
-// happens once, across two pauses.
+// after a pause at a call only seen at run time, across two pauses, and the
+// write happens once: the run waits, parked, in the paused call and goes on
+// from there. When the run ended before the answer came (its deadline
+// passed), the re-run reads the same time and randomness from the journal,
+// so the write is answered from the journal and still happens once.
 func TestResumeWithTimeAndRandomness(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprintf("answered after the run ended=%v", late), func(t *testing.T) { resumeWithTimeAndRandomness(t, late) })
+	}
+}
+
+func resumeWithTimeAndRandomness(t *testing.T, late bool) {
 	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["filesystem"], "ask":["fx:echo", "fx:json"]}`), nil)
 	code := `
 		const ns = ["f", "x"].join("");
@@ -50,10 +76,17 @@ func TestResumeWithTimeAndRandomness(t *testing.T) {
 		await mcp.filesystem.write_file({path: "runs/" + Date() .length + "-" + Math.random(), content: "1"});
 		await mcp[ns].json({});
 		return echoed;`
-	a := e.exec(code)
+	var opts *wire.ExecuteOptions
+	if late {
+		opts = &wire.ExecuteOptions{TimeoutMS: 1500}
+	}
+	a := e.pkg.Execute(context.Background(), wire.ExecuteRequest{Code: code, Options: opts})
 	pauses := 0
 	for a.Status == wire.StatusApprovalRequired {
 		pauses++
+		if late {
+			afterParkedRunEnds(t, e, a)
+		}
 		a = approve(e, code, a)
 	}
 	wantStatus(t, a, wire.StatusSuccess)
@@ -72,7 +105,7 @@ func TestResumeWithTimeAndRandomness(t *testing.T) {
 
 // Code whose arguments differ on the re-run for a reason the tape does not
 // cover (here a random value read past the values it keeps per source)
-// still refuses to resume, and nothing runs twice.
+// still refuses to resume once its parked run ended, and nothing runs twice.
 func TestResumeStillRefusesDivergingCode(t *testing.T) {
 	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["filesystem"], "ask":["fx:echo"]}`), nil)
 	code := `
@@ -80,8 +113,9 @@ func TestResumeStillRefusesDivergingCode(t *testing.T) {
 		for (let i = 0; i < 70000; i++) Math.random();
 		await mcp.filesystem.write_file({path: "runs/" + Math.random(), content: "1"});
 		return await mcp[ns].echo({text: "hi"});`
-	a := e.exec(code)
+	a := e.pkg.Execute(context.Background(), wire.ExecuteRequest{Code: code, Options: &wire.ExecuteOptions{TimeoutMS: 1500}})
 	wantStatus(t, a, wire.StatusApprovalRequired)
+	afterParkedRunEnds(t, e, a)
 	a = approve(e, code, a)
 	wantStatus(t, a, wire.StatusError)
 	if a.ErrorCode != approval.JournalDiverged {

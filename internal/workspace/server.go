@@ -14,9 +14,7 @@ import (
 func (p *Workspace) NewMCPServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "pml", Version: wire.Version}, nil)
 	wire.AddExecuteAndDiscover(srv,
-		func(ctx context.Context, _ *mcp.CallToolRequest, er wire.ExecuteRequest) wire.Answer {
-			return p.Execute(ctx, er)
-		},
+		p.executeResult,
 		func(ctx context.Context, _ *mcp.CallToolRequest, dr wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
 			return p.Discover(ctx, dr)
 		})

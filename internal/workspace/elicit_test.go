@@ -1,0 +1,230 @@
+package workspace
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// person answers the approval forms an eliciting AI client shows, and
+// keeps what it was shown.
+type person struct {
+	mu     sync.Mutex
+	answer func(*mcp.ElicitRequest) *mcp.ElicitResult
+	asked  []*mcp.ElicitParams
+}
+
+func (h *person) handle(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	h.mu.Lock()
+	h.asked = append(h.asked, req.Params)
+	answer := h.answer
+	h.mu.Unlock()
+	return answer(req), nil
+}
+
+func (h *person) times() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.asked)
+}
+
+func (h *person) last() *mcp.ElicitParams {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.asked[len(h.asked)-1]
+}
+
+func decide(choice string) func(*mcp.ElicitRequest) *mcp.ElicitResult {
+	return func(*mcp.ElicitRequest) *mcp.ElicitResult {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": choice}}
+	}
+}
+
+// elicitingClient connects an AI client that declares elicitation, whose
+// person answers with h.
+func elicitingClient(t *testing.T, p *Workspace, h *person) *mcp.ClientSession {
+	return connectInMemory(t, p.NewMCPServer(), &mcp.ClientOptions{ElicitationHandler: h.handle})
+}
+
+// A client that can elicit gets the person's approval through a form: the
+// execute completes in one call, with no approval_required for the AI to
+// answer. The form shows the plan's tools, why each asks, and the code.
+func TestElicitationApprovesInOneCall(t *testing.T) {
+	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["json"], "ask":["fx"]}`), nil)
+	h := &person{answer: decide(choiceApprove)}
+	cs := elicitingClient(t, e.pkg, h)
+	file := filepath.Join(e.ws, "count.txt")
+	code := fmt.Sprintf(`await mcp.fx.count({file: %q}); return "done"`, file)
+
+	a := callExecuteIn(t, cs, wire.ExecuteRequest{Code: code})
+	wantStatus(t, a, wire.StatusSuccess)
+	if counted(t, file) != 1 || h.times() != 1 {
+		t.Fatalf("count %d, asked %d", counted(t, file), h.times())
+	}
+	msg := h.last().Message
+	for _, want := range []string{"fx:count", "tool_permission", "allow list", "mcp.fx.count"} {
+		if !strings.Contains(msg, want) {
+			t.Fatalf("the form does not say %q:\n%s", want, msg)
+		}
+	}
+	// Approved for that execution only: the next one asks again.
+	wantStatus(t, callExecuteIn(t, cs, wire.ExecuteRequest{Code: code}), wire.StatusSuccess)
+	if h.times() != 2 {
+		t.Fatalf("asked %d times", h.times())
+	}
+}
+
+// Declining (or dismissing) the form aborts, nothing runs, and the session
+// serves the next request.
+func TestElicitationDeclineRunsNothing(t *testing.T) {
+	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["json"], "ask":["fx"]}`), nil)
+	file := filepath.Join(e.ws, "count.txt")
+	code := fmt.Sprintf(`await mcp.fx.count({file: %q}); return "done"`, file)
+	for _, answer := range []*mcp.ElicitResult{
+		{Action: "decline"},
+		{Action: "cancel"},
+		{Action: "accept", Content: map[string]any{"decision": choiceDeny}},
+	} {
+		h := &person{answer: func(*mcp.ElicitRequest) *mcp.ElicitResult { return answer }}
+		cs := elicitingClient(t, e.pkg, h)
+		a := callExecuteIn(t, cs, wire.ExecuteRequest{Code: code})
+		wantStatus(t, a, wire.StatusAborted)
+		if counted(t, file) != 0 {
+			t.Fatalf("%+v: a declined run touched the counter", answer)
+		}
+		wantStatus(t, callExecuteIn(t, cs, wire.ExecuteRequest{Code: `return await mcp.json.parse({data: "[1]"})`}), wire.StatusSuccess)
+	}
+}
+
+// A call seen only at run time asks in the middle of the run; the run waits
+// in that call and goes on, so what ran before it runs once.
+func TestElicitationMidRun(t *testing.T) {
+	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["fx:count"], "ask":["fx:echo"]}`), nil)
+	h := &person{answer: decide(choiceApprove)}
+	cs := elicitingClient(t, e.pkg, h)
+	file := filepath.Join(e.ws, "count.txt")
+	code := fmt.Sprintf(`await mcp.fx.count({file: %q}); const ns = ["f","x"].join(""); return await mcp[ns].echo({text: "hi"})`, file)
+	a := callExecuteIn(t, cs, wire.ExecuteRequest{Code: code})
+	wantStatus(t, a, wire.StatusSuccess)
+	if string(a.Result) != `"hi"` || counted(t, file) != 1 || h.times() != 1 {
+		t.Fatalf("result %s, count %d, asked %d", a.Result, counted(t, file), h.times())
+	}
+	// Declined mid-run: the run stops before that call and says so.
+	h.answer = decide(choiceDeny)
+	a = callExecuteIn(t, cs, wire.ExecuteRequest{Code: code})
+	wantStatus(t, a, wire.StatusAborted)
+	if !strings.Contains(a.Reason, "fx:echo") || counted(t, file) != 2 {
+		t.Fatalf("%+v, count %d", a, counted(t, file))
+	}
+}
+
+// "Always allow" adds the tools to the allow list: the next execution
+// does not ask.
+func TestElicitationAlways(t *testing.T) {
+	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["json"], "ask":["fx"]}`), nil)
+	h := &person{answer: decide(choiceAlways)}
+	cs := elicitingClient(t, e.pkg, h)
+	code := `return await mcp.fx.echo({text: "a"})`
+	wantStatus(t, callExecuteIn(t, cs, wire.ExecuteRequest{Code: code}), wire.StatusSuccess)
+	schema, _ := json.Marshal(h.last().RequestedSchema)
+	if !strings.Contains(string(schema), choiceAlways) {
+		t.Fatalf("no always choice: %s", schema)
+	}
+	wantStatus(t, callExecuteIn(t, cs, wire.ExecuteRequest{Code: code}), wire.StatusSuccess)
+	if h.times() != 1 {
+		t.Fatalf("asked %d times after always", h.times())
+	}
+	cfg, err := LoadConfig(filepath.Join(e.ws, ConfigFile))
+	if err != nil || !strings.Contains(strings.Join(cfg.Permissions.Allow, ","), "fx:echo") {
+		t.Fatalf("allow %v %v", cfg.Permissions.Allow, err)
+	}
+}
+
+// A missing key is never typed into the form, which the AI client could
+// read: the form only has the decision and says where the key goes. The
+// person who approves without adding it gets API_KEY_REQUIRED; one who
+// adds it first gets the run.
+func TestElicitationNeverCollectsAKey(t *testing.T) {
+	e := newApprovalEnv(t, `{"permissions": {"allow": ["fx"]}, "mcpServers": {"fx": {"command": "%[1]s", "env": {"SECRET_FOR_TEST": "${FX_TEST_TOKEN}"}}}}`, nil)
+	h := &person{answer: decide(choiceApprove)}
+	cs := elicitingClient(t, e.pkg, h)
+	code := `return await mcp.fx.env({name: "SECRET_FOR_TEST"})`
+	a := callExecuteIn(t, cs, wire.ExecuteRequest{Code: code})
+	if a.ErrorCode != pmlerr.APIKeyRequired || !strings.Contains(a.Error, "FX_TEST_TOKEN") {
+		t.Fatalf("%+v", a)
+	}
+	schema, _ := json.Marshal(h.last().RequestedSchema)
+	var s struct{ Properties map[string]any }
+	if err := json.Unmarshal(schema, &s); err != nil || len(s.Properties) != 1 || s.Properties["decision"] == nil {
+		t.Fatalf("the form asks for more than a decision: %s", schema)
+	}
+	if msg := h.last().Message; !strings.Contains(msg, filepath.Join(e.ws, ".env")) || !strings.Contains(msg, "FX_TEST_TOKEN=") {
+		t.Fatalf("the form does not say where the key goes:\n%s", msg)
+	}
+	h.answer = func(*mcp.ElicitRequest) *mcp.ElicitResult {
+		if err := os.WriteFile(filepath.Join(e.ws, ".env"), []byte("FX_TEST_TOKEN=s3cr3t-value\n"), 0o600); err != nil {
+			t.Error(err)
+		}
+		return decide(choiceApprove)(nil)
+	}
+	a = callExecuteIn(t, cs, wire.ExecuteRequest{Code: code})
+	wantStatus(t, a, wire.StatusSuccess)
+	if string(a.Result) != `"[REDACTED]"` {
+		t.Fatalf("result %s", a.Result)
+	}
+}
+
+// .pml.json "approvals" chooses the flow: "agent" keeps approval_required
+// even for a client that can elicit; "elicitation" refuses, before anything
+// runs, what needs an approval when the client cannot elicit. A client
+// without elicitation gets approval_required by default.
+func TestApprovalFlowSetting(t *testing.T) {
+	file := func(e *approvalEnv) string { return filepath.Join(e.ws, "count.txt") }
+	code := func(e *approvalEnv) string {
+		return fmt.Sprintf(`await mcp.fx.count({file: %q}); return "done"`, file(e))
+	}
+	cfg := func(flow string) string {
+		return fmt.Sprintf(`{"approvals": %q, "permissions": {"allow":["json"], "ask":["fx"]}, "mcpServers": {"fx": {"command": "%%[1]s"}}}`, flow)
+	}
+
+	e := newApprovalEnv(t, cfg(ApprovalsAgent), nil)
+	h := &person{answer: decide(choiceApprove)}
+	a := callExecuteIn(t, elicitingClient(t, e.pkg, h), wire.ExecuteRequest{Code: code(e)})
+	wantStatus(t, a, wire.StatusApprovalRequired)
+	if h.times() != 0 {
+		t.Fatal("the agent flow elicited")
+	}
+
+	e = newApprovalEnv(t, cfg(ApprovalsElicitation), nil)
+	plain := connectInMemory(t, e.pkg.NewMCPServer(), nil)
+	for _, c := range []string{code(e), `const ns = ["f","x"].join(""); return await mcp[ns].echo({text: "x"})`} {
+		a = callExecuteIn(t, plain, wire.ExecuteRequest{Code: c})
+		if a.ErrorCode != pmlerr.ElicitationRequired || !strings.Contains(a.Error, ApprovalsElicitationPreferred) {
+			t.Fatalf("%+v", a)
+		}
+	}
+	if counted(t, file(e)) != 0 {
+		t.Fatal("a refused run touched the counter")
+	}
+	wantStatus(t, callExecuteIn(t, plain, wire.ExecuteRequest{Code: `return await mcp.json.parse({data: "[1]"})`}), wire.StatusSuccess)
+	wantStatus(t, callExecuteIn(t, elicitingClient(t, e.pkg, h), wire.ExecuteRequest{Code: code(e)}), wire.StatusSuccess)
+
+	e = newApprovalEnv(t, cfg(""), nil)
+	wantStatus(t, callExecuteIn(t, connectInMemory(t, e.pkg.NewMCPServer(), nil), wire.ExecuteRequest{Code: code(e)}), wire.StatusApprovalRequired)
+
+	e = newApprovalEnv(t, cfg("sometimes"), nil)
+	a = callExecuteIn(t, connectInMemory(t, e.pkg.NewMCPServer(), nil), wire.ExecuteRequest{Code: `return 1`})
+	if a.ErrorCode != pmlerr.InvalidConfig || !strings.Contains(a.Error, "approvals") {
+		t.Fatalf("%+v", a)
+	}
+}
