@@ -41,4 +41,9 @@ const server = http.createServer((req, res) => {
 server.listen(0, "127.0.0.1", () => {
   console.log(`listening http://127.0.0.1:${server.address().port}`);
 });
-for (const sig of ["SIGTERM", "SIGINT"]) process.on(sig, () => server.close(() => process.exit(0)) && server.closeAllConnections());
+for (const sig of ["SIGTERM", "SIGINT"]) {
+  process.on(sig, () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections(); // open SSE streams would hold close() back
+  });
+}

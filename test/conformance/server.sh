@@ -65,6 +65,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM # so that EXIT runs cleanup then too
 
 # The children get no PML_ setting of this shell (a gateway URL or key
 # would turn `pml serve` into a client of another gateway).
