@@ -30,6 +30,9 @@ type sumResult struct {
 
 type sleepArgs struct {
 	Ms int `json:"ms"`
+	// Cancelled, when set, is a file the tool appends a line to when its
+	// call is cancelled, so a test sees the cancellation reach the server.
+	Cancelled string `json:"cancelled,omitempty"`
 }
 
 type messageArgs struct {
@@ -64,12 +67,17 @@ func addTools(s *mcp.Server) {
 			return text(fmt.Sprintf("the sum is %g", sum)), sumResult{Sum: sum}, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "sleeps ms milliseconds, then returns \"slept\""},
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "sleeps ms milliseconds, then returns \"slept\"; a cancelled call appends a line to the file cancelled names"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sleepArgs) (*mcp.CallToolResult, any, error) {
 			select {
 			case <-time.After(time.Duration(in.Ms) * time.Millisecond):
 				return text("slept"), nil, nil
 			case <-ctx.Done():
+				if in.Cancelled != "" {
+					if _, err := appendCount(in.Cancelled); err != nil {
+						return nil, nil, err
+					}
+				}
 				return nil, nil, ctx.Err()
 			}
 		})
