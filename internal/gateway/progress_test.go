@@ -16,8 +16,8 @@ import (
 
 // A gateway run with a progress token sends one notification per finished
 // call to the session that asked, with the plan's call count and the tool.
-// (The HTTP endpoint answers plain JSON, which carries no notifications: a
-// session that can take them, here in memory, gets them.)
+// (Here over an in-memory session; gatewayclient's tests see the same over
+// the HTTP endpoint, relayed by the package.)
 func TestGatewayRunReportsProgress(t *testing.T) {
 	g := startWithFixture(t)
 	var mu sync.Mutex

@@ -99,10 +99,10 @@ func TestRemoteRelaysGatewayProgress(t *testing.T) {
 func TestRemoteCancelStopsGatewayRun(t *testing.T) {
 	_, r := startGateway(t)
 	dir := t.TempDir()
-	cancelled, written := filepath.Join(dir, "cancelled"), filepath.Join(dir, "written")
+	started, cancelled, written := filepath.Join(dir, "started"), filepath.Join(dir, "cancelled"), filepath.Join(dir, "written")
 	code := fmt.Sprintf(`await mcp.fx.echo({text: "go"});
-try { await mcp.fx.sleep({ms: 3000, cancelled: %q}) } catch (e) {}
-await mcp.fx.count({file: %q}); return 1`, cancelled, written)
+try { await mcp.fx.sleep({ms: 3000, started: %q, cancelled: %q}) } catch (e) {}
+await mcp.fx.count({file: %q}); return 1`, started, cancelled, written)
 	log := newProgressLog()
 	ctx, cancel := context.WithCancel(wire.WithProgress(context.Background(), log.report))
 	defer cancel()
@@ -112,25 +112,12 @@ await mcp.fx.count({file: %q}); return 1`, cancelled, written)
 		_, err := r.Execute(ctx, wire.ExecuteRequest{Code: code})
 		done <- err
 	}()
-	select {
-	case <-log.seen: // echo finished: the sleep is under way
-	case <-time.After(20 * time.Second):
-		t.Fatal("no progress from the gateway")
-	}
+	testfixture.WaitFor(t, "the sleep to start", func() bool { return exists(started) })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled execute: %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(cancelled); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the upstream server never saw its call cancelled")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testfixture.WaitFor(t, "the upstream server to see its call cancelled", func() bool { return exists(cancelled) })
 	a, err := r.Execute(context.Background(), wire.ExecuteRequest{Code: `return await mcp.fx.echo({text: "next"})`})
 	if err != nil || a.Status != wire.StatusSuccess || string(a.Result) != `"next"` {
 		t.Fatalf("next request: %+v %v", a, err)
@@ -143,4 +130,9 @@ await mcp.fx.count({file: %q}); return 1`, cancelled, written)
 	if got := log.all(); len(got) != 1 {
 		t.Fatalf("progress after the cancel: %q", got)
 	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
