@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -104,15 +105,16 @@ func TestLocalRunReportsProgress(t *testing.T) {
 }
 
 // A client cancelling an execute stops the local run where it is: the call
-// in flight ends and nothing after it starts, even under a try/catch; the
+// in flight ends (its server is told) and nothing after it starts, even under a try/catch; the
 // next request is served.
 func TestLocalRunStopsWhenCancelled(t *testing.T) {
 	e := newApprovalEnv(t, fxConfig, nil)
 	cs, log := connectPackage(t, e.pkg)
-	file := filepath.Join(t.TempDir(), "written")
+	dir := t.TempDir()
+	file, started, cancelled := filepath.Join(dir, "written"), filepath.Join(dir, "started"), filepath.Join(dir, "cancelled")
 	code := fmt.Sprintf(`await mcp.fx.echo({text: "go"});
-try { await mcp.fx.sleep({ms: 3000}) } catch (e) {}
-await mcp.fx.count({file: %q}); return 1`, file)
+try { await mcp.fx.sleep({ms: 3000, started: %q, cancelled: %q}) } catch (e) {}
+await mcp.fx.count({file: %q}); return 1`, started, cancelled, file)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -121,11 +123,14 @@ await mcp.fx.count({file: %q}); return 1`, file)
 		_, err := callExecute(ctx, t, cs, code, "tok-c")
 		done <- err
 	}()
-	waitProgress(t, log, 1) // echo finished: the sleep is under way
+	waitProgress(t, log, 1) // echo finished
+	testfixture.WaitFor(t, "the sleep to start", func() bool { return exists(started) })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled call: %v", err)
 	}
+	// The local server's call is cancelled too, not left to run out.
+	testfixture.WaitFor(t, "the local server to see its call cancelled", func() bool { return exists(cancelled) })
 	a, err := callExecute(context.Background(), t, cs, `return await mcp.fx.echo({text: "next"})`, nil)
 	if err != nil {
 		t.Fatal(err)
