@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -98,41 +96,28 @@ func TestRemoteRelaysGatewayProgress(t *testing.T) {
 // next request is served.
 func TestRemoteCancelStopsGatewayRun(t *testing.T) {
 	_, r := startGateway(t)
-	dir := t.TempDir()
-	started, cancelled, written := filepath.Join(dir, "started"), filepath.Join(dir, "cancelled"), filepath.Join(dir, "written")
-	code := fmt.Sprintf(`await mcp.fx.echo({text: "go"});
-try { await mcp.fx.sleep({ms: 3000, started: %q, cancelled: %q}) } catch (e) {}
-await mcp.fx.count({file: %q}); return 1`, started, cancelled, written)
+	probe := testfixture.NewCancelProbe(t)
 	log := newProgressLog()
 	ctx, cancel := context.WithCancel(wire.WithProgress(context.Background(), log.report))
 	defer cancel()
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() {
-		_, err := r.Execute(ctx, wire.ExecuteRequest{Code: code})
+		_, err := r.Execute(ctx, wire.ExecuteRequest{Code: probe.Code("fx", "fx")})
 		done <- err
 	}()
-	testfixture.WaitFor(t, "the sleep to start", func() bool { return exists(started) })
+	probe.WaitStarted(t)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled execute: %v", err)
 	}
-	testfixture.WaitFor(t, "the upstream server to see its call cancelled", func() bool { return exists(cancelled) })
+	probe.WaitCancelled(t)
 	a, err := r.Execute(context.Background(), wire.ExecuteRequest{Code: `return await mcp.fx.echo({text: "next"})`})
 	if err != nil || a.Status != wire.StatusSuccess || string(a.Result) != `"next"` {
 		t.Fatalf("next request: %+v %v", a, err)
 	}
-	// Past the sleep's end, with room: a run that went on would have written.
-	time.Sleep(time.Until(start.Add(4 * time.Second)))
-	if _, err := os.Stat(written); !os.IsNotExist(err) {
-		t.Fatalf("the call after the cancel point ran: %v", err)
-	}
+	probe.WantNotWritten(t, start)
 	if got := log.all(); len(got) != 1 {
 		t.Fatalf("progress after the cancel: %q", got)
 	}
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

@@ -2,9 +2,6 @@ package workspace
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -72,34 +69,5 @@ func TestRemoteRunsReportProgressOnce(t *testing.T) {
 func TestHybridCancelReachesGatewayCall(t *testing.T) {
 	p := remoteEnv(t)
 	cs, log := connectPackage(t, p)
-	dir := t.TempDir()
-	started, cancelled, written := filepath.Join(dir, "started"), filepath.Join(dir, "cancelled"), filepath.Join(dir, "written")
-	code := fmt.Sprintf(`await mcp.fx.echo({text: "go"});
-try { await mcp.slow.sleep({ms: 3000, started: %q, cancelled: %q}) } catch (e) {}
-await mcp.fx.count({file: %q}); return 1`, started, cancelled, written)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	start := time.Now()
-	done := make(chan error, 1)
-	go func() {
-		_, err := callExecute(ctx, t, cs, code, "tok-h")
-		done <- err
-	}()
-	testfixture.WaitFor(t, "the gateway's sleep to start", func() bool { return exists(started) })
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled call: %v", err)
-	}
-	testfixture.WaitFor(t, "the gateway's upstream server to see its call cancelled", func() bool { return exists(cancelled) })
-	a, err := callExecute(context.Background(), t, cs, `return await mcp.slow.echo({text: "next"})`, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantResult(t, a, `"next"`)
-	// Past the sleep's end, with room: a run that went on would have written.
-	time.Sleep(time.Until(start.Add(4 * time.Second)))
-	wantAbsent(t, written, "the call after the cancel point ran")
-	if got := log.all(); len(got) != 1 {
-		t.Fatalf("progress after the cancel: %q", got)
-	}
+	cancelMidSleep(t, cs, log, "slow")
 }
