@@ -49,6 +49,10 @@ func TestGatewayRunReportsProgress(t *testing.T) {
 	if a := gatewaytest.DecodeAnswer(t, res); a.Status != wire.StatusSuccess || string(a.Result) != "6" {
 		t.Fatalf("%+v", a)
 	}
+	// The answer says how many notifications went before it, for a relay.
+	if n := res.Meta[wire.ProgressMeta]; n != float64(2) {
+		t.Fatalf("%s = %v, want 2", wire.ProgressMeta, n)
+	}
 	want := []string{"7 1/2 math:add", "7 2/2 math:add"}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -62,6 +66,14 @@ func TestGatewayRunReportsProgress(t *testing.T) {
 			t.Fatalf("progress %q, want %q", cur, want)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	params.Meta = nil // no token: no progress, nothing counted
+	res, err = s.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.Meta[wire.ProgressMeta]; ok || res.IsError {
+		t.Fatalf("without a token: %+v", res)
 	}
 	alive(t, s)
 }
