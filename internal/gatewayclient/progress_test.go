@@ -117,7 +117,9 @@ func TestRemoteCancelStopsGatewayRun(t *testing.T) {
 		t.Fatalf("next request: %+v %v", a, err)
 	}
 	probe.WantNotWritten(t, start)
-	if got := log.all(); len(got) != 1 {
+	// The echo's notification may or may not have been handled before the
+	// cancel; nothing after it is sent.
+	if got := log.all(); len(got) > 1 {
 		t.Fatalf("progress after the cancel: %q", got)
 	}
 }
