@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/stdioorder"
 	"github.com/pml-go/pml/internal/wire"
 	"github.com/pml-go/pml/internal/workspace"
 )
@@ -56,8 +57,9 @@ func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			// Run returns when stdin closes; the deferred Close then stops every
-			// local server so nothing outlives us.
-			err = pkg.NewMCPServer().Run(cmd.Context(), &mcp.StdioTransport{})
+			// local server so nothing outlives us. stdout keeps a progress
+			// notification apart from the answer after it (see stdioorder).
+			err = pkg.NewMCPServer().Run(cmd.Context(), &mcp.IOTransport{Reader: os.Stdin, Writer: stdioorder.New(os.Stdout, 0)})
 			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 				log.Debug("stdio session ended", "err", err)
 			}

@@ -21,10 +21,15 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	srv := s.NewMCPServer()
 	// Stateless: every request carries everything it needs, so any replica
 	// behind a round-robin load balancer can serve it (no session affinity).
+	// Each POST is answered as an event stream, which carries the request's
+	// own notifications (an execute's progress) ahead of its answer. The end
+	// of a request (its client gone or cancelling) cancels its handler; the
+	// SDK does this for clients of protocol 2026-07-28 on (the package's),
+	// as a stateless session sees no notifications/cancelled.
 	// hostGuard replaces the SDK's DNS rebinding check, which has no
 	// allow-list for a reverse proxy's host names.
 	mcpHandler := hostGuard(lim.PublicHosts, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: s.log, DisableLocalhostProtection: true}))
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: s.log, DisableLocalhostProtection: true}))
 
 	// The key is checked before any body is read: a request without one
 	// gets its 401 from the headers alone.

@@ -16,8 +16,8 @@ import (
 
 // A gateway run with a progress token sends one notification per finished
 // call to the session that asked, with the plan's call count and the tool.
-// (The HTTP endpoint answers plain JSON, which carries no notifications: a
-// session that can take them, here in memory, gets them.)
+// (Here over an in-memory session; gatewayclient's tests see the same over
+// the HTTP endpoint, relayed by the package.)
 func TestGatewayRunReportsProgress(t *testing.T) {
 	g := startWithFixture(t)
 	var mu sync.Mutex
@@ -49,6 +49,10 @@ func TestGatewayRunReportsProgress(t *testing.T) {
 	if a := gatewaytest.DecodeAnswer(t, res); a.Status != wire.StatusSuccess || string(a.Result) != "6" {
 		t.Fatalf("%+v", a)
 	}
+	// The answer says how many notifications went before it, for a relay.
+	if n := res.Meta[wire.ProgressMeta]; n != float64(2) {
+		t.Fatalf("%s = %v, want 2", wire.ProgressMeta, n)
+	}
 	want := []string{"7 1/2 math:add", "7 2/2 math:add"}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -62,6 +66,14 @@ func TestGatewayRunReportsProgress(t *testing.T) {
 			t.Fatalf("progress %q, want %q", cur, want)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	params.Meta = nil // no token: no progress, nothing counted
+	res, err = s.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.Meta[wire.ProgressMeta]; ok || res.IsError {
+		t.Fatalf("without a token: %+v", res)
 	}
 	alive(t, s)
 }

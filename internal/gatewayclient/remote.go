@@ -33,6 +33,8 @@ type Remote struct {
 
 	localNS *atomic.Pointer[string] // the ClientNamespacesHeader value
 
+	progress *progressRelay // gateway runs' progress, to the requests waiting on them
+
 	mu      sync.Mutex
 	session *mcp.ClientSession
 
@@ -105,6 +107,7 @@ func newRemote(baseURL, apiKey, cacheDir string, roots *x509.CertPool) *Remote {
 		auth:     auth,
 		cacheDir: cacheDir,
 		localNS:  localNS,
+		progress: newProgressRelay(),
 	}
 }
 
@@ -125,7 +128,8 @@ func (g *Remote) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "pml-package", Version: wire.Version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "pml-package", Version: wire.Version},
+		&mcp.ClientOptions{ProgressNotificationHandler: g.progress.handle})
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.url + "/mcp", HTTPClient: g.http, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		return nil, g.down(err)

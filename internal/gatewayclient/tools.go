@@ -11,36 +11,62 @@ import (
 
 // callTool runs one gateway tool and returns its text.
 func (g *Remote) callTool(ctx context.Context, name string, args any) (string, bool, error) {
-	s, err := g.connect(ctx)
+	text, res, err := g.callParams(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		return "", false, err
 	}
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	return text, res.IsError, nil
+}
+
+// callParams runs the gateway tool params names and returns the text of
+// its answer and the whole result.
+func (g *Remote) callParams(ctx context.Context, params *mcp.CallToolParams) (string, *mcp.CallToolResult, error) {
+	s, err := g.connect(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	res, err := s.CallTool(ctx, params)
 	if err != nil {
 		if ctx.Err() != nil {
-			return "", false, ctx.Err()
+			return "", nil, ctx.Err()
 		}
 		if pe, ok := pmlerr.As(err); ok && overloaded(pe) {
-			return "", false, pe // the session is fine: the gateway is busy
+			return "", nil, pe // the session is fine: the gateway is busy
 		}
 		g.drop(s)
-		return "", false, g.down(err)
+		return "", nil, g.down(err)
 	}
 	if len(res.Content) == 0 {
-		return "", res.IsError, pmlerr.New(pmlerr.NetworkError, "gateway %s: empty answer to %s", g.url, name)
+		return "", nil, pmlerr.New(pmlerr.NetworkError, "gateway %s: empty answer to %s", g.url, params.Name)
 	}
 	text, ok := res.Content[0].(*mcp.TextContent)
 	if !ok {
-		return "", res.IsError, pmlerr.New(pmlerr.NetworkError, "gateway %s: %s answered non-text content", g.url, name)
+		return "", nil, pmlerr.New(pmlerr.NetworkError, "gateway %s: %s answered non-text content", g.url, params.Name)
 	}
-	return text.Text, res.IsError, nil
+	return text.Text, res, nil
 }
 
-// Execute implements Gateway.
+// Execute implements Gateway. When the request asks for progress
+// (wire.ProgressFrom), the gateway is sent a progress token of this
+// package's and its notifications for the run are forwarded to the request.
+// An answer of execute_locally comes with none: the run that follows here
+// reports its own calls, the gateway's calls among them.
 func (g *Remote) Execute(ctx context.Context, req wire.ExecuteRequest) (wire.Answer, error) {
-	text, _, err := g.callTool(ctx, "execute", req)
+	params := &mcp.CallToolParams{Name: "execute", Arguments: req}
+	var rel *relayed
+	if p := wire.ProgressFrom(ctx); p != nil {
+		var token string
+		var closeRelay func()
+		token, rel, closeRelay = g.progress.open(ctx, p)
+		defer closeRelay()
+		params.SetProgressToken(token)
+	}
+	text, res, err := g.callParams(ctx, params)
 	if err != nil {
 		return wire.Answer{}, err
+	}
+	if rel != nil {
+		rel.drain(ctx, res.Meta)
 	}
 	var a wire.Answer
 	if err := json.Unmarshal([]byte(text), &a); err != nil {

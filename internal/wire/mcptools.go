@@ -72,7 +72,8 @@ func AddExecuteAndDiscover(srv *mcp.Server,
 		if err != nil {
 			return AnswerResult(ErrorAnswer(err, "")), nil
 		}
-		return execute(WithProgress(ctx, RequestProgress(req)), req, er), nil
+		progress, sent := countedProgress(req)
+		return withProgressSent(execute(WithProgress(ctx, progress), req, er), sent), nil
 	})
 	srv.AddTool(discoverTool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var dr DiscoverRequest

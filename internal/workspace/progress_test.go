@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -104,38 +103,43 @@ func TestLocalRunReportsProgress(t *testing.T) {
 }
 
 // A client cancelling an execute stops the local run where it is: the call
-// in flight ends and nothing after it starts, even under a try/catch; the
+// in flight ends (its server is told) and nothing after it starts, even under a try/catch; the
 // next request is served.
 func TestLocalRunStopsWhenCancelled(t *testing.T) {
 	e := newApprovalEnv(t, fxConfig, nil)
 	cs, log := connectPackage(t, e.pkg)
-	file := filepath.Join(t.TempDir(), "written")
-	code := fmt.Sprintf(`await mcp.fx.echo({text: "go"});
-try { await mcp.fx.sleep({ms: 3000}) } catch (e) {}
-await mcp.fx.count({file: %q}); return 1`, file)
+	cancelMidSleep(t, cs, log, "fx")
+}
+
+// cancelMidSleep runs testfixture.CancelProbe code (echo and count on the
+// local fixture server, the sleep on server ns), cancels it once the sleep
+// is under way, and checks: the execute ends cancelled, the sleeping server
+// is told, the next request is served, the write never happens and no
+// progress follows the cancel.
+func cancelMidSleep(t *testing.T, cs *mcp.ClientSession, log *progressLog, ns string) {
+	t.Helper()
+	probe := testfixture.NewCancelProbe(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() {
-		_, err := callExecute(ctx, t, cs, code, "tok-c")
+		_, err := callExecute(ctx, t, cs, probe.Code("fx", ns), "tok-c")
 		done <- err
 	}()
-	waitProgress(t, log, 1) // echo finished: the sleep is under way
+	waitProgress(t, log, 1) // echo finished
+	probe.WaitStarted(t)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled call: %v", err)
 	}
+	probe.WaitCancelled(t)
 	a, err := callExecute(context.Background(), t, cs, `return await mcp.fx.echo({text: "next"})`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantResult(t, a, `"next"`)
-	// Past the sleep's end, with room: a run that went on would have written.
-	time.Sleep(time.Until(start.Add(4 * time.Second)))
-	if _, err := os.Stat(file); !os.IsNotExist(err) {
-		t.Fatalf("the call after the cancel point ran: %v", err)
-	}
+	probe.WantNotWritten(t, start)
 	if got := log.all(); len(got) != 1 {
 		t.Fatalf("progress after the cancel: %q", got)
 	}

@@ -109,8 +109,8 @@ func (px *tamperProxy) requests() []proxiedRequest {
 }
 
 // modify rewrites an execute_locally answer inside the JSON-RPC response
-// (the gateway answers plain JSON: stateless mode with JSON responses), or
-// the metadata of a server entry.
+// (each data line of the event stream the gateway answers with), or the
+// metadata of a server entry.
 func (px *tamperProxy) modify(resp *http.Response) error {
 	px.mu.Lock()
 	editAnswer, editRegistry := px.answer, px.registry
@@ -118,9 +118,9 @@ func (px *tamperProxy) modify(resp *http.Response) error {
 	path := resp.Request.URL.Path
 	var edit func(body []byte) []byte
 	switch {
+	case path == "/mcp" && editAnswer != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"):
+		edit = func(body []byte) []byte { return editEventStream(body, editAnswer) }
 	case !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"):
-	case path == "/mcp" && editAnswer != nil:
-		edit = func(body []byte) []byte { return editExecuteLocally(body, editAnswer) }
 	case strings.HasPrefix(path, "/mcp/pml.mcp.") && resp.StatusCode == http.StatusOK && editRegistry != nil:
 		edit = func(body []byte) []byte {
 			var meta map[string]any
@@ -145,6 +145,18 @@ func (px *tamperProxy) modify(resp *http.Response) error {
 	resp.ContentLength = int64(len(out))
 	resp.Header.Set("Content-Length", strconv.Itoa(len(out)))
 	return nil
+}
+
+// editEventStream applies edit to the execute_locally answer in each
+// message of an event stream.
+func editEventStream(body []byte, edit func(map[string]any)) []byte {
+	lines := bytes.Split(body, []byte("\n"))
+	for i, line := range lines {
+		if data, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+			lines[i] = append([]byte("data: "), editExecuteLocally(data, edit)...)
+		}
+	}
+	return bytes.Join(lines, []byte("\n"))
 }
 
 // editExecuteLocally applies edit to the answer in a JSON-RPC tool result

@@ -73,8 +73,8 @@ func (l *requestLog) reset() {
 	l.reqs = nil
 }
 
-// wrap records each request after the gateway answered it, so a recorded
-// tools/call is a finished one.
+// wrap records each request as the gateway answers it (before the client
+// can read the answer), so a recorded tools/call is a finished one.
 func (l *requestLog) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen := seenRequest{Path: r.URL.Path, Client: r.Header.Get(wire.ClientHeader), HasKey: r.Header.Get("Authorization") != ""}
@@ -83,12 +83,32 @@ func (l *requestLog) wrap(next http.Handler) http.Handler {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			seen.Method, seen.Tool, seen.CallTool = gatewaytest.ToolCallOf(body)
 		}
-		next.ServeHTTP(w, r)
-		l.mu.Lock()
-		l.reqs = append(l.reqs, seen)
-		l.mu.Unlock()
+		record := sync.OnceFunc(func() {
+			l.mu.Lock()
+			l.reqs = append(l.reqs, seen)
+			l.mu.Unlock()
+		})
+		next.ServeHTTP(answerWriter{ResponseWriter: w, answered: record}, r)
+		record()
 	})
 }
+
+// answerWriter calls answered before the first write that is not a
+// notification: the gateway's answer, in its event stream or alone.
+type answerWriter struct {
+	http.ResponseWriter
+	answered func()
+}
+
+func (w answerWriter) Write(p []byte) (int, error) {
+	if !bytes.Contains(p, []byte(`"method":"notifications/`)) {
+		w.answered()
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets the event stream flush through.
+func (w answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // startGateway runs a gateway with opts behind a recording handler.
 func startGateway(t testing.TB, opts gateway.Options) *liveGateway {

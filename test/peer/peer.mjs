@@ -2,13 +2,15 @@
 // spawns `pml stdio` (as Claude Code would) against a real `pml gateway` on
 // loopback and drives execute and discover through the three routings of
 // docs/architecture.md, with the npm reference filesystem server as a local
-// MCP server; then the same client runs the README's main command in local
+// MCP server, with progress (onprogress) on local, remote and hybrid runs
+// and an abort during a 3 s call (sleep-server.mjs, on this machine and on
+// the gateway); then the same client runs the README's main command in local
 // mode (no gateway).
 //
 // Usage: node peer.mjs PATH_TO_PML_BINARY
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { mkdtempSync, writeFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -22,6 +24,7 @@ if (!pml) {
 }
 const here = dirname(fileURLToPath(import.meta.url));
 const npmFilesystem = join(here, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+const sleepServer = join(here, "sleep-server.mjs");
 
 // The whole run is bounded: a hang fails CI instead of stalling it.
 const watchdog = setTimeout(() => {
@@ -40,13 +43,15 @@ function env(extra) {
 }
 
 // startGateway creates a key and runs `pml gateway` on a free loopback port,
-// reading the address it logs.
+// reading the address it logs. It hosts the slow server as "slow".
 async function startGateway() {
   const db = join(scratch, "gateway.db");
+  const config = join(scratch, "gateway.json");
+  writeFileSync(config, JSON.stringify({ servers: { slow: { command: process.execPath, args: [sleepServer], hosted: true, description: "sleeps" } } }));
   const key = execFileSync(pml, ["gateway", "key", "create", "--db", db, "--org", "acme", "--project", "web"], { env: env({}) })
     .toString()
     .trim();
-  const gw = spawn(pml, ["gateway", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--db", db], {
+  const gw = spawn(pml, ["gateway", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--db", db, "--config", config], {
     env: env({}),
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -107,7 +112,10 @@ async function hybrid() {
     JSON.stringify({
       version: "1",
       permissions: { allow: ["*"] },
-      mcpServers: { npmfs: { command: process.execPath, args: [npmFilesystem, ws] } },
+      mcpServers: {
+        npmfs: { command: process.execPath, args: [npmFilesystem, ws] },
+        nap: { command: process.execPath, args: [sleepServer] },
+      },
     }),
   );
   const client = await connect(ws, { PML_CLOUD_URL: url, PML_API_KEY: key });
@@ -153,8 +161,91 @@ async function hybrid() {
     assert.equal(routing["npmfs:read_text_file"], "client");
     assert.equal(routing["json:parse"], "server");
     assert.ok(tools.every((t) => t.declaration), "every tool has a TypeScript declaration");
+
+    await progress(client);
+    await abort(client, ws);
   } finally {
     await client.close();
+  }
+}
+
+// executeWithProgress runs code with an onprogress callback and returns the
+// answer and the notifications it saw, as "progress/total message".
+async function executeWithProgress(client, code) {
+  const seen = [];
+  const res = await client.callTool({ name: "execute", arguments: { code } }, undefined, {
+    onprogress: (p) => seen.push(`${p.progress}/${p.total} ${p.message}`),
+  });
+  return { answer: JSON.parse(res.content[0].text), seen };
+}
+
+// progress: an execute with a progress token gets one notification per tool
+// call, numbered in order, with the plan's call count and the tool id,
+// wherever the code runs: on this machine, on the gateway (relayed by the
+// package), or both (a hybrid run counts each call once).
+async function progress(client) {
+  const errors = [];
+  const prevOnerror = client.onerror;
+  client.onerror = (e) => errors.push(String(e));
+  try {
+    const cases = [
+      {
+        name: "local",
+        local: true,
+        code: `const a = await mcp.filesystem.read_file({path: "data.json"}); const b = await mcp.filesystem.read_file({path: "notes.md"}); return a.length + b.length`,
+        want: ["1/2 filesystem:read_file", "2/2 filesystem:read_file"],
+      },
+      {
+        name: "remote",
+        local: false,
+        code: `const a = await mcp.math.add({a: 1, b: 2}); const b = await mcp.math.add({a: a, b: 3}); return await mcp.json.parse({data: String(b)})`,
+        want: ["1/3 math:add", "2/3 math:add", "3/3 json:parse"],
+      },
+      {
+        name: "hybrid",
+        local: true,
+        code: `const d = await mcp.json.parse({data: await mcp.filesystem.read_file({path: "data.json"})}); return await mcp.math.add({a: d.items[0], b: d.items[1]})`,
+        want: ["1/3 filesystem:read_file", "2/3 json:parse", "3/3 math:add"],
+      },
+    ];
+    for (const c of cases) {
+      const { answer, seen } = await executeWithProgress(client, c.code);
+      success(answer, c.local);
+      assert.deepEqual(seen, c.want, `${c.name} run's progress`);
+    }
+    assert.deepEqual(errors, [], "no notification the client could not place");
+  } finally {
+    client.onerror = prevOnerror;
+  }
+}
+
+// abort: a client that aborts an execute during a 3 s call stops the run:
+// the server running the call is told (it notes the cancellation), the
+// file write after the call never happens, and the next execute works; for
+// the call on this machine and for one on the gateway (a hybrid run).
+async function abort(client, ws) {
+  for (const ns of ["nap", "slow"]) {
+    // The same code, not aborted, writes the file: the check below can fail.
+    const probe = join(ws, `${ns}-probe.txt`);
+    success(
+      await execute(client, `await mcp.${ns}.sleep({ms: 10}); return await mcp.filesystem.write_file({path: ${JSON.stringify(probe)}, content: "x"})`),
+      true,
+    );
+    assert.ok(existsSync(probe), `${ns}: the write runs when not aborted`);
+
+    const target = join(ws, `${ns}-aborted.txt`);
+    const cancelled = join(scratch, `${ns}-cancelled`);
+    const code = `await mcp.${ns}.sleep({ms: 3000, cancelled: ${JSON.stringify(cancelled)}});
+      return await mcp.filesystem.write_file({path: ${JSON.stringify(target)}, content: "too late"})`;
+    const ctl = new AbortController();
+    const start = Date.now();
+    setTimeout(() => ctl.abort("the user changed their mind"), 1000);
+    await assert.rejects(client.callTool({ name: "execute", arguments: { code } }, undefined, { signal: ctl.signal }), `${ns}: the aborted execute rejects`);
+    // Past the call's end, with room: a run that went on would have written.
+    await new Promise((r) => setTimeout(r, Math.max(0, start + 4500 - Date.now())));
+    assert.ok(!existsSync(target), `${ns}: the write after the cancel point ran`);
+    assert.ok(existsSync(cancelled), `${ns}: the server running the call never saw it cancelled`);
+    assert.equal(success(await execute(client, `return await mcp.math.add({a: 2, b: 2})`), false), 4, `${ns}: next execute`);
   }
 }
 

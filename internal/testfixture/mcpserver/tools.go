@@ -30,6 +30,11 @@ type sumResult struct {
 
 type sleepArgs struct {
 	Ms int `json:"ms"`
+	// Started and Cancelled, when set, are files the tool appends a line to
+	// when it starts sleeping and when its call is cancelled, so a test can
+	// cancel a call under way and see the cancellation reach the server.
+	Started   string `json:"started,omitempty"`
+	Cancelled string `json:"cancelled,omitempty"`
 }
 
 type messageArgs struct {
@@ -64,12 +69,22 @@ func addTools(s *mcp.Server) {
 			return text(fmt.Sprintf("the sum is %g", sum)), sumResult{Sum: sum}, nil
 		})
 
-	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "sleeps ms milliseconds, then returns \"slept\""},
+	mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "sleeps ms milliseconds, then returns \"slept\"; appends a line to the file started names as it starts, to the one cancelled names when cancelled"},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in sleepArgs) (*mcp.CallToolResult, any, error) {
+			if in.Started != "" {
+				if _, err := appendCount(in.Started); err != nil {
+					return nil, nil, err
+				}
+			}
 			select {
 			case <-time.After(time.Duration(in.Ms) * time.Millisecond):
 				return text("slept"), nil, nil
 			case <-ctx.Done():
+				if in.Cancelled != "" {
+					if _, err := appendCount(in.Cancelled); err != nil {
+						return nil, nil, err
+					}
+				}
 				return nil, nil, ctx.Err()
 			}
 		})
