@@ -35,7 +35,12 @@ func newConnectCmd() *cobra.Command {
 			"refreshed as they expire. --name NS also adds the server to this workspace's .pml.json with\n" +
 			"\"auth\": \"oauth\", so runs call it as mcp.NS.* with the stored token. A client registered beforehand:\n" +
 			"--client-id, its secret in " + clientSecretEnv + ".",
-		Args: cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError(errors.New("connect takes one URL: pml connect URL"))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			u, err := url.Parse(args[0])
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -44,6 +49,17 @@ func newConnectCmd() *cobra.Command {
 			if callArgs != "" {
 				if err := json.Unmarshal([]byte(callArgs), &o.CallArgs); err != nil || o.CallArgs == nil {
 					return usageError(errors.New("connect: --args must be a JSON object"))
+				}
+			}
+			var ws string
+			if name != "" {
+				cwd, err := os.Getwd()
+				if err != nil {
+					return err
+				}
+				ws = workspace.FindWorkspace(cwd)
+				if err := workspace.CheckOAuthServer(ws, name, args[0]); err != nil {
+					return err
 				}
 			}
 			if o.Store, err = oauthclient.DefaultStore(); err != nil {
@@ -65,11 +81,7 @@ func newConnectCmd() *cobra.Command {
 				fmt.Fprintf(out, "%s: %s\n", o.Call, b)
 			}
 			if name != "" {
-				cwd, err := os.Getwd()
-				if err != nil {
-					return err
-				}
-				path, err := workspace.AddOAuthServer(workspace.FindWorkspace(cwd), name, o.URL)
+				path, err := workspace.AddOAuthServer(ws, name, o.URL)
 				if err != nil {
 					return err
 				}
