@@ -1,12 +1,10 @@
 package gateway_test
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/pml-go/pml/internal/gateway"
@@ -31,7 +29,7 @@ func TestHostedClientCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedLog
+	var logs syncWriter
 	g := gatewaytest.Start(t, gateway.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	s := g.Connect(t, g.Key, false)
 	echo := func(text string) wire.Answer {
@@ -91,22 +89,4 @@ func TestClientCredentialsConfigShapes(t *testing.T) {
 	if _, err := gateway.LoadConfig(filepath.Join(dir, "gateway.json")); err != nil {
 		t.Fatalf("valid auth: %v", err)
 	}
-}
-
-// lockedLog is a log sink written by the gateway's goroutines.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

@@ -213,3 +213,26 @@ func (w *urlWatcher) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// Two processes holding the same token: the first refresh spends the
+// refresh token, and the second source, refused, takes the pair the first
+// saved instead of failing.
+func TestRefreshRaceAdoptsStoredToken(t *testing.T) {
+	as := testfixture.StartOAuthServer(t)
+	store := Store{Dir: t.TempDir()}
+	testConnect(t, store, as.URL)
+	expireStored(t, store, as.URL)
+	rec, _ := store.Load(as.URL)
+	first, second := store.tokenSource(rec, nil), store.tokenSource(rec, nil)
+	a, err := first.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := second.Token()
+	if err != nil || b.AccessToken != a.AccessToken {
+		t.Fatalf("second source: %v, same token %v", err, err == nil && b.AccessToken == a.AccessToken)
+	}
+	if as.Grants("refresh_token") != 1 {
+		t.Fatalf("refresh grants %d, want 1", as.Grants("refresh_token"))
+	}
+}
