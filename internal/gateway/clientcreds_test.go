@@ -1,11 +1,15 @@
 package gateway_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
@@ -88,5 +92,37 @@ func TestClientCredentialsConfigShapes(t *testing.T) {
 	testfixture.WriteFile(t, dir, "gateway.json", `{"servers": {"svc": {`+url+`, "hosted": true, "auth": {"type": "client_credentials", "client_id": "a", "client_secret": "b", "issuer": "http://127.0.0.1:9"}}}}`)
 	if _, err := gateway.LoadConfig(filepath.Join(dir, "gateway.json")); err != nil {
 		t.Fatalf("valid auth: %v", err)
+	}
+}
+
+// A ${VAR} in the auth block makes the server BYOK: the gateway holds no
+// secret, a call without it is API_KEY_REQUIRED, and with the caller's
+// secret the gateway gets a token for that call.
+func TestHostedClientCredentialsBYOK(t *testing.T) {
+	as := testfixture.StartOAuthServer(t)
+	dir := t.TempDir()
+	testfixture.WriteFile(t, dir, "gateway.json", fmt.Sprintf(`{"servers": {
+		"svc": {"url": %q, "hosted": true, "auth": {"type": "client_credentials", "client_id": %q, "client_secret": "${SVC_SECRET}"}}
+	}}`, as.URL, as.ClientID))
+	cfg, err := gateway.LoadConfig(filepath.Join(dir, "gateway.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gatewaytest.Start(t, gateway.Options{Config: cfg})
+	s := g.Connect(t, g.Key, true)
+	call := func(env map[string]string) *mcp.CallToolResult {
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "call",
+			Arguments: wire.CallRequest{Tool: "svc:echo", Args: json.RawMessage(`{"text": "byok"}`), Env: env}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if a := gatewaytest.DecodeAnswer(t, call(nil)); a.ErrorCode != pmlerr.APIKeyRequired || !strings.Contains(a.Error, "SVC_SECRET") {
+		t.Fatalf("without the secret: %+v", a)
+	}
+	res := call(map[string]string{"SVC_SECRET": as.ClientSecret})
+	if res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "byok") || as.Grants("client_credentials") != 1 {
+		t.Fatalf("with the secret: %+v, grants %d", res, as.Grants("client_credentials"))
 	}
 }
