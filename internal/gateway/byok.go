@@ -43,6 +43,10 @@ func envRequired(cfg upstream.ServerConfig) []string {
 	for _, v := range cfg.Env {
 		collect(v)
 	}
+	if cfg.Auth != nil {
+		collect(cfg.Auth.ClientID)
+		collect(cfg.Auth.ClientSecret)
+	}
 	slices.Sort(refs)
 	return slices.Compact(refs)
 }
@@ -81,6 +85,11 @@ func (b byokServer) call(ctx context.Context, tool string, args json.RawMessage,
 	}
 	for k, v := range cfg.Env {
 		cfg.Env[k] = expand(v)
+	}
+	if cfg.Auth != nil {
+		a := *cfg.Auth
+		a.ClientID, a.ClientSecret = expand(a.ClientID), expand(a.ClientSecret)
+		cfg.Auth = &a
 	}
 	// One connection per call: keys live exactly as long as the call.
 	pool := upstream.NewPool(upstream.Options{Logger: b.log})

@@ -80,6 +80,13 @@ func (c FileConfig) validate(path string) error {
 			return fmt.Errorf("gateway config %s: server %q: type must be one of %s, not %q", path, name, strings.Join(upstream.Types, ", "), s.Type)
 		case s.serverType() != "stdio" && s.URL == "":
 			return fmt.Errorf("gateway config %s: server %q: %s needs a url", path, name, s.serverType())
+		case s.Auth != nil && !s.Hosted:
+			return fmt.Errorf("gateway config %s: server %q: auth needs \"hosted\": true (packages run catalog entries, and get no gateway credentials)", path, name)
+		}
+		if s.Auth != nil {
+			if err := s.Auth.Validate(s.serverType()); err != nil {
+				return fmt.Errorf("gateway config %s: server %q: %w", path, name, err)
+			}
 		}
 	}
 	return nil

@@ -133,6 +133,13 @@ func (s *Server) sessionError(ctx context.Context, ss *session, what string, err
 	if ctx.Err() != nil {
 		return ctxError(ctx, what)
 	}
+	if unauthorized(err) {
+		// The session's token is refused: end the session so the next call
+		// reconnects with whatever token `pml connect` stored since.
+		ss.markDead(err)
+		return &pmlerr.Error{Code: pmlerr.Unauthorized, Err: err, Message: what + ": " + pmlerr.Message(err),
+			Details: map[string]any{"server": s.name}}
+	}
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		// The server answered, so it is alive.

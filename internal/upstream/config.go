@@ -12,6 +12,40 @@ type ServerConfig struct {
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
 	Dir     string            `json:"-"` // working directory for stdio servers
+	// Auth is a hosted gateway server's OAuth client-credentials grant.
+	Auth *Auth `json:"auth,omitempty"`
+	// StoredOAuth attaches the token `pml connect URL` stored (a
+	// workspace's "auth": "oauth").
+	StoredOAuth bool `json:"-"`
+}
+
+// Auth is the OAuth client of an http server (README "Configuration",
+// gateway config): the token endpoint and scopes are discovered from the
+// server's protected resource metadata and its authorization server.
+type Auth struct {
+	Type         string `json:"type"` // AuthClientCredentials
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+	// Issuer, when set, is the only authorization server the secret goes to.
+	Issuer string `json:"issuer,omitempty"`
+}
+
+// AuthClientCredentials is the one Auth.Type: OAuth client credentials.
+const AuthClientCredentials = "client_credentials"
+
+// Validate checks the shape of an auth block of a server of type typ.
+func (a *Auth) Validate(typ string) error {
+	switch {
+	case a.Type != AuthClientCredentials:
+		return fmt.Errorf("auth.type must be %q, not %q", AuthClientCredentials, a.Type)
+	case a.ClientID == "":
+		return fmt.Errorf("auth.client_id is required")
+	case a.ClientSecret == "":
+		return fmt.Errorf("auth.client_secret is required")
+	case typ != TypeHTTP:
+		return fmt.Errorf("auth needs an http server, not %s", typ)
+	}
+	return nil
 }
 
 // Transport types of ServerConfig.Type.

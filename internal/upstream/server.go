@@ -173,6 +173,13 @@ func (s *Server) finishStart(ctx context.Context, st *startAttempt) {
 	switch {
 	case err != nil && closed:
 		st.err = s.toolError("MCP server %s is stopped", s.name)
+	case err != nil && unauthorized(err):
+		// No back-off: the fix (pml connect) happens outside, and the
+		// next call must see it at once.
+		s.lastErr = err
+		st.err = &pmlerr.Error{Code: pmlerr.Unauthorized, Err: err,
+			Message: fmt.Sprintf("MCP server %s: %s", s.name, pmlerr.Message(err)),
+			Details: map[string]any{"server": s.name}}
 	case err != nil:
 		s.failures++
 		s.lastErr = err

@@ -76,6 +76,9 @@ func (s *Server) connect(ctx context.Context) (*session, error) {
 		ss.conn, err = connectSSE(ctx, s.cfg.URL, httpClient(s.pool.transport, s.cfg.Headers, s.pool.opts.StopGrace))
 	default:
 		t := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: httpClient(s.pool.transport, s.cfg.Headers, s.pool.opts.StopGrace)}
+		if t.OAuthHandler, err = s.oauthHandler(); err != nil {
+			return nil, err
+		}
 		ss.conn, err = t.Connect(ctx)
 	}
 	if err == nil {

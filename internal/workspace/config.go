@@ -68,6 +68,9 @@ type ServerConfig struct {
 	Env     map[string]string `json:"env,omitempty"`
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// Auth "oauth" attaches the token `pml connect URL` stored for the url
+	// (an http server only).
+	Auth string `json:"auth,omitempty"`
 }
 
 // LoadConfig reads path. A missing file is a zero-config start with the
@@ -169,6 +172,10 @@ func (s ServerConfig) validate(name string) error {
 		return fmt.Errorf("mcpServers.%s: type must be one of %s, not %q", name, strings.Join(upstream.Types, ", "), s.Type)
 	case s.kind() != "stdio" && s.URL == "":
 		return fmt.Errorf("mcpServers.%s: an %s server needs a url", name, s.kind())
+	case s.Auth != "" && s.Auth != AuthOAuth:
+		return fmt.Errorf("mcpServers.%s: auth must be %q, not %q", name, AuthOAuth, s.Auth)
+	case s.Auth != "" && s.kind() != "http":
+		return fmt.Errorf("mcpServers.%s: auth %q needs an http server, not %s", name, s.Auth, s.kind())
 	}
 	return nil
 }
@@ -188,6 +195,7 @@ func (s ServerConfig) upstreamConfig(name, workspace string, env *approval.Env) 
 	}
 	cfg.Env = expandMap(s.Env, expand)
 	cfg.Headers = expandMap(s.Headers, expand)
+	cfg.StoredOAuth = s.Auth == AuthOAuth
 	sort.Strings(missing)
 	return cfg, compactStrings(missing)
 }

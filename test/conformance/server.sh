@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite's server scenarios
-# (@modelcontextprotocol/conformance, pinned in test/peer/package.json)
+# (@modelcontextprotocol/conformance, pinned in package.json here)
 # against `pml serve` and `pml gateway` on loopback. Builds nothing: pass
-# the pml binary; `npm ci` in test/peer must have run.
+# the pml binary; `npm ci` here must have run.
 #
 # Usage: test/conformance/server.sh PATH_TO_PML_BINARY
 #
@@ -15,11 +15,11 @@ set -euo pipefail
 pml=${1:?usage: server.sh PATH_TO_PML_BINARY}
 pml=$(cd "$(dirname "$pml")" && pwd)/$(basename "$pml")
 here=$(cd "$(dirname "$0")" && pwd)
-cli="$here/../peer/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 [ -x "$pml" ] || { echo "conformance: $pml is not an executable" >&2; exit 2; }
-[ -f "$cli" ] || { echo "conformance: $cli missing; run npm ci in test/peer" >&2; exit 2; }
-# node20-register.mjs lets the suite start on Node.js 20 (no-op on 22+).
-conformance=(node --import "$here/node20-register.mjs" "$cli")
+[ -x "$here/node_modules/.bin/conformance" ] || { echo "conformance: the suite is missing; run npm ci in $here" >&2; exit 2; }
+# The suite needs Node 22 or later; the pinned `node` package brings it.
+export PATH="$here/node_modules/.bin:$PATH"
+conformance=(conformance)
 
 # Both endpoints pass these.
 common=(server-initialize ping logging-set-level tools-list resources-list prompts-list dns-rebinding-protection)
