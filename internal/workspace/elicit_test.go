@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -226,5 +227,66 @@ func TestApprovalFlowSetting(t *testing.T) {
 	a = callExecuteIn(t, connectInMemory(t, e.pkg.NewMCPServer(), nil), wire.ExecuteRequest{Code: `return 1`})
 	if a.ErrorCode != pmlerr.InvalidConfig || !strings.Contains(a.Error, "approvals") {
 		t.Fatalf("%+v", a)
+	}
+}
+
+// The approval form as a client without the SDK's automatic retry sees it:
+// the result carries only the form (no content, so the AI reads nothing it
+// could answer); a retry with a made-up state or with other code is
+// refused, and the session goes on; the real answer runs the code.
+func TestApprovalFormCannotBeForged(t *testing.T) {
+	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["fx:count", "json"], "ask":["fx:echo"]}`), nil)
+	h := &person{answer: decide(choiceApprove)}
+	cs := connectInMemory(t, e.pkg.NewMCPServer(), &mcp.ClientOptions{ElicitationHandler: h.handle, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
+	file := filepath.Join(e.ws, "count.txt")
+	code := fmt.Sprintf(`await mcp.fx.count({file: %q}); const ns = ["f","x"].join(""); return await mcp[ns].echo({text: "hi"})`, file)
+	call := func(code, state string, answer *mcp.ElicitResult) *mcp.CallToolResult {
+		t.Helper()
+		p := &mcp.CallToolParams{Name: "execute", Arguments: map[string]any{"code": code}, RequestState: state}
+		if answer != nil {
+			p.InputResponses = mcp.InputResponseMap{approvalInput: answer}
+		}
+		res, err := cs.CallTool(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	approveAnswer := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": choiceApprove}}
+
+	res := call(code, "", nil)
+	form, ok := res.InputRequests[approvalInput].(*mcp.ElicitParams)
+	if !ok || len(res.Content) != 0 || res.RequestState == "" || !strings.Contains(form.Message, "fx:echo") {
+		t.Fatalf("want only the form: %+v", res)
+	}
+	if a := decodeResult(t, call(code, "made-up", approveAnswer)); a.ErrorCode != pmlerr.WorkflowNotFound {
+		t.Fatalf("made-up state: %+v", a)
+	}
+	if a := decodeResult(t, call(`return 1`, res.RequestState, approveAnswer)); a.ErrorCode != pmlerr.InvalidRequest {
+		t.Fatalf("other code: %+v", a)
+	}
+	// The refused retry spent the workflow: its run is not waiting on.
+	if a := decodeResult(t, call(code, res.RequestState, approveAnswer)); a.ErrorCode != pmlerr.WorkflowNotFound {
+		t.Fatalf("spent workflow: %+v", a)
+	}
+	res = call(code, "", nil)
+	a := decodeResult(t, call(code, res.RequestState, approveAnswer))
+	wantStatus(t, a, wire.StatusSuccess)
+	if string(a.Result) != `"hi"` || counted(t, file) != 2 {
+		t.Fatalf("result %s, count %d", a.Result, counted(t, file))
+	}
+}
+
+// Closing the workspace ends a run parked for an approval at once, rather
+// than leaving its VM waiting out the workflow's lifetime.
+func TestCloseEndsParkedRuns(t *testing.T) {
+	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"ask":["fx:echo"]}`), nil)
+	wantStatus(t, e.exec(`const ns = ["f","x"].join(""); return await mcp[ns].echo({text: "hi"})`), wire.StatusApprovalRequired)
+	closed := make(chan error, 1)
+	go func() { closed <- e.pkg.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close waited on a parked run")
 	}
 }

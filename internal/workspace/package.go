@@ -77,6 +77,12 @@ type Workspace struct {
 	lookups   lookups        // what executes cost, for the tests
 	expose    []string       // capabilities exposed as tools beyond .pml.json's
 
+	// Local runs outlive the execute that started them when they park;
+	// closing ends them (CANCELLED) and waits for them.
+	closing  context.Context
+	closeNow context.CancelFunc
+	runs     sync.WaitGroup
+
 	mu        sync.Mutex
 	cfg       Config
 	cfgErr    error
@@ -137,6 +143,7 @@ func New(o Options) (*Workspace, error) {
 		catalog:   map[string]catalogLookup{},
 		learned:   map[string]bool{},
 	}
+	p.closing, p.closeNow = context.WithCancel(context.Background())
 	if p.analyzer == nil {
 		p.analyzer = analysis.New(512)
 	}
@@ -155,9 +162,12 @@ func New(o Options) (*Workspace, error) {
 // Workspace returns the package's workspace root.
 func (p *Workspace) Workspace() string { return p.ws }
 
-// Close delivers the queued traces (one bounded attempt), then stops every
-// local server and the gateway connection.
+// Close ends the local runs still going (parked ones too), delivers the
+// queued traces (one bounded attempt), then stops every local server and
+// the gateway connection.
 func (p *Workspace) Close() error {
+	p.closeNow()
+	p.runs.Wait()
 	p.learning.Wait()
 	return errors.Join(p.traces.close(), p.pool.Close(), p.gw.Close())
 }

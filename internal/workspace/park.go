@@ -39,7 +39,8 @@ type runEvent struct {
 
 // startRun starts a local run. Its context keeps ctx's values and deadline
 // but not its cancellation: the execute waiting on it cancels it when its
-// own caller goes (await), and a parked run has no caller.
+// own caller goes (await), a parked run has no caller, and closing the
+// workspace ends it.
 func (p *Workspace) startRun(ctx context.Context, run func(context.Context) wire.Answer) *liveRun {
 	lr := &liveRun{events: make(chan runEvent, 2), answers: make(chan bool, 1), turn: make(chan struct{}, 1), done: make(chan struct{})}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -48,9 +49,13 @@ func (p *Workspace) startRun(ctx context.Context, run func(context.Context) wire
 	}
 	lr.cancel = cancel
 	runCtx = withLiveRun(wire.WithProgress(runCtx, lr.reportProgress), lr)
+	stopOnClose := context.AfterFunc(p.closing, cancel)
+	p.runs.Add(1)
 	go func() {
+		defer p.runs.Done()
 		defer close(lr.done)
 		defer cancel()
+		defer stopOnClose()
 		lr.events <- runEvent{answer: run(runCtx)}
 	}()
 	return lr

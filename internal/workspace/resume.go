@@ -69,10 +69,13 @@ func (p *Workspace) continueWorkflow(ctx context.Context, req wire.ExecuteReques
 	if err != nil {
 		return wire.ErrorAnswer(err, cw.WorkflowID)
 	}
+	r := wf.Run
 	if err := wf.CheckCode(req.Code); err != nil {
+		if r.parked != nil {
+			r.parked.resume(false) // the workflow is spent: its run must not wait on
+		}
 		return wire.ErrorAnswer(err, cw.WorkflowID)
 	}
-	r := wf.Run
 	if !*cw.Approved {
 		if r.parked == nil {
 			return declinedAnswer(wf.Items, cw.WorkflowID, "the user declined; nothing ran")
