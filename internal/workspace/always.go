@@ -37,11 +37,9 @@ func (p *Workspace) alwaysAllow(toolIDs []string) ([]string, error) {
 			return nil, configError(path, describeJSONError(data, err))
 		}
 	}
-	perms := map[string]json.RawMessage{}
-	if raw := doc["permissions"]; len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &perms); err != nil {
-			return nil, configError(path, "permissions: "+err.Error())
-		}
+	perms, err := objectField(doc, "permissions", path)
+	if err != nil {
+		return nil, err
 	}
 	var allow []string
 	if raw := perms["allow"]; len(raw) > 0 && string(raw) != "null" {
@@ -67,4 +65,16 @@ func (p *Workspace) alwaysAllow(toolIDs []string) ([]string, error) {
 	p.log.Info("added to the allow list of "+ConfigFile, "tools", added)
 	p.invalidateLocal()
 	return added, nil
+}
+
+// objectField decodes doc[key], an object of .pml.json at path, keeping its
+// fields as they are; absent or null is empty.
+func objectField(doc map[string]json.RawMessage, key, path string) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	if raw := doc[key]; len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return nil, configError(path, key+": "+err.Error())
+		}
+	}
+	return out, nil
 }

@@ -28,11 +28,9 @@ func AddOAuthServer(ws, name, url string) (string, error) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return path, configError(path, describeJSONError(data, err))
 	}
-	servers := map[string]json.RawMessage{}
-	if raw := doc["mcpServers"]; len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &servers); err != nil {
-			return path, configError(path, "mcpServers: "+err.Error())
-		}
+	servers, err := objectField(doc, "mcpServers", path)
+	if err != nil {
+		return path, err
 	}
 	servers[name], _ = json.Marshal(ServerConfig{Type: "http", URL: url, Auth: AuthOAuth})
 	doc["mcpServers"], _ = json.Marshal(servers)
