@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -288,5 +290,32 @@ func TestCloseEndsParkedRuns(t *testing.T) {
 	case <-closed:
 	case <-time.After(30 * time.Second):
 		t.Fatal("Close waited on a parked run")
+	}
+}
+
+// Over `pml serve`'s Streamable HTTP endpoint too, an eliciting client's
+// execute that needs approval completes in one call, after the person's
+// answer, for a static and a run-time call alike.
+func TestElicitationOverServe(t *testing.T) {
+	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["json"], "ask":["fx"]}`), nil)
+	token, err := ServeToken(e.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.pkg.HTTPHandler(ServeOptions{Token: token}))
+	defer srv.Close()
+	h := &person{answer: decide(choiceApprove)}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "ai-client", Version: "0"}, &mcp.ClientOptions{ElicitationHandler: h.handle}).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: gatewaytest.HTTPClient(bearer(token))}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for i, code := range []string{`return await mcp.fx.echo({text: "a"})`, `const ns = ["f","x"].join(""); return await mcp[ns].echo({text: "a"})`} {
+		a := callExecuteIn(t, cs, wire.ExecuteRequest{Code: code})
+		wantStatus(t, a, wire.StatusSuccess)
+		if string(a.Result) != `"a"` || h.times() != i+1 {
+			t.Fatalf("result %s, asked %d", a.Result, h.times())
+		}
 	}
 }
