@@ -61,6 +61,9 @@ func asking(next tools.CallFunc) tools.CallFunc {
 				return nil, &sandbox.HaltError{Err: pmlerr.New(pmlerr.Internal, "%s needs an approval, and nobody can be asked in this run", tool)}
 			}
 			if err := lr.ask(ctx, grantsFrom(ctx), na.item); err != nil {
+				if ctx.Err() != nil {
+					return nil, err // the run is ending: its deadline or cancellation is the answer
+				}
 				return nil, &sandbox.HaltError{Err: err}
 			}
 		}

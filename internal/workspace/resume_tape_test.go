@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -51,6 +52,10 @@ func afterParkedRunEnds(t *testing.T, e *approvalEnv, a wire.Answer) {
 	case <-wf.Run.parked.done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the parked run outlived its deadline")
+	}
+	// Its answer, which nobody waited for, is its deadline.
+	if ev := <-wf.Run.parked.events; ev.answer.ErrorCode != pmlerr.ExecutionTimeout {
+		t.Fatalf("a run that ended while parked answered %+v", ev)
 	}
 	e.pkg.workflows.Create(wf)
 }
