@@ -10,11 +10,11 @@ import (
 )
 
 // liveRun is a local run in a goroutine of its own, so that it can outlive
-// the execute that started it. When a call needs an approval and nobody can
-// be asked directly, the run parks: its VM waits in that call while the
-// execute answers approval_required, and the continue_workflow that
+// the execute that started it. When a call needs an approval, the run
+// parks: its VM waits in that call while the execute answers
+// approval_required (or the approval form), and the continue_workflow that
 // approves hands the answer to the waiting call, which then runs. Nothing
-// runs twice and nothing is replayed (README "Approvals"). A run that ended
+// runs twice and nothing is replayed (README "Trust: approvals and secrets"). A run that ended
 // while parked (its deadline passed) is resumed from its journal instead.
 type liveRun struct {
 	// events carries the run's pauses and then its answer to whichever
