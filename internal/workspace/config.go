@@ -42,8 +42,8 @@ type Config struct {
 	// of their own (README "Configuration").
 	Expose []string `json:"expose,omitempty"`
 	// Approvals is how approvals reach the person: "elicitation",
-	// "elicitation_preferred" (the default, "") or "agent" (README
-	// "Approvals").
+	// "elicitation_preferred" (the default, "") or "agent" (README "Trust:
+	// approvals and secrets").
 	Approvals string `json:"approvals,omitempty"`
 }
 
