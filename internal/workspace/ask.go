@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/pmlerr"
@@ -71,26 +70,6 @@ func asking(next tools.CallFunc) tools.CallFunc {
 	}
 }
 
-// approveItems puts approved items in force for the execution whose grants
-// are g: installs, keys, accepted registry entries, the tools it may call;
-// with always, the tools also join the allow list. It returns the tools so
-// added and whether the local configuration changed.
-func (p *Workspace) approveItems(ctx context.Context, items []approval.Item, g *grants, always bool) (added []string, changed bool, err error) {
-	for _, it := range items {
-		if err := p.apply(ctx, it); err != nil {
-			return nil, false, err
-		}
-		changed = changed || changesConfig(it)
-		g.grant(it)
-	}
-	if always {
-		if added, err = p.alwaysAllow(approval.AlwaysAllow(items)); err != nil {
-			return nil, false, err
-		}
-	}
-	return added, changed, nil
-}
-
 // declinedAnswer is the answer of a run the person said no to. A rejected
 // registry change is an integrity error: the code cannot run as it is.
 func declinedAnswer(items []approval.Item, workflowID, reason string) wire.Answer {
@@ -132,13 +111,4 @@ func itemSubjects(items []approval.Item) string {
 		return "the approval"
 	}
 	return strings.Join(names, ", ")
-}
-
-// parkTTL bounds how long a run waits for its answer: the workflow's own
-// lifetime, after which it could not be continued anyway.
-const parkTTL = approval.DefaultTTL
-
-// askTimeout is the error of a question nobody answered in time.
-func askTimeout(items []approval.Item, after time.Duration) error {
-	return pmlerr.New(pmlerr.ExecutionTimeout, "nobody answered the approval of %s within %s", itemSubjects(items), after)
 }

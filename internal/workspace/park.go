@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/approval"
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -136,4 +137,13 @@ func (lr *liveRun) resume(approved bool) bool {
 	default:
 		return false
 	}
+}
+
+// parkTTL bounds how long a run waits for its answer: the workflow's own
+// lifetime, after which it could not be continued anyway.
+const parkTTL = approval.DefaultTTL
+
+// askTimeout is the error of a question nobody answered in time.
+func askTimeout(items []approval.Item, after time.Duration) error {
+	return pmlerr.New(pmlerr.ExecutionTimeout, "nobody answered the approval of %s within %s", itemSubjects(items), after)
 }

@@ -126,6 +126,26 @@ func (p *Workspace) continueWorkflow(ctx context.Context, req wire.ExecuteReques
 	return ans
 }
 
+// approveItems puts approved items in force for the execution whose grants
+// are g: installs, keys, accepted registry entries, the tools it may call;
+// with always, the tools also join the allow list. It returns the tools so
+// added and whether the local configuration changed.
+func (p *Workspace) approveItems(ctx context.Context, items []approval.Item, g *grants, always bool) (added []string, changed bool, err error) {
+	for _, it := range items {
+		if err := p.apply(ctx, it); err != nil {
+			return nil, false, err
+		}
+		changed = changed || changesConfig(it)
+		g.grant(it)
+	}
+	if always {
+		if added, err = p.alwaysAllow(approval.AlwaysAllow(items)); err != nil {
+			return nil, false, err
+		}
+	}
+	return added, changed, nil
+}
+
 // changesConfig reports whether applying it changes the local tools: an
 // install adds a server, a key may complete a configured one.
 func changesConfig(it approval.Item) bool {
