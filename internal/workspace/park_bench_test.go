@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -23,12 +24,13 @@ const parkCode = `let h = "";
 	const ns = ["js", "on"].join("");
 	return await mcp[ns].parse({data: JSON.stringify(h.length)});`
 
-func openParkBench(tb testing.TB) *Workspace {
+func openParkBench(tb testing.TB, maxExecutions string) *Workspace {
 	tb.Helper()
 	ws := tb.TempDir()
 	testfixture.WriteFile(tb, ws, ConfigFile, `{"permissions": {"allow": ["crypto"], "ask": ["json"]}}`)
 	tb.Setenv("PML_CLOUD_URL", "")
-	tb.Setenv("PML_MAX_EXECUTIONS", "1000")
+	tb.Setenv("PML_MAX_EXECUTIONS", maxExecutions)
+	tb.Setenv("PML_MAX_QUEUE", "0")
 	p, err := Open(context.Background(), ws, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -59,7 +61,7 @@ func continueOK(tb testing.TB, p *Workspace, a wire.Answer) {
 func BenchmarkResumeAfterApproval(b *testing.B) {
 	for _, mode := range []string{"parked", "replayed"} {
 		b.Run(mode, func(b *testing.B) {
-			p := openParkBench(b)
+			p := openParkBench(b, "1000")
 			var ds []time.Duration
 			for b.Loop() {
 				a := pauseFor(b, p)
@@ -92,7 +94,7 @@ func endParkedRun(tb testing.TB, p *Workspace, id string) {
 // engine's heap lives outside the Go heap), then declines them all.
 func BenchmarkParkedRunCost(b *testing.B) {
 	const n = 200
-	p := openParkBench(b)
+	p := openParkBench(b, "1000")
 	continueOK(b, p, pauseFor(b, p)) // warm: servers, caches, pools
 	for b.Loop() {
 		heap0, rss0 := memNow(b)
@@ -124,4 +126,21 @@ func memNow(tb testing.TB) (heap, rss int64) {
 	f := strings.Fields(string(data))
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return int64(ms.HeapInuse), pages * int64(os.Getpagesize())
+}
+
+// Runs parked for an approval keep their execution places: an AI client
+// that leaves runs waiting meets OVERLOADED, not unbounded memory, and an
+// answer gives the place back.
+func TestParkedRunsHoldTheirPlaces(t *testing.T) {
+	p := openParkBench(t, "2")
+	first, _ := pauseFor(t, p), pauseFor(t, p)
+	if a := p.Execute(context.Background(), wire.ExecuteRequest{Code: `return await mcp.crypto.sha256({data: "x"})`}); a.ErrorCode != pmlerr.Overloaded {
+		t.Fatalf("a third execution beside two parked runs: %+v", a)
+	}
+	if r := p.Execute(context.Background(), wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: first.WorkflowID, Approved: wire.Bool(false)}}); r.Status != wire.StatusAborted {
+		t.Fatalf("%+v", r)
+	}
+	if a := p.Execute(context.Background(), wire.ExecuteRequest{Code: `return await mcp.crypto.sha256({data: "x"})`}); a.Status != wire.StatusSuccess {
+		t.Fatalf("after a parked run ended: %+v", a)
+	}
 }
