@@ -9,7 +9,7 @@ import (
 )
 
 // admissionFlags are pml gateway's admission limits; 0 takes the default
-// derived from the machine (README "Admission and overload").
+// derived from the machine (docs/limits.md "Admission and overload").
 type admissionFlags struct {
 	executions, perTenant, running, queue int
 	queueWait                             time.Duration

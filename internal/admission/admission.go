@@ -1,7 +1,6 @@
 // Package admission decides which executions may run, so that a burst of
 // them cannot take a process's memory: the gateway and the package both run
-// every sandboxed execution through one Controller (README "Admission and
-// overload").
+// every sandboxed execution through one Controller (docs/limits.md "Admission and overload").
 //
 // Two limits hold. An execution takes an execution place for its whole run
 // (MaxExecutions, and MaxExecutionsPerTenant of them per tenant): one parked
@@ -58,8 +57,7 @@ type Limits struct {
 
 const (
 	// parkedBytes is what an execution waiting on a tool costs the process,
-	// rounded up from the ~0.7 MiB of BenchmarkThousandParked (README
-	// "Performance").
+	// rounded up from the ~0.7 MiB of BenchmarkThousandParked (docs/performance.md).
 	parkedBytes = 1 << 20
 	// runningPerCore: running code is CPU-bound, so more running executions
 	// than a few per core add memory and latency, not throughput.

@@ -396,7 +396,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatalf("defaults %s", l)
 	}
 	// Memory allowing, a thousand executions parked on tools fit in one
-	// tenant's share (README "Admission and overload").
+	// tenant's share (docs/limits.md "Admission and overload").
 	if availableMemory() >= 4<<30 && l.MaxExecutionsPerTenant < 1000 {
 		t.Fatalf("per-tenant default %d with %d MiB available", l.MaxExecutionsPerTenant, availableMemory()>>20)
 	}

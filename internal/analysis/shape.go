@@ -7,8 +7,7 @@ import (
 	"github.com/tdewolff/parse/v2/js"
 )
 
-// Shape is what the gateway's learning policy reads from code (README
-// "Learned capabilities"): which runs are the same capability, and whether
+// Shape is what the gateway's learning policy reads from code (docs/how-it-works.md "Learned capabilities"): which runs are the same capability, and whether
 // the code is anything more than one call of a tool.
 type Shape struct {
 	// Hash is the hex SHA-256 of the code's tokens with whitespace, comments

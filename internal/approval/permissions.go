@@ -11,7 +11,7 @@ import (
 // Decision is the outcome of a permission check for one tool.
 type Decision string
 
-// The three decisions of permission resolution (README "Configuration").
+// The three decisions of permission resolution (docs/configuration.md).
 const (
 	Allow Decision = "allow" // run without asking
 	Deny  Decision = "deny"  // refuse (PERMISSION_DENIED)

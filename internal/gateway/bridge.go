@@ -163,8 +163,7 @@ func (s *Service) LearnLocal(ctx context.Context, c Caller, code, intent string)
 	return s.saveCapability(ctx, c, code, intent, an, s.Plan(ctx, c, an).Side)
 }
 
-// saveCapability applies the learning policy (README "Learned
-// capabilities"): code that calls no tool, or is one direct call of a tool,
+// saveCapability applies the learning policy (docs/how-it-works.md "Learned capabilities"): code that calls no tool, or is one direct call of a tool,
 // is not learned; code of the same shape (analysis.Shape: the same tokens
 // but for whitespace, comments and literal values) in the same project is
 // one capability, however often it runs and whatever its intent. Code or an

@@ -37,8 +37,7 @@ func CheckPublicHost(name string) error {
 // hostGuard refuses DNS rebinding: a request that arrives on a loopback
 // address but names another host is a web page's script that made a name
 // of its own resolve to this machine, unless the name is one of public,
-// the names a reverse proxy on this machine forwards (README, "Behind a
-// reverse proxy / TLS"). Requests arriving on other addresses came over the
+// the names a reverse proxy on this machine forwards (docs/security.md "Behind a reverse proxy / TLS"). Requests arriving on other addresses came over the
 // network and are not checked here. The Go SDK's own check knows no
 // allow-list, so this one replaces it.
 func hostGuard(public []string, next http.Handler) http.Handler {

@@ -14,7 +14,7 @@ import (
 )
 
 // HTTPLimits bound what clients can hold on an HTTP server of pml: the
-// gateway and `pml serve` (README, "HTTP and tool limits"). Zero fields take
+// gateway and `pml serve` (docs/limits.md "HTTP and tool limits"). Zero fields take
 // the defaults.
 type HTTPLimits struct {
 	// ReadHeaderTimeout is how long a connection may take to send a

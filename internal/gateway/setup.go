@@ -117,8 +117,7 @@ type Options struct {
 	Config FileConfig
 	Logger *slog.Logger
 	Limits sandbox.Limits
-	// Admission bounds the executions run at once (README "Admission and
-	// overload"); nil: the defaults for Limits.
+	// Admission bounds the executions run at once (docs/limits.md "Admission and overload"); nil: the defaults for Limits.
 	Admission *admission.Controller
 	// Retention is the trace retention policy; nil takes
 	// traceapi.DefaultRetention (local mode does).

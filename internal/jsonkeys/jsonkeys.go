@@ -1,6 +1,6 @@
 // Package jsonkeys finds the keys of a JSON document that a Go type has no
 // field for, so a config file with a typo is refused instead of silently
-// losing the setting (README "Configuration").
+// losing the setting (docs/configuration.md).
 package jsonkeys
 
 import (

@@ -1,5 +1,5 @@
 // Package lockfile keeps the client's record of the integrity of every registry
-// entry it has fetched, in ${workspace}/.pml/mcp.lock (README "How it works",
+// entry it has fetched, in ${workspace}/.pml/mcp.lock (docs/how-it-works.md,
 // Registry). The first fetch of a thing is trusted and recorded; later fetches
 // are checked against the record, and a different integrity for the same
 // four-part name needs the user's approval before it replaces the record.

@@ -13,7 +13,7 @@ import (
 )
 
 // ClientCredentials configures the client-credentials grant of a hosted
-// gateway server (README "Configuration", gateway `auth`).
+// gateway server (docs/configuration.md, gateway `auth`).
 type ClientCredentials struct {
 	ClientID     string
 	ClientSecret string

@@ -5,7 +5,7 @@ import "time"
 // MaxTimeout caps Limits.Timeout and Limits.CPUBudget.
 const MaxTimeout = 5 * time.Minute
 
-// Limits bound one execution (README "Limits"). Zero fields take the
+// Limits bound one execution (docs/limits.md). Zero fields take the
 // defaults of DefaultLimits.
 type Limits struct {
 	MemoryBytes    int64         // engine heap per execution; default 64 MiB -> MEMORY_LIMIT

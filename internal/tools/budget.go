@@ -8,7 +8,7 @@ import (
 )
 
 // Budget bounds the bytes one execution moves through its mcp.* calls
-// (README "Limits"): the sandbox takes each call's arguments and result from
+// (docs/limits.md): the sandbox takes each call's arguments and result from
 // it, and a tool that would build a large result reserves room for it first,
 // so that calls running at once cannot together build more than is left. It
 // is safe for concurrent use.

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Bounds of one trace (README "Limits"). A run of any length gives a trace
+// Bounds of one trace (docs/limits.md). A run of any length gives a trace
 // of bounded size: the first DefaultHeadSpans calls and the last
 // DefaultTailSpans are kept as tasks, the calls in between are counted per
 // tool, and the trace's JSON is cut to MaxTraceBytes after sanitizing.

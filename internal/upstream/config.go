@@ -19,7 +19,7 @@ type ServerConfig struct {
 	StoredOAuth bool `json:"-"`
 }
 
-// Auth is the OAuth client of an http server (README "Configuration",
+// Auth is the OAuth client of an http server (docs/configuration.md,
 // gateway config): the token endpoint and scopes are discovered from the
 // server's protected resource metadata and its authorization server.
 type Auth struct {

@@ -23,7 +23,7 @@ const (
 	// of its .pml.json and its installed dependencies. The gateway routes
 	// every tool of those namespaces to the client and never resolves one to
 	// a capability, so whatever the store holds, the package's own tools
-	// answer its calls (README "Tenants and names").
+	// answer its calls (docs/security.md "Tenants and names").
 	ClientNamespacesHeader = "X-PML-Client-Namespaces"
 	// TraceparentHeader is the W3C trace context header. The package sends
 	// its run's trace id so the gateway's work joins the same trace.

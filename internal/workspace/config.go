@@ -39,18 +39,17 @@ type Config struct {
 	Shell       ShellConfig             `json:"shell,omitzero"`
 	MCPServers  map[string]ServerConfig `json:"mcpServers,omitempty"`
 	// Expose names capabilities ("ns:action") the AI client sees as tools
-	// of their own (README "Configuration").
+	// of their own (docs/configuration.md).
 	Expose []string `json:"expose,omitempty"`
 	// Approvals is how approvals reach the person: "elicitation",
-	// "elicitation_preferred" (the default, "") or "agent" (README "Trust:
-	// approvals and secrets").
+	// "elicitation_preferred" (the default, "") or "agent" (docs/security.md "Trust: approvals and secrets").
 	Approvals string `json:"approvals,omitempty"`
 }
 
 // ShellConfig tunes the built-in shell:exec.
 type ShellConfig struct {
 	// Env names the variables a command gets beyond the minimal base
-	// (PATH, HOME, locale, terminal; see the README), their values taken
+	// (PATH, HOME, locale, terminal; see docs/configuration.md), their values taken
 	// from the environment, else the workspace .env.
 	Env []string `json:"env,omitempty"`
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// The approval flows of .pml.json "approvals" (README "Trust: approvals and secrets").
+// The approval flows of .pml.json "approvals" (docs/security.md "Trust: approvals and secrets").
 const (
 	// ApprovalsElicitation asks the person through the AI client's
 	// elicitation, and refuses to run what needs an approval when the

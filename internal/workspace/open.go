@@ -66,8 +66,7 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Workspace, error)
 	return New(Options{Workspace: ws, Gateway: gw, Logger: log, Limits: limits, Admission: ctrl, Analyzer: analyzer})
 }
 
-// admissionFromEnv reads the package's admission limits (README
-// "Configuration"): PML_MAX_EXECUTIONS, PML_MAX_RUNNING, PML_MAX_QUEUE and
+// admissionFromEnv reads the package's admission limits (docs/configuration.md): PML_MAX_EXECUTIONS, PML_MAX_RUNNING, PML_MAX_QUEUE and
 // PML_QUEUE_WAIT_MS; unset ones take the defaults. The package serves one
 // tenant, so there is no per-tenant cap.
 func admissionFromEnv() (admission.Limits, error) {
@@ -104,8 +103,7 @@ func admissionFromEnv() (admission.Limits, error) {
 	return l, nil
 }
 
-// limitsFromEnv reads the package's execution limits (README
-// "Configuration"): PML_TIMEOUT_MS, the wall clock of a run (default 5 min);
+// limitsFromEnv reads the package's execution limits (docs/configuration.md): PML_TIMEOUT_MS, the wall clock of a run (default 5 min);
 // PML_CPU_BUDGET_MS, the JS time of a run (default 30 s); and
 // PML_RPC_TIMEOUT_MS, the bound on each mcp.* call (default 30 s), after
 // which a local server that never answers fails the call with RPC_TIMEOUT.

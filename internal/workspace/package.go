@@ -220,7 +220,7 @@ func (p *Workspace) refreshConfig() (Config, *tools.Mux, error) {
 // setLocal installs the local tools and tells the gateway client which
 // namespaces they serve: the package routes those here whatever the
 // gateway's rules or registry say, and the gateway is told so with every
-// request, so its analysis agrees (README "Tenants and names"). Called with
+// request, so its analysis agrees (docs/security.md "Tenants and names"). Called with
 // p.mu held.
 func (p *Workspace) setLocal(local *tools.Mux) {
 	p.local, p.localNS = local, local.Namespaces()

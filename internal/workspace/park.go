@@ -15,7 +15,7 @@ import (
 // parks: its VM waits in that call while the execute answers
 // approval_required (or the approval form), and the continue_workflow that
 // approves hands the answer to the waiting call, which then runs. Nothing
-// runs twice and nothing is replayed (README "Trust: approvals and secrets"). A run that ended
+// runs twice and nothing is replayed (docs/security.md "Trust: approvals and secrets"). A run that ended
 // while parked (its deadline passed) is resumed from its journal instead.
 type liveRun struct {
 	// events carries the run's pauses and then its answer to whichever

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (pinned in package.json) against
 # `pml connect --headless`: every auth scenario of spec 2025-11-25 or
-# earlier, except the one README "pml connect" lists with its reason.
+# earlier, except the one docs/configuration.md "OAuth upstreams" lists with its reason.
 # Usage: test/conformance/run.sh PML_BINARY   (after `npm ci` here)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

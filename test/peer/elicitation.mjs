@@ -2,7 +2,7 @@
 // AI client of `pml stdio` (local mode): a client that declares elicitation
 // gets the approval form itself, so execute completes in one call; one that
 // declines finds that nothing ran; one without elicitation gets
-// approval_required (README "Approvals").
+// approval_required (docs/security.md "Trust: approvals and secrets").
 //
 // Usage: node elicitation.mjs PATH_TO_PML_BINARY
 import assert from "node:assert/strict";

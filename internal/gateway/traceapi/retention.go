@@ -10,8 +10,7 @@ import (
 	"github.com/pml-go/pml/internal/store"
 )
 
-// Retention is how long and how many traces the gateway keeps (README
-// "Limits"): traces older than MaxAge, and those of a tenant past its
+// Retention is how long and how many traces the gateway keeps (docs/limits.md): traces older than MaxAge, and those of a tenant past its
 // MaxCount newest, are deleted by a pass every Interval. A zero MaxAge or
 // MaxCount keeps traces forever on that account.
 type Retention struct {

@@ -2,7 +2,7 @@
 // from a gateway's GET /mcp/{fqdn}, keeps them in a small disk cache that it
 // revalidates with If-None-Match (an unchanged entry costs a 304), checks
 // every entry's content against its integrity, and checks and records each
-// fetch in the workspace lockfile (README "How it works", Registry).
+// fetch in the workspace lockfile (docs/how-it-works.md, Registry).
 package client
 
 import (

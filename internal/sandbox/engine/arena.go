@@ -11,7 +11,7 @@ import (
 
 // Every VM's engine heap lives in an arena of its own: one reserved region of
 // address space that nothing else uses. That is what makes a run's end final
-// (README "Limits"): the engine cannot be stopped inside one of its native
+// (docs/limits.md): the engine cannot be stopped inside one of its native
 // loops (Array.prototype.includes over 2^32 holes, a sort, a join), which
 // never poll the interrupt handler, but any such loop reads the objects it
 // walks. Revoking the region's access (revoke) makes the next read fault;

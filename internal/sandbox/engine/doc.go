@@ -9,7 +9,7 @@
 //
 //   - a heap per VM in an arena of its own (arena.go), whose access Revoke
 //     takes away, so that a built-in stuck in a native loop faults and its
-//     goroutine ends (README "Limits");
+//     goroutine ends (docs/limits.md);
 //   - an interrupt handler polling a stop flag and a deadline (Stop,
 //     SetDeadline);
 //   - one host function through which JS reaches Go (InstallHost), with

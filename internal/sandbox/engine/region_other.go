@@ -10,7 +10,7 @@ import (
 // region is a VM heap in Go memory where the system offers no way to
 // reserve and revoke address space from here. The heap is still bounded by
 // the memory limit, but a run stuck in a native loop of the engine cannot be
-// revoked and stops only when that loop returns (README "Limits").
+// revoked and stops only when that loop returns (docs/limits.md).
 type region struct {
 	mem  []byte
 	base uintptr

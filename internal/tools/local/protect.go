@@ -10,7 +10,7 @@ import (
 )
 
 // What the filesystem tools guard, beyond confinement to the workspace (see
-// the README, "Trust: approvals and secrets"). Names are compared without
+// the docs/security.md "Trust: approvals and secrets"). Names are compared without
 // regard to case, so a case-insensitive filesystem cannot be used to spell
 // a protected name differently; on a case-sensitive one the stricter reading
 // only refuses a few oddly named files.

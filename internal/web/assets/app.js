@@ -7,7 +7,7 @@ const KEY_STORE = "pml.apiKey";
 const PAGE_SIZE = 25;
 const SVG_NS = "http://www.w3.org/2000/svg";
 // Bounds of what one execution draws, whatever the trace holds: the page
-// stays quick on the largest trace the gateway keeps (README "Limits").
+// stays quick on the largest trace the gateway keeps (docs/limits.md).
 const DAG_MAX_NODES = 100;
 const TREE_MAX_ROWS = 1200;
 const AGGREGATE_LINES = 5;
