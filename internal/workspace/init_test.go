@@ -96,6 +96,28 @@ func TestInitBinary(t *testing.T) {
 	if _, err := workspace.InitBinary(tmp, func(string) (string, error) { return "/tmp/go-build7/b001/exe/pml", nil }); err == nil {
 		t.Fatal("another temporary build on PATH was accepted")
 	}
+
+	// Since Go 1.24 go run links into the build cache: $GOCACHE/HH/HASH-d/NAME.
+	cached := "/root/.cache/go-build/23/238b2b1f0d7e5a0c9f1e4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a19080-d/pml"
+	if got, err := workspace.InitBinary(cached, onPath); err != nil || got != "/usr/local/bin/pml" {
+		t.Fatalf("go run from the build cache with pml on PATH: %q %v", got, err)
+	}
+	if _, err := workspace.InitBinary(cached, none); err == nil || !strings.Contains(err.Error(), "go install ./cmd/pml") {
+		t.Fatalf("go run from the build cache without pml on PATH: %v", err)
+	}
+	if _, err := workspace.InitBinary(cached, func(string) (string, error) { return cached, nil }); err == nil {
+		t.Fatal("a build-cache binary on PATH was accepted")
+	}
+	// Directories that only look alike are installs, not go run builds.
+	for _, exe := range []string{
+		"/opt/23/238b2b1f-d/pml", // too short for an action hash
+		"/opt/ab/238b2b1f0d7e5a0c9f1e4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a19080-d/pml", // shard is not the hash's start
+		"/opt/23/238b2b1f0d7e5a0c9f1e4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a19080/pml",   // no -d
+	} {
+		if got, err := workspace.InitBinary(exe, none); err != nil || got != exe {
+			t.Fatalf("%s: %q %v", exe, got, err)
+		}
+	}
 }
 
 var errNotFound = errors.New("not found")

@@ -8,28 +8,35 @@ import (
 )
 
 // InitBinary picks the command .mcp.json names for the AI client to start:
-// exe (this pml) itself, unless it is a temporary build of `go run`, which
-// is deleted when go run exits; then the pml found on PATH by lookPath, else
-// an error saying to install it first.
+// exe (this pml) itself, unless it is a build of `go run`, which does not
+// last (the temporary one is deleted when go run exits, the cached one
+// changes with every edit and goes with `go clean -cache`); then the pml
+// found on PATH by lookPath, else an error saying to install it first.
 func InitBinary(exe string, lookPath func(string) (string, error)) (string, error) {
-	if !isTempBuild(exe) {
+	if !isGoRunBuild(exe) {
 		return exe, nil
 	}
 	found, err := lookPath("pml")
-	if err == nil && !isTempBuild(found) {
+	if err == nil && !isGoRunBuild(found) {
 		if abs, err := filepath.Abs(found); err == nil {
 			return abs, nil
 		}
 		return found, nil
 	}
-	return "", errors.New(fmt.Sprint("this pml is a temporary build of `go run` (", exe,
+	return "", errors.New(fmt.Sprint("this pml is a build of `go run` (", exe,
 		"), gone when it exits, and no pml is on PATH: run `go install ./cmd/pml` (it installs into $(go env GOPATH)/bin; put that on PATH), then `pml init`"))
 }
 
-// isTempBuild reports whether exe is where `go run` links its binaries:
-// $GOTMPDIR (or the temp dir)/go-buildNNN/bNNN/exe/NAME.
-func isTempBuild(exe string) bool {
+// isGoRunBuild reports whether exe is where `go run` links its binaries:
+// $GOTMPDIR (or the temp dir)/go-buildNNN/bNNN/exe/NAME, or, since Go 1.24,
+// the build cache: $GOCACHE/HH/HHHH…-d/NAME (HH the hash's first two hex
+// digits). Both are told by their layout, so a GOCACHE set only in the
+// shell that ran `go run` is recognised too.
+func isGoRunBuild(exe string) bool {
 	dir := filepath.Dir(exe)
+	if isCacheEntry(filepath.Base(dir), filepath.Base(filepath.Dir(dir))) {
+		return true
+	}
 	if filepath.Base(dir) != "exe" {
 		return false
 	}
@@ -39,4 +46,20 @@ func isTempBuild(exe string) bool {
 		}
 	}
 	return false
+}
+
+// isCacheEntry reports whether entry, in a directory named shard, is a build
+// cache entry of a linked binary: a hex action hash ending in "-d" whose
+// first two digits are the shard.
+func isCacheEntry(entry, shard string) bool {
+	hash, ok := strings.CutSuffix(entry, "-d")
+	if !ok || len(hash) < 32 || len(shard) != 2 || !strings.HasPrefix(hash, shard) {
+		return false
+	}
+	for _, c := range hash {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }
