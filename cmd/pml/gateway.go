@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -72,7 +73,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 			if useTLS {
 				srv.UseTLS(cert)
 			}
-			return serveGateway(cmd.Context(), log, addr, metricsAddr, srv, svc)
+			metrics := metricsListener{addr: metricsAddr, explicit: cmd.Flags().Changed("metrics-addr")}
+			return serveGateway(cmd.Context(), log, addr, metrics, srv, svc)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
@@ -142,19 +144,36 @@ func newKeyCmd() *cobra.Command {
 	return key
 }
 
-// serveGateway serves the gateway on addr and its metrics on metricsAddr
-// ("off": none) until ctx ends; either failing to listen stops both.
-func serveGateway(ctx context.Context, log *slog.Logger, addr, metricsAddr string, srv *gateway.HTTPServer, svc *gateway.Service) error {
+// metricsListener is where /metrics is served: an address, or "off".
+// explicit: given with --metrics-addr rather than the default.
+type metricsListener struct {
+	addr     string
+	explicit bool
+}
+
+// serveGateway serves the gateway on addr and its metrics on metrics.addr
+// ("off": none) until ctx ends; either failing to listen stops both, but for
+// a default metrics address that is taken (a second gateway on the host, or
+// another Prometheus exporter): the gateway then serves without metrics.
+func serveGateway(ctx context.Context, log *slog.Logger, addr string, metrics metricsListener, srv *gateway.HTTPServer, svc *gateway.Service) error {
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return listenAndServe(ctx, log, addr, srv) })
-	if metricsAddr != "off" {
-		if host, _, err := net.SplitHostPort(metricsAddr); err == nil && !isLoopback(host) {
-			log.Warn("metrics listener is not on loopback: it shows every tenant's counts to anyone who reaches it", "addr", metricsAddr)
+	if metrics.addr != "off" {
+		if host, _, err := net.SplitHostPort(metrics.addr); err == nil && !isLoopback(host) {
+			log.Warn("metrics listener is not on loopback: it shows every tenant's counts to anyone who reaches it", "addr", metrics.addr)
 		}
 		mlog := log.With("server", "metrics")
-		metrics := gateway.NewHTTPServer(svc.MetricsHandler(), gateway.HTTPLimits{MaxUnauthConns: -1}, mlog)
-		g.Go(func() error { return listenAndServe(ctx, mlog, metricsAddr, metrics) })
+		ln, err := net.Listen("tcp", metrics.addr)
+		switch {
+		case err != nil && !metrics.explicit && errors.Is(err, syscall.EADDRINUSE):
+			log.Warn("the default metrics address is in use: serving without /metrics; give --metrics-addr HOST:PORT (or off)", "addr", metrics.addr)
+		case err != nil:
+			return fmt.Errorf("listen %s: %w", metrics.addr, err)
+		default:
+			msrv := gateway.NewHTTPServer(svc.MetricsHandler(), gateway.HTTPLimits{MaxUnauthConns: -1}, mlog)
+			g.Go(func() error { return serve(ctx, mlog, ln, msrv) })
+		}
 	}
+	g.Go(func() error { return listenAndServe(ctx, log, addr, srv) })
 	return g.Wait()
 }
 
@@ -166,6 +185,10 @@ func listenAndServe(ctx context.Context, log *slog.Logger, addr string, srv *gat
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
+	return serve(ctx, log, ln, srv)
+}
+
+func serve(ctx context.Context, log *slog.Logger, ln net.Listener, srv *gateway.HTTPServer) error {
 	log.Info("listening", "addr", srv.Scheme()+"://"+ln.Addr().String())
 	return srv.Serve(ctx, ln)
 }

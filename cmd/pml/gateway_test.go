@@ -148,6 +148,33 @@ func TestGatewayMetricsListenFails(t *testing.T) {
 	}
 }
 
+// A second gateway on the host finds the default metrics address taken: it
+// warns, naming the flag, and serves without metrics; an explicit address
+// that is taken still stops it (TestGatewayMetricsListenFails).
+func TestGatewayDefaultMetricsAddrTaken(t *testing.T) {
+	taken, err := net.Listen("tcp", defaultMetricsAddr)
+	if err != nil {
+		t.Skipf("cannot hold the default metrics address for the test: %v", err)
+	}
+	defer taken.Close()
+	logs, done, _ := runGateway(t)
+	public := waitFor(t, logs, mainListening)
+	if status, _ := httpGet(t, public+"/healthz"); status != http.StatusOK {
+		t.Fatalf("/healthz: HTTP %d", status)
+	}
+	if !strings.Contains(logs.String(), "--metrics-addr") || !strings.Contains(logs.String(), "level=WARN") {
+		t.Fatalf("no warning naming --metrics-addr:\n%s", logs)
+	}
+	if metricsListening.MatchString(logs.String()) {
+		t.Fatalf("a metrics listener was started:\n%s", logs)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the gateway stopped: %v", err)
+	default:
+	}
+}
+
 // Only a loopback metrics address goes without a warning.
 func TestIsLoopback(t *testing.T) {
 	for host, want := range map[string]bool{"127.0.0.1": true, "::1": true, "localhost": true, "127.8.0.1": true,
