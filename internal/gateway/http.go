@@ -47,7 +47,7 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	mux.Handle("GET /api/traces", keyed(http.HandlerFunc(s.traces.ServeList)))
 	mux.Handle("GET /api/traces/{id}", keyed(http.HandlerFunc(s.traces.ServeTree)))
 	// The trace viewer: static, no key (the API calls it makes carry one).
-	ui := web.Handler()
+	ui := web.Handler(web.GatewayPage)
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /ui/", ui)
 	mux.HandleFunc("GET /healthz", s.serveHealth)

@@ -43,6 +43,13 @@ func TestBrowserCatalogUsesAndServerState(t *testing.T) {
 	capRow := `#catalog tr[data-fqdn="` + a.Capability.FQDN + `"]`
 	b.do("log in", chromedp.Navigate(g.URL+"/"), chromedp.WaitVisible(`#key`),
 		chromedp.SendKeys(`#key`, g.Key), chromedp.Click(`#save-key`), chromedp.WaitVisible(capRow))
+	// The gateway's page asks for a key; the workspace hint is not for it.
+	if got := b.display(`#key-form`); got == "none" {
+		t.Errorf("the gateway page hides its key form")
+	}
+	if got := b.display(`#workspace-hint`); got != "none" {
+		t.Errorf("the gateway page shows the workspace hint (display %q)", got)
+	}
 	if got := strings.TrimSpace(b.text(capRow + ` td.uses`)); got != "2" {
 		t.Errorf("capability uses %q, want 2", got)
 	}

@@ -19,13 +19,15 @@ import (
 )
 
 // Local mode's `pml serve`, in real headless Chromium: the address it
-// prints opens the page with no key typed; the page lists the local
-// store's execution, takes the token out of the address bar, keeps it for
-// a reload without it, and requests no other origin.
+// prints opens the workspace's page (no key form) with no key typed; the
+// page lists the local store's execution and what the workspace can call
+// (built-ins, its servers with their state, the gateway's tools, learned
+// capabilities), takes the token out of the address bar, keeps it for a
+// reload without it, and requests no other origin.
 func TestBrowserLocalServePage(t *testing.T) {
 	exe := chromium(t)
 	ws := t.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, ".pml.json"), []byte(`{"version": "1", "permissions": {"allow": ["*"]}}`), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(ws, ".pml.json"), []byte(`{"version": "1", "permissions": {"allow": ["*"]}, "mcpServers": {"notes": {"command": "pml-no-such-notes-server"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PML_CLOUD_URL", "")
@@ -35,8 +37,8 @@ func TestBrowserLocalServePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
-	a := p.Execute(context.Background(), wire.ExecuteRequest{Code: `return await mcp.crypto.sha256({ data: "local" })`})
-	if a.Status != wire.StatusSuccess {
+	a := p.Execute(context.Background(), wire.ExecuteRequest{Code: `const h = await mcp.crypto.sha256({ data: "local" }); return await mcp.crypto.sha256({ data: h })`, Intent: "hash twice"})
+	if a.Status != wire.StatusSuccess || a.Capability == nil {
 		t.Fatalf("run: %+v", a)
 	}
 	// The trace reaches the in-process store in the background.
@@ -79,9 +81,36 @@ func TestBrowserLocalServePage(t *testing.T) {
 	if err != nil || strings.Contains(loc, token) {
 		t.Errorf("the token stays in the address bar: %q %v", loc, err)
 	}
+	for sel, want := range map[string]string{`#key-form`: "none", `#key-hint`: "none", `#workspace-hint`: "block"} {
+		if got := b.display(sel); got != want {
+			t.Errorf("%s display %q, want %q", sel, got, want)
+		}
+	}
+	if got := b.text(`h1 span`); got != "workspace" {
+		t.Errorf("heading %q", got)
+	}
+	catalogRow := func(id string) string { return `#catalog tr[data-id="` + id + `"]` }
+	b.do("the catalog", chromedp.WaitVisible(catalogRow(a.Capability.Name)))
+	for id, want := range map[string]string{
+		"filesystem:read_file": "built-in", "notes": ".pml.json", "crypto:sha256": "gateway", a.Capability.Name: "gateway",
+	} {
+		if n := b.count(catalogRow(id)); n != 1 {
+			t.Errorf("catalog: %d rows of %s", n, id)
+			continue
+		}
+		if got := b.text(catalogRow(id) + ` td:nth-child(4)`); got != want {
+			t.Errorf("catalog: %s from %q, want %q", id, got, want)
+		}
+	}
+	if got := strings.TrimSpace(b.text(catalogRow("notes") + ` td.state`)); got != "idle" {
+		t.Errorf("notes state %q, want idle (the page starts no server)", got)
+	}
+	if got := strings.TrimSpace(b.text(catalogRow(a.Capability.Name) + ` td.uses`)); got == "" {
+		t.Errorf("the capability shows no uses")
+	}
 	b.do("open it", chromedp.Click(row), chromedp.WaitVisible(`#dag svg g.node`))
-	if n := b.count(`#dag svg g.node`); n != 1 {
-		t.Errorf("DAG: %d nodes, want 1", n)
+	if n := b.count(`#dag svg g.node`); n != 2 {
+		t.Errorf("DAG: %d nodes, want 2", n)
 	}
 	b.do("reload without the token", chromedp.Navigate(base+"/"), chromedp.WaitVisible(row))
 	for _, u := range b.requested() {

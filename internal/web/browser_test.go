@@ -188,6 +188,8 @@ type browser struct {
 	do    func(what string, steps ...chromedp.Action[chromedp.Void])
 	count func(sel string) int
 	text  func(sel string) string
+	// display is the computed CSS display of the first match of sel.
+	display func(sel string) string
 }
 
 // startBrowser starts exe for the test; its context ends with the test or
@@ -244,6 +246,14 @@ func startBrowser(t *testing.T, exe string) *browser {
 		s, err := chromedp.Run(ctx, chromedp.Text(sel))
 		if err != nil {
 			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	b.display = func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(`+strconv.Quote(sel)+`)).display`))
+		if err != nil {
+			t.Fatalf("display of %s: %v", sel, err)
 		}
 		return s
 	}

@@ -5,6 +5,7 @@
 package web
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -32,9 +33,21 @@ type asset struct {
 	etag  string
 }
 
+// Page is which page Handler serves: the gateway's, which asks for an API
+// key, or a workspace's (`pml serve`), which takes the workspace token from
+// the address `pml serve` prints and lists the workspace's catalog.
+type Page string
+
+const (
+	GatewayPage   Page = "gateway"
+	WorkspacePage Page = "workspace"
+)
+
 // Handler serves the page at / and its files at /ui/NAME. It needs no key:
-// the page holds no data; the API it calls does the authentication.
-func Handler() http.Handler {
+// the page holds no data; the API it calls does the authentication. The
+// page's kind is marked on its <body> (data-page), which style.css and
+// app.js read; an attribute, since the CSP allows no inline script.
+func Handler(page Page) http.Handler {
 	files := map[string]asset{}
 	err := fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -43,6 +56,9 @@ func Handler() http.Handler {
 		body, err := assets.ReadFile(p)
 		if err != nil {
 			return err
+		}
+		if p == "assets/index.html" {
+			body = bytes.Replace(body, []byte("<body>"), []byte(`<body data-page="`+string(page)+`">`), 1)
 		}
 		sum := sha256.Sum256(body)
 		ctype := mime.TypeByExtension(path.Ext(p))

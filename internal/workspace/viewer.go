@@ -3,6 +3,7 @@ package workspace
 import (
 	"net/http"
 
+	"github.com/pml-go/pml/internal/gateway/httpapi"
 	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/web"
 )
@@ -24,7 +25,7 @@ func (p *Workspace) TraceReader() http.Handler {
 // that ViewerURL prints, so the token never reaches a server log or a
 // Referer). Both are behind the same Origin check as /mcp.
 func (p *Workspace) mountViewer(mux *http.ServeMux, o ServeOptions) {
-	ui := web.Handler()
+	ui := web.Handler(web.WorkspacePage)
 	mux.Handle("GET /{$}", sameOriginOnly(ui))
 	mux.Handle("GET /ui/", sameOriginOnly(ui))
 	var api = p.TraceReader()
@@ -34,6 +35,21 @@ func (p *Workspace) mountViewer(mux *http.ServeMux, o ServeOptions) {
 	api = sameOriginOnly(api)
 	mux.Handle("GET /api/traces", api)
 	mux.Handle("GET /api/traces/{id}", api)
+	var catalog http.Handler = http.HandlerFunc(p.serveCatalog)
+	if o.Token != "" {
+		catalog = requireToken(o.Token, catalog)
+	}
+	mux.Handle("GET /api/catalog", sameOriginOnly(catalog))
+}
+
+// serveCatalog answers the page's catalog: what this workspace can call.
+func (p *Workspace) serveCatalog(w http.ResponseWriter, r *http.Request) {
+	c, err := p.Catalog(r.Context())
+	if err != nil {
+		httpapi.Error(w, http.StatusInternalServerError, "internal", "listing the catalog: "+err.Error())
+		return
+	}
+	httpapi.Write(w, http.StatusOK, c)
 }
 
 // ViewerURL is the trace viewer's address on a `pml serve` listening at

@@ -129,4 +129,25 @@ func TestServeTraceViewerLocalMode(t *testing.T) {
 	if st, body, _ := get("/api/traces/"+id, token, ""); st != 200 || !strings.Contains(body, `"crypto:sha256"`) {
 		t.Fatalf("GET /api/traces/ID: %d %s", st, body)
 	}
+
+	// The page's catalog: what the workspace can call, behind the same token
+	// and origin check (before, the page asked /mcp, the MCP endpoint: 400).
+	if st, _, _ := get("/api/catalog", "", ""); st != http.StatusUnauthorized {
+		t.Fatalf("catalog without token: %d", st)
+	}
+	if st, _, _ := get("/api/catalog", token, "http://evil.invalid"); st != http.StatusForbidden {
+		t.Fatalf("catalog from another origin: %d", st)
+	}
+	st, body, _ = get("/api/catalog", token, base)
+	var catalog workspace.Catalog
+	if st != 200 || json.Unmarshal([]byte(body), &catalog) != nil || catalog.Total != len(catalog.Items) {
+		t.Fatalf("GET /api/catalog: %d %s", st, body)
+	}
+	from := map[string]string{}
+	for _, it := range catalog.Items {
+		from[it.ID] = it.Source
+	}
+	if from["filesystem:read_file"] != "built-in" || from["crypto:sha256"] != "gateway" {
+		t.Fatalf("catalog: %s", body)
+	}
 }

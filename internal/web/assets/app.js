@@ -79,14 +79,28 @@ function truncationText(t) {
 
 function apiKey() { return localStorage.getItem(KEY_STORE) || ""; }
 
+// onWorkspacePage: served by `pml serve` (its <body data-page="workspace">),
+// not by a gateway: the token comes from the printed address, not a key form.
+function onWorkspacePage() { return document.body.dataset.page === "workspace"; }
+
+function noKeyMessage() {
+  return onWorkspacePage()
+    ? "Open the address pml serve printed at start (…/#token=…) to see this workspace's executions."
+    : "Enter an API key to see your executions (see above for where to get one).";
+}
+
 async function api(path, accept) {
   const key = apiKey();
-  if (!key) throw new Error("Enter an API key to see your executions.");
+  if (!key) throw new Error(noKeyMessage());
   const resp = await fetch(path, { headers: { Authorization: "Bearer " + key, Accept: accept || "application/json" } });
   const text = await resp.text();
   let body = null;
   try { body = JSON.parse(text); } catch (_) { /* not JSON: reported below */ }
-  if (resp.status === 401) throw new Error("This key was refused: use a key of this gateway (pml gateway key create), or for pml serve the address it printed.");
+  if (resp.status === 401) {
+    throw new Error(onWorkspacePage()
+      ? "The workspace token was refused (it changes when .pml/serve-token is deleted): open the address pml serve printed at start."
+      : "This key was refused: use a key of this gateway (pml gateway key create).");
+  }
   if (!resp.ok) {
     const err = new Error((body && body.message) || "HTTP " + resp.status);
     err.status = resp.status;
@@ -504,7 +518,40 @@ function serverName(fqdn) {
   return p.length === 5 && p[0] === "pml" && p[1] === "mcp" && p[3] === "server" ? p[2] : "";
 }
 
+// loadWorkspaceCatalog lists what a workspace can call (GET /api/catalog of
+// pml serve): its servers with their state, built-in tools, and the
+// gateway's tools and learned capabilities.
+async function loadWorkspaceCatalog() {
+  const box = $("#catalog");
+  try {
+    const data = await api("/api/catalog");
+    const items = Array.isArray(data.items) ? data.items : null;
+    if (!items) throw new Error("unexpected answer");
+    const where = (r) => (r === "client" ? "this machine" : r === "server" ? "gateway" : String(r || ""));
+    const stateCell = (it) => (!it.state ? el("td", { class: "state" }) :
+      el("td", { class: "state state-" + String(it.state) }, String(it.state),
+        it.error ? el("div", { class: "sub server-error", title: String(it.error) }, short(String(it.error), 160)) : ""));
+    box.replaceChildren(
+      data.gateway_error ? el("p", { class: "empty" }, "The gateway's tools are missing: " + short(String(data.gateway_error), 200)) : "",
+      el("table", {},
+        el("thead", {}, el("tr", {}, el("th", {}, "Name"), el("th", {}, "Kind"), el("th", {}, "Runs on"),
+          el("th", {}, "From"), el("th", {}, "Uses"), el("th", {}, "State"), el("th", {}, "Description"))),
+        el("tbody", {}, ...items.map((it) => el("tr", { "data-id": String(it.id || ""), "data-kind": String(it.kind || "") },
+          el("td", { class: "mono", title: String(it.fqdn || "") }, String(it.id || "")),
+          el("td", {}, String(it.kind || "")),
+          el("td", {}, where(it.routing)),
+          el("td", {}, String(it.source || "")),
+          el("td", { class: "uses" }, typeof it.uses === "number" ? count(it.uses) : ""),
+          stateCell(it),
+          el("td", {}, short(String(it.description || ""), 120)))))),
+      el("p", { class: "meta" }, `${data.total ?? items.length} entries`));
+  } catch (e) {
+    box.replaceChildren(el("p", { class: "empty" }, "The catalog is not available: " + e.message));
+  }
+}
+
 async function loadCatalog() {
+  if (onWorkspacePage()) return loadWorkspaceCatalog();
   const box = $("#catalog");
   try {
     const [data, servers] = await Promise.all([api("/mcp?limit=200", "application/json"), serverStatuses()]);
@@ -585,6 +632,7 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("#prev").addEventListener("click", () => { state.page = Math.max(1, state.page - 1); loadList(); });
   $("#next").addEventListener("click", () => { state.page += 1; loadList(); });
+  if (onWorkspacePage()) $("h1 span").textContent = "workspace";
   if (apiKey()) refresh();
-  else setStatus("Enter an API key to see your executions (see above for where to get one).");
+  else setStatus(noKeyMessage());
 });
