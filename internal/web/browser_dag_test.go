@@ -107,8 +107,12 @@ func TestBrowserDAGLoopOrderAndDecision(t *testing.T) {
 	if n := b.count(`#dag path.edge.branch[data-from="d1"]`); n != 2 {
 		t.Errorf("%d branch edges from the decision, want 2", n)
 	}
-	if n := b.count(`#dag path.edge`); n != 5 {
-		t.Errorf("%d edges in all, want 5", n)
+	if n := b.count(`#dag path.edge:not(.then)`); n != 5 {
+		t.Errorf("%d edges of the plan, want 5", n)
+	}
+	// The write ran after the loop, with nothing read between them.
+	if n := b.count(`#dag path.edge.then`); n != 1 || b.count(`#dag path.edge.then[data-from="t2"][data-to="t3"]`) != 1 {
+		t.Errorf("%d then edges, want 1: the loop's last site → the write", n)
 	}
 	if s := svgText(`#dag g.decision`); !strings.Contains(s, "if") || !strings.Contains(s, "back.ok") {
 		t.Errorf("decision node says %q", s)
@@ -117,5 +121,69 @@ func TestBrowserDAGLoopOrderAndDecision(t *testing.T) {
 	b.do("open the loop site", chromedp.Click(`#dag g.node[data-site="t2"]`), chromedp.WaitVisible(`#task pre`))
 	if s := b.text(`#task h3`); !strings.Contains(s, "crypto:sha256") {
 		t.Errorf("task panel: %q", s)
+	}
+}
+
+// orderCode awaits two calls one after the other with no data between them,
+// then two at once.
+const orderCode = `await mcp.crypto.sha256({ data: "a" });
+await mcp.crypto.sha256({ data: "b" });
+await Promise.all([mcp.math.add({ a: 1, b: 2 }), mcp.math.add({ a: 3, b: 4 })]);`
+
+// Sequential awaits are drawn in order (columns, and dotted "then" edges),
+// unlike calls that ran at once, which share a column; the DAG used to draw
+// all four in one column, as if they had all run in parallel.
+func TestBrowserDAGShowsOrder(t *testing.T) {
+	exe := chromium(t)
+	g := gatewaytest.Start(t, gateway.Options{})
+	an, err := analysis.Analyze(orderCode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dag, _ := json.Marshal(runner.DAG(an))
+	start := time.Now().Add(-time.Minute)
+	tr := tracing.Trace{TraceID: tracing.NewTraceID(), WorkflowID: "wf", Success: true, DurationMS: 5, StartedAt: start,
+		Decisions: []tracing.Decision{}, Code: orderCode, DAG: dag, ToolsUsed: []string{"crypto:sha256", "math:add"}}
+	// Sub-millisecond calls, as std tools take: the order lies below what
+	// a millisecond clock tells apart.
+	for i, c := range []struct {
+		tool     string
+		startUS  int
+		duration float64
+	}{{"crypto:sha256", 0, 0.1}, {"crypto:sha256", 150, 0.1}, {"math:add", 300, 0.2}, {"math:add", 310, 0.2}} {
+		tr.Tasks = append(tr.Tasks, tracing.Task{TaskID: "c" + strconv.Itoa(i+1), Tool: c.tool, ToolID: c.tool, Routing: "server",
+			Args: json.RawMessage(`{}`), Result: json.RawMessage(`1`), Success: true, DurationMS: c.duration,
+			StartedAt: start.Add(time.Duration(c.startUS) * time.Microsecond)})
+	}
+	postTrace(t, g, tr)
+
+	b := startBrowser(t, exe)
+	row := `#traces tbody tr[data-trace-id="` + tr.TraceID + `"]`
+	b.do("log in", chromedp.Navigate(g.URL+"/"), chromedp.WaitVisible(`#key`),
+		chromedp.SendKeys(`#key`, g.Key), chromedp.Click(`#save-key`), chromedp.WaitVisible(row))
+	b.do("open the execution", chromedp.Click(row), chromedp.WaitVisible(`#dag svg g.node`))
+	if n := b.count(`#dag svg g.node`); n != 4 {
+		t.Fatalf("%d nodes, want 4", n)
+	}
+	column := func(site string) float64 {
+		x, err := chromedp.Run(b.ctx, chromedp.Evaluate[float64](`document.querySelector('#dag g.node[data-site="`+site+`"]').transform.baseVal.consolidate().matrix.e`))
+		if err != nil {
+			t.Fatalf("x of %s: %v", site, err)
+		}
+		return x
+	}
+	if x1, x2, x3, x4 := column("t1"), column("t2"), column("t3"), column("t4"); !(x1 < x2 && x2 < x3 && x3 == x4) {
+		t.Errorf("columns %v %v %v %v: want the two awaits in order, then the two parallel calls in one column", x1, x2, x3, x4)
+	}
+	for _, e := range [][2]string{{"t1", "t2"}, {"t2", "t3"}, {"t2", "t4"}} {
+		if n := b.count(`#dag path.edge.then[data-from="` + e[0] + `"][data-to="` + e[1] + `"]`); n != 1 {
+			t.Errorf("%d then edges %s → %s, want 1", n, e[0], e[1])
+		}
+	}
+	if n := b.count(`#dag path.edge.then`); n != 3 {
+		t.Errorf("%d then edges, want 3 (none between the parallel calls)", n)
+	}
+	if n := b.count(`#dag path.edge.data`); n != 0 {
+		t.Errorf("%d data edges, want none: no call reads another's result", n)
 	}
 }

@@ -11,6 +11,9 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const DAG_MAX_NODES = 100;
 const TREE_MAX_ROWS = 1200;
 const AGGREGATE_LINES = 5;
+// Two calls whose times are this close (ms) still count as one after the
+// other: the trace's start and duration are each rounded to the nanosecond.
+const THEN_SLACK_MS = 0.001;
 
 const state = { page: 1, total: 0, filters: {}, openId: "" };
 
@@ -59,6 +62,15 @@ function pretty(v) {
 }
 
 function short(s, n) { return s.length > n ? s.slice(0, n - 1) + "…" : s; }
+
+// startMs is an RFC 3339 time in milliseconds, keeping the sub-millisecond
+// digits that Date.parse drops (std tools take microseconds).
+function startMs(s) {
+  const str = String(s || "");
+  const frac = str.match(/\.(\d+)/);
+  const base = Date.parse(frac ? str.replace(frac[0], "") : str);
+  return frac ? base + Number("0." + frac[1]) * 1000 : base;
+}
 
 function count(n) { return Number(n || 0).toLocaleString("en-US"); }
 
@@ -226,9 +238,11 @@ function showTask(task, trace) {
 
 // With the static DAG, a node is a call site: the calls of a loop are one
 // node labelled ×N. Edges are the DAG's: data (depends_on), order on the
-// same resource (after, dashed) and decisions with their branches. Sites
-// that never ran (the run failed first) are drawn dashed. Without a DAG
-// (an older or bounded trace), a node is a call, without edges.
+// same resource (after, dashed) and decisions with their branches; and,
+// from the calls' times, "then" (dotted): a node that started after another
+// ended, with no other edge between them. Sites that never ran (the run
+// failed first) are drawn dashed. Without a DAG (an older or bounded
+// trace), a node is a call, ordered in time the same way.
 function drawDag(t) {
   const box = $("#dag");
   const all = t.tasks || [];
@@ -303,6 +317,33 @@ function drawDag(t) {
     return r;
   };
   for (const n of nodes) n.layer = rankOf(n, 0);
+  // Order in time: a node whose first call started after another node's
+  // last call ended ran after it ("then"), even with no data between them
+  // (sequential awaits); nodes whose calls overlap ran in parallel
+  // (Promise.all) and may share a column. Columns respect both orders.
+  const timed = nodes.filter((n) => n.calls.length);
+  for (const n of timed) {
+    n.start = Math.min(...n.calls.map((c) => startMs(c.started_at)));
+    n.end = Math.max(...n.calls.map((c) => startMs(c.started_at) + (Number(c.duration_ms) || 0)));
+  }
+  const ranAfter = (m, n) => m !== n && Number.isFinite(m.end) && Number.isFinite(n.start) && m.end <= n.start + THEN_SLACK_MS;
+  for (let changed = true, i = 0; changed && i < 200; i++) {
+    changed = false;
+    for (const n of nodes) {
+      let l = n.layer;
+      for (const p of preds(n)) { const m = byId.get(p); if (m) l = Math.max(l, m.layer + 1); }
+      if (n.calls.length) for (const m of timed) if (ranAfter(m, n)) l = Math.max(l, m.layer + 1);
+      if (l !== n.layer) { n.layer = l; changed = true; }
+    }
+  }
+  // The node each one directly followed: of those that ended before it
+  // started, the one that ended last.
+  const follows = new Map();
+  for (const n of timed) {
+    let best = null;
+    for (const m of timed) if (ranAfter(m, n) && (!best || m.end > best.end)) best = m;
+    if (best) follows.set(n, best);
+  }
   const drawn = nodes.slice(0, DAG_MAX_NODES);
   const shown = new Set(drawn);
   const W = 190, H = 50, GX = 70, GY = 22, PAD = 16;
@@ -339,6 +380,9 @@ function drawDag(t) {
     for (let p = parentOf.get(id), i = 0; p && i < 200; p = parentOf.get(p), i++) for (const d of byId.get(p).decision.depends_on || []) out.add(d);
     return out;
   };
+  // A "then" edge only where no other edge already says the order.
+  const linked = (m, n) => preds(n).includes(m.id);
+  for (const [n, m] of follows) if (!linked(m, n)) edge(m.id, n, "then");
   for (const n of drawn) {
     if (n.site) {
       const guard = guardedBy(n.id);
