@@ -25,6 +25,6 @@ func newRootCmd() *cobra.Command {
 		// Logs always go to stderr: in stdio mode stdout carries JSON-RPC only.
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
-	root.AddCommand(newGatewayCmd(logger), newStdioCmd(logger), newServeCmd(logger), newExecCmd(logger), newInitCmd(), newTracesCmd(), newConnectCmd())
+	root.AddCommand(newGatewayCmd(logger), newStdioCmd(logger), newServeCmd(logger), newExecCmd(logger), newInitCmd(), newTracesCmd(), newConnectCmd(), newVersionCmd())
 	return root
 }

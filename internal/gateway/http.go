@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"github.com/pml-go/pml/internal/buildinfo"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -95,11 +96,12 @@ func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	// status stays "ok" while a hosted server fails: the gateway itself is
 	// live; servers says which ones work.
-	httpapi.Write(w, http.StatusOK, health{Status: "ok", Version: wire.Version, Servers: s.serverStatuses()})
+	httpapi.Write(w, http.StatusOK, health{Status: "ok", Version: wire.Version, Build: buildinfo.Read(), Servers: s.serverStatuses()})
 }
 
 type health struct {
 	Status  string                       `json:"status"`
 	Version string                       `json:"version"`
+	Build   buildinfo.Info               `json:"build"`
 	Servers map[string]wire.ServerStatus `json:"servers,omitempty"`
 }

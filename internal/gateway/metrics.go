@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/pml-go/pml/internal/buildinfo"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -58,8 +59,15 @@ func NewMetrics() *Metrics {
 			Name: "pml_traces_pruned_total", Help: "Traces deleted by the retention policy.",
 		}),
 	}
+	build := buildinfo.Read()
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "pml_build_info", Help: "The running build (always 1): version, commit, build date, Go and engine versions.",
+		ConstLabels: prometheus.Labels{"version": build.Version, "commit": build.Commit, "build_date": build.BuildDate,
+			"go_version": build.GoVersion, "engine": build.Engine},
+	})
+	buildInfo.Set(1)
 	r.MustRegister(m.Executions, m.Duration, m.Errors, m.SandboxMemory, m.UpstreamStarts, m.TraceQueue, m.TracesDropped, m.TracesPruned,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		buildInfo, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
