@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -27,6 +28,7 @@ const defaultMetricsAddr = "127.0.0.1:9464"
 func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var addr, db, configPath, metricsAddr, tlsCert, tlsKey string
 	var limits sandbox.Limits
+	var drain drainTimes
 	var adm admissionFlags
 	retention := traceapi.DefaultRetention()
 	var maxUnauth, bodyBufferMiB int
@@ -74,10 +76,14 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 				srv.UseTLS(cert)
 			}
 			metrics := metricsListener{addr: metricsAddr, explicit: cmd.Flags().Changed("metrics-addr")}
-			return serveGateway(cmd.Context(), log, addr, metrics, srv, svc)
+			return serveGateway(cmd.Context(), log, addr, metrics, drain, srv, svc)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "listen address HOST:PORT")
+	cmd.Flags().DurationVar(&drain.delay, "shutdown-delay", 0,
+		"on SIGTERM, how long to go on serving while /readyz says not ready, so load balancers take the replica out (behind one: a few of its health-check intervals)")
+	cmd.Flags().DurationVar(&drain.grace, "shutdown-grace", 25*time.Second,
+		"then how long running executions get to finish (new ones get 503) before they are cancelled")
 	cmd.Flags().StringVar(&metricsAddr, "metrics-addr", defaultMetricsAddr,
 		`listen address of GET /metrics (every tenant's counts, no key: keep it private), or "off"`)
 	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS; needs --tls-key")
@@ -151,12 +157,21 @@ type metricsListener struct {
 	explicit bool
 }
 
+// drainTimes are the two waits of a replica's way out on SIGTERM
+// (docs/operations.md "Rolling updates").
+type drainTimes struct{ delay, grace time.Duration }
+
 // serveGateway serves the gateway on addr and its metrics on metrics.addr
 // ("off": none) until ctx ends; either failing to listen stops both, but for
 // a default metrics address that is taken (a second gateway on the host, or
 // another Prometheus exporter): the gateway then serves without metrics.
-func serveGateway(ctx context.Context, log *slog.Logger, addr string, metrics metricsListener, srv *gateway.HTTPServer, svc *gateway.Service) error {
-	g, ctx := errgroup.WithContext(ctx)
+// When ctx ends (SIGTERM), the replica drains: not ready for drain.delay,
+// then no new MCP request is admitted while running ones get drain.grace,
+// then what is left is cancelled and the servers close.
+func serveGateway(ctx context.Context, log *slog.Logger, addr string, metrics metricsListener, drain drainTimes, srv *gateway.HTTPServer, svc *gateway.Service) error {
+	serving, stopServing := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServing()
+	g, gctx := errgroup.WithContext(serving)
 	if metrics.addr != "off" {
 		if host, _, err := net.SplitHostPort(metrics.addr); err == nil && !isLoopback(host) {
 			log.Warn("metrics listener is not on loopback: it shows every tenant's counts to anyone who reaches it", "addr", metrics.addr)
@@ -170,10 +185,35 @@ func serveGateway(ctx context.Context, log *slog.Logger, addr string, metrics me
 			return fmt.Errorf("listen %s: %w", metrics.addr, err)
 		default:
 			msrv := gateway.NewHTTPServer(svc.MetricsHandler(), gateway.HTTPLimits{MaxUnauthConns: -1}, mlog)
-			g.Go(func() error { return serve(ctx, mlog, ln, msrv) })
+			g.Go(func() error { return serve(gctx, mlog, ln, msrv) })
 		}
 	}
-	g.Go(func() error { return listenAndServe(ctx, log, addr, srv) })
+	g.Go(func() error { return listenAndServe(gctx, log, addr, srv) })
+	g.Go(func() error {
+		select {
+		case <-gctx.Done(): // a listener failed
+			return nil
+		case <-ctx.Done():
+		}
+		log.Info("shutting down: not ready", "shutdown_delay", drain.delay)
+		svc.BeginDrain()
+		select {
+		case <-gctx.Done():
+			return nil
+		case <-time.After(drain.delay):
+		}
+		log.Info("shutting down: admitting nothing new, waiting for running executions", "shutdown_grace", drain.grace)
+		svc.StopAdmitting()
+		wait, cancel := context.WithTimeout(gctx, drain.grace)
+		left := svc.WaitIdle(wait)
+		cancel()
+		if left > 0 {
+			log.Warn("shutting down: cancelling executions still running after the grace", "executions", left)
+			srv.CancelRequests()
+		}
+		stopServing()
+		return nil
+	})
 	return g.Wait()
 }
 

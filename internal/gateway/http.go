@@ -37,7 +37,7 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	bodies := newBodyLimiter(lim)
 	keyed := func(h http.Handler) http.Handler { return s.requireKey(bodies.buffer(h)) }
 	mux := http.NewServeMux()
-	mux.Handle("POST /mcp", keyed(s.shedLoad(mcpHandler)))
+	mux.Handle("POST /mcp", keyed(s.refuseWhileDraining(s.shedLoad(mcpHandler))))
 	mux.Handle("GET /mcp", keyed(s.mcpOrCatalog(mcpHandler)))
 	mux.Handle("GET /mcp/{fqdn}", keyed(http.HandlerFunc(s.serveRegistryEntry)))
 	mux.Handle("POST /api/v1/capabilities", keyed(http.HandlerFunc(s.serveLearn)))
@@ -52,6 +52,7 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /ui/", ui)
 	mux.HandleFunc("GET /healthz", s.serveHealth)
+	mux.HandleFunc("GET /readyz", s.serveReady)
 	// No /metrics here: MetricsHandler serves it on the operator's listener.
 	return s.accessLog(bodies.deadline(s.traceContext(mux)))
 }

@@ -39,6 +39,11 @@ type HTTPLimits struct {
 	// header: those a reverse proxy on this machine forwards. Others get 403
 	// (DNS rebinding). See CheckPublicHost.
 	PublicHosts []string
+	// ShutdownGrace is how long requests in flight get to finish when the
+	// server stops (default 2 s); then their contexts are cancelled, the
+	// path of a client's cancellation, which also ends long-lived event
+	// streams that would otherwise hold the shutdown open.
+	ShutdownGrace time.Duration
 }
 
 // Defaults of HTTPLimits.
@@ -48,6 +53,7 @@ const (
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultMaxBufferedBytes  = 64 << 20
 	DefaultMaxUnauthConns    = 512
+	DefaultShutdownGrace     = 2 * time.Second
 )
 
 func (l HTTPLimits) withDefaults() HTTPLimits {
@@ -68,6 +74,9 @@ func (l HTTPLimits) withDefaults() HTTPLimits {
 	if l.MaxUnauthConns == 0 {
 		l.MaxUnauthConns = DefaultMaxUnauthConns
 	}
+	if l.ShutdownGrace <= 0 {
+		l.ShutdownGrace = DefaultShutdownGrace
+	}
 	return l
 }
 
@@ -77,8 +86,9 @@ type HTTPServer struct {
 	conns *connTracker // nil when unauthenticated connections are not bounded
 	log   *slog.Logger
 	// cancelRequests ends the contexts of requests still running after the
-	// shutdown drain.
+	// shutdown grace.
 	cancelRequests context.CancelFunc
+	grace          time.Duration
 }
 
 // HTTPServer returns the gateway's HTTP server: Handler's surface within lim.
@@ -95,7 +105,7 @@ func NewHTTPServer(h http.Handler, lim HTTPLimits, log *slog.Logger) *HTTPServer
 		log = slog.New(slog.DiscardHandler)
 	}
 	base, cancel := context.WithCancel(context.Background())
-	s := &HTTPServer{log: log, cancelRequests: cancel}
+	s := &HTTPServer{log: log, cancelRequests: cancel, grace: lim.ShutdownGrace}
 	s.srv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: lim.ReadHeaderTimeout,
@@ -110,12 +120,7 @@ func NewHTTPServer(h http.Handler, lim HTTPLimits, log *slog.Logger) *HTTPServer
 	return s
 }
 
-// shutdownDrain is how long requests in flight get to finish when the
-// server stops; then their contexts are cancelled, which also ends
-// long-lived event streams that would otherwise hold the shutdown open.
-const shutdownDrain = 2 * time.Second
-
-// Serve serves on ln until ctx ends, then drains (see shutdownDrain) and
+// Serve serves on ln until ctx ends, then drains (HTTPLimits.ShutdownGrace) and
 // returns nil; or until the server fails or is closed.
 func (s *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.cancelRequests()
@@ -143,12 +148,12 @@ func (s *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 	defer close(drained)
 	go func() {
 		select {
-		case <-time.After(shutdownDrain):
+		case <-time.After(s.grace):
 			s.cancelRequests()
 		case <-drained:
 		}
 	}()
-	shutdown, cancel := context.WithTimeout(context.Background(), shutdownDrain+3*time.Second)
+	shutdown, cancel := context.WithTimeout(context.Background(), s.grace+3*time.Second)
 	defer cancel()
 	if err := s.srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		s.log.Warn("closing connections still open after the drain", "err", err)
@@ -171,6 +176,11 @@ func (s *HTTPServer) Scheme() string {
 	}
 	return "http"
 }
+
+// CancelRequests cancels the contexts of every request in flight, the path
+// of a client's cancellation: their runs stop and answer, their traces are
+// kept. A draining gateway calls it when its grace runs out.
+func (s *HTTPServer) CancelRequests() { s.cancelRequests() }
 
 // Close closes the listener and every connection at once.
 func (s *HTTPServer) Close() error {

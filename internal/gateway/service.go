@@ -61,6 +61,7 @@ type Config struct {
 // keeps no per-request state, so replicas behind a load balancer are
 // interchangeable.
 type Service struct {
+	life      lifecycle
 	store     store.Store
 	rules     routing.Rules
 	tools     *tools.Mux

@@ -34,15 +34,22 @@ func (s *Service) newTraceAPI(policy *traceapi.Retention) *traceapi.API {
 // with the gateway's sanitizer, exported to OpenTelemetry linked to the
 // caller's traceparent, and stored. A trace is stored before the answer, so
 // an answered run's trace survives the replica; its bounds keep that within
-// a few milliseconds.
+// a few milliseconds. A run that was cancelled (its client went away, or a
+// draining replica's grace ran out) still keeps its trace: the write does
+// not end with the request, only after traceWriteTimeout.
 func (s *Service) traceSink(ctx context.Context, c Caller) runner.Sink {
 	return runner.Sink{Sanitizer: s.traces.Sanitizer(), Keep: func(t tracing.Trace) string {
 		if remote := remoteTrace(ctx); remote != nil {
 			s.log.Debug("server-side trace under caller's trace", "trace_id", t.TraceID, "remote_trace_id", remote.TraceID, "remote_span_id", remote.ParentID)
 		}
-		return s.traces.Keep(ctx, c.Scope, t)
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), traceWriteTimeout)
+		defer cancel()
+		return s.traces.Keep(wctx, c.Scope, t)
 	}}
 }
+
+// traceWriteTimeout bounds storing one trace once its run has ended.
+const traceWriteTimeout = 5 * time.Second
 
 // IngestTraces stores traces a package recorded under the caller's tenant
 // (traceapi.API.Ingest): local mode's path, POST /api/traces being the
