@@ -61,7 +61,7 @@ func loadQueries(t testing.TB) []discoverQuery {
 
 // contextCost is what the test measures.
 type contextCost struct {
-	directTools, pmlTools int
+	directTools, pmlTools  int
 	directBytes, listBytes int
 	discoverBytes          float64 // one top-5 discover, averaged over the queries
 	recall, mrr            float64 // a right tool in the top 5; mean reciprocal rank
@@ -202,4 +202,3 @@ func TestContextCost(t *testing.T) {
 		t.Errorf("recall@5 %.3f (want ≥ 0.95), MRR %.3f (want ≥ 0.85)", c.recall, c.mrr)
 	}
 }
-
