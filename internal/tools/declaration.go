@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/pml-go/pml/internal/textcut"
 )
 
 // maxRefDepth stops rendering of recursive $ref chains.
@@ -24,10 +26,35 @@ var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 // Object literals go multi-line, with one doc comment per property, when any
 // property has a description or default. A schema that does not parse renders
 // as Record<string, unknown>; args is optional when no field is required.
-func Declaration(info Info) string {
+func Declaration(info Info) string { return declaration(info, docFull) }
+
+// CompactDeclaration is the declaration a discover hit carries: what the AI
+// client needs to call the tool and no more (docs/protocol.md "Gateway MCP
+// tools"). The tool's description, which the hit carries beside it, is not
+// repeated as a comment; a property's comment is its first sentence, cut
+// short; the result type has no comments, and is "typeof args" when it is
+// the argument type again.
+func CompactDeclaration(info Info) string { return declaration(info, docShort) }
+
+// docMode is how much of the schemas' descriptions a declaration keeps.
+type docMode int
+
+const (
+	docFull  docMode = iota // every description whole
+	docShort                // each property's first sentence, at most maxShortDoc bytes
+	docNone                 // no comments
+)
+
+// maxShortDoc bounds a property comment of a compact declaration: the long
+// parameter descriptions some servers write would otherwise dominate a hit.
+const maxShortDoc = 60
+
+func declaration(info Info, docs docMode) string {
 	ns, action := Split(info.ID)
 	var b strings.Builder
-	writeDocComment(&b, "", info.Description)
+	if docs == docFull {
+		writeDocComment(&b, "", info.Description)
+	}
 	b.WriteString("mcp")
 	b.WriteString(member(ns))
 	b.WriteString(member(action))
@@ -38,7 +65,7 @@ func Declaration(info Info) string {
 			root = &tsSchema{Type: []string{"object"}}
 		}
 	}
-	r := renderer{root: root}
+	r := renderer{root: root, docs: docs}
 	argType := r.render(root, "", 0)
 	if argType == "unknown" {
 		argType = "Record<string, unknown>"
@@ -50,14 +77,19 @@ func Declaration(info Info) string {
 	b.WriteString(": ")
 	b.WriteString(argType)
 	b.WriteString("): Promise<")
-	b.WriteString(resultType(info.OutputSchema))
+	result := resultType(info.OutputSchema, docs)
+	if docs != docFull && result != "unknown" && result == resultType(info.InputSchema, docNone) {
+		result = "typeof args"
+	}
+	b.WriteString(result)
 	b.WriteString(">")
 	return b.String()
 }
 
 // resultType is the TypeScript type of a call's result: unknown without an
-// output schema or with one that does not parse.
-func resultType(outputSchema json.RawMessage) string {
+// output schema or with one that does not parse. Outside full declarations
+// it has no comments: the AI client needs its shape, not its documentation.
+func resultType(outputSchema json.RawMessage, docs docMode) string {
 	if len(outputSchema) == 0 {
 		return "unknown"
 	}
@@ -65,7 +97,10 @@ func resultType(outputSchema json.RawMessage) string {
 	if err := json.Unmarshal(outputSchema, root); err != nil {
 		return "unknown"
 	}
-	r := renderer{root: root}
+	if docs != docFull {
+		docs = docNone
+	}
+	r := renderer{root: root, docs: docs}
 	return r.render(root, "", 0)
 }
 
@@ -83,7 +118,10 @@ func jsString(s string) string {
 	return string(out)
 }
 
-type renderer struct{ root *tsSchema }
+type renderer struct {
+	root *tsSchema
+	docs docMode
+}
 
 // render returns the TypeScript type of s; indent is the indentation of the
 // line the type starts on, for multi-line object literals.
@@ -183,7 +221,7 @@ func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
 		}
 		return "Record<string, " + extra + ">"
 	}
-	multiline := slices.ContainsFunc(s.Properties, func(p tsProperty) bool {
+	multiline := r.docs != docNone && slices.ContainsFunc(s.Properties, func(p tsProperty) bool {
 		return p.Schema.Description != "" || len(p.Schema.Default) > 0
 	})
 	inner := indent + "  "
@@ -191,7 +229,7 @@ func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
 	for _, p := range s.Properties {
 		var f strings.Builder
 		if multiline {
-			writeDocComment(&f, inner, propertyDoc(p.Schema))
+			writeDocComment(&f, inner, r.propertyDoc(p.Schema))
 			f.WriteString(inner)
 		}
 		f.WriteString(propertyKey(p.Name))
@@ -216,13 +254,46 @@ func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
 }
 
 // propertyDoc is the comment of one property: its description and default.
-func propertyDoc(s *tsSchema) string {
+func (r renderer) propertyDoc(s *tsSchema) string {
 	doc := s.Description
+	if r.docs == docShort {
+		doc = shortDoc(doc)
+	}
 	if len(s.Default) > 0 {
 		if doc != "" {
 			doc += " "
 		}
 		doc += "(default: " + string(s.Default) + ")"
+	}
+	return doc
+}
+
+// maxShortDescription bounds the description of a compact discover hit.
+const maxShortDescription = 160
+
+// ShortDescription is a tool description as a compact discover hit carries
+// it: its first sentences up to maxShortDescription bytes, on one line.
+func ShortDescription(desc string) string {
+	desc = strings.Join(strings.Fields(desc), " ")
+	if len(desc) <= maxShortDescription {
+		return desc
+	}
+	cut := textcut.Prefix(desc, maxShortDescription)
+	if i := strings.LastIndex(cut, ". "); i > 0 {
+		return cut[:i+1]
+	}
+	return strings.TrimRight(textcut.Prefix(desc, maxShortDescription-3), " ,;:") + "..."
+}
+
+// shortDoc is the first sentence of doc on one line, cut to maxShortDoc
+// bytes with an ellipsis.
+func shortDoc(doc string) string {
+	doc = strings.Join(strings.Fields(doc), " ")
+	if i := strings.Index(doc, ". "); i >= 0 {
+		doc = doc[:i+1]
+	}
+	if len(doc) > maxShortDoc {
+		doc = strings.TrimRight(textcut.Prefix(doc, maxShortDoc-3), " ,;:") + "..."
 	}
 	return doc
 }

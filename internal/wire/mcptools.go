@@ -26,23 +26,12 @@ var (
 	// executeOutputSchema describes the answer object execute returns as
 	// structured content. It is permissive (extra fields allowed, nothing
 	// beyond status required) so that answers may grow fields without
-	// clients that validate structured content refusing them.
-	executeOutputSchema = json.RawMessage(`{"type":"object","properties":{
- "status":{"type":"string","enum":["success","execute_locally","approval_required","aborted","error"]},
- "result":{"description":"The code's return value (status success)."},
- "error_code":{"type":"string","description":"A stable error code (status error)."},
- "error":{"type":"string","description":"What went wrong (status error)."},
- "workflow_id":{"type":"string","description":"Pass back in continue_workflow (status approval_required)."},
- "approval_type":{"type":"string"},
- "description":{"type":"string"},
- "options":{"type":"array","items":{"type":"string"}},
- "trace_id":{"type":"string"},
- "duration_ms":{"type":"number"},
- "logs":{"type":"array","items":{"type":"string"}},
- "capability":{"type":"object"},
- "tools_used":{"type":"array"}},
- "required":["status"],"additionalProperties":true}`)
-	callSchema = json.RawMessage(`{"type":"object","properties":{
+	// clients that validate structured content refusing them; the fields
+	// themselves are in execute's description, which every client reads,
+	// so they are not repeated here (the AI client pays for both on every
+	// turn).
+	executeOutputSchema = json.RawMessage(`{"type":"object","properties":{"status":{"type":"string","enum":["success","execute_locally","approval_required","aborted","error"]},"result":{},"error_code":{"type":"string"},"error":{"type":"string"},"workflow_id":{"type":"string"}},"required":["status"],"additionalProperties":true}`)
+	callSchema          = json.RawMessage(`{"type":"object","properties":{
  "tool":{"type":"string","description":"namespace:action"},
  "args":{"type":"object"}},"required":["tool"]}`)
 )
@@ -108,7 +97,10 @@ func CallTool() *mcp.Tool {
 	return &mcp.Tool{Name: "call", Description: callDescription, InputSchema: callSchema}
 }
 
-const discoverDescription = "Find tools by what they do; returns ids, descriptions and TypeScript declarations (mcp.ns.action(args)), with a tool's input schema only where it says more than its declaration (schemas: true for all)."
+const discoverDescription = "Find tools by what they do: ids, short descriptions and TypeScript declarations (mcp.ns.action(args)). " +
+	"name: one tool in full; schemas: true adds JSON schemas. " +
+	"Learned capabilities are managed with the tool admin: {action: \"rename\", target, new_namespace, new_action} | " +
+	"{action: \"describe\", target, description} | {action: \"visibility\", target, visibility: private|project|org|public}."
 
 // AdminRequest is the input of the admin tool: it names, describes and
 // shares a capability of the caller's own project.
