@@ -41,7 +41,7 @@ type docMode int
 
 const (
 	docFull  docMode = iota // every description whole
-	docShort                // each property's first sentence, at most maxShortDoc bytes
+	docShort                // each required property's first sentence, at most maxShortDoc bytes
 	docNone                 // no comments
 )
 
@@ -97,10 +97,10 @@ func resultType(outputSchema json.RawMessage, docs docMode) string {
 	if err := json.Unmarshal(outputSchema, root); err != nil {
 		return "unknown"
 	}
+	r := renderer{root: root}
 	if docs != docFull {
-		docs = docNone
+		r = renderer{root: root, docs: docNone, shallow: true}
 	}
-	r := renderer{root: root, docs: docs}
 	return r.render(root, "", 0)
 }
 
@@ -121,6 +121,10 @@ func jsString(s string) string {
 type renderer struct {
 	root *tsSchema
 	docs docMode
+	// shallow renders objects nested in an object as "object": a compact
+	// declaration's result type shows the result's top-level fields only.
+	shallow bool
+	nested  bool // rendering inside an object's property
 }
 
 // render returns the TypeScript type of s; indent is the indentation of the
@@ -208,6 +212,10 @@ func (r renderer) renderType(typ string, s *tsSchema, indent string, depth int) 
 }
 
 func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
+	if r.shallow && r.nested {
+		return "object"
+	}
+	r.nested = true
 	var extra string // the index signature's value type, if any
 	if ap := s.AdditionalProperties; ap != nil && !ap.Never {
 		extra = r.render(ap, indent+"  ", depth)
@@ -221,15 +229,24 @@ func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
 		}
 		return "Record<string, " + extra + ">"
 	}
-	multiline := r.docs != docNone && slices.ContainsFunc(s.Properties, func(p tsProperty) bool {
-		return p.Schema.Description != "" || len(p.Schema.Default) > 0
-	})
+	doc := func(p tsProperty) string {
+		switch {
+		case r.docs == docNone:
+			return ""
+		case r.docs == docShort && !slices.Contains(s.Required, p.Name):
+			return "" // an optional property's name says enough to leave it out
+		case r.docs == docShort:
+			return shortDoc(p.Schema.Description)
+		}
+		return propertyDoc(p.Schema)
+	}
+	multiline := slices.ContainsFunc(s.Properties, func(p tsProperty) bool { return doc(p) != "" })
 	inner := indent + "  "
 	var fields []string
 	for _, p := range s.Properties {
 		var f strings.Builder
 		if multiline {
-			writeDocComment(&f, inner, r.propertyDoc(p.Schema))
+			writeDocComment(&f, inner, doc(p))
 			f.WriteString(inner)
 		}
 		f.WriteString(propertyKey(p.Name))
@@ -254,11 +271,8 @@ func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
 }
 
 // propertyDoc is the comment of one property: its description and default.
-func (r renderer) propertyDoc(s *tsSchema) string {
+func propertyDoc(s *tsSchema) string {
 	doc := s.Description
-	if r.docs == docShort {
-		doc = shortDoc(doc)
-	}
 	if len(s.Default) > 0 {
 		if doc != "" {
 			doc += " "

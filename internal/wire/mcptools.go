@@ -12,17 +12,17 @@ import (
 // Tool input schemas, as the AI client and the package see them.
 var (
 	executeSchema = json.RawMessage(`{"type":"object","properties":{
- "code":{"type":"string","description":"TypeScript function body. Call tools as await mcp.<namespace>.<action>(args); read inputs from the global args; return the result. Top-level await works."},
+ "code":{"type":"string","description":"TypeScript function body: call tools as await mcp.ns.action(args), read the global args, return the result."},
  "intent":{"type":"string","description":"What the code is for, in a sentence."},
  "args":{"type":"object","description":"The code's global args (default {})."},
- "options":{"type":"object","properties":{"timeout_ms":{"type":"integer","minimum":1,"description":"Wall-clock limit in ms, waiting on tools included (default and most: 300000, or what the gateway is configured with)."},"cpu_budget_ms":{"type":"integer","minimum":1,"description":"Limit on the time spent running JS, in ms (default and most: 30000, or what the gateway is configured with)."}}},
- "continue_workflow":{"type":"object","properties":{"workflow_id":{"type":"string"},"approved":{"type":"boolean"},"always":{"type":"boolean","description":"With approved: true, also add the plan's tools to the allow list of .pml.json (the option always)."}},"required":["workflow_id","approved"],"description":"Answer an approval_required."}}}`)
+ "options":{"type":"object","properties":{"timeout_ms":{"type":"integer","minimum":1,"description":"Wall-clock limit in ms, tools included; may only lower the default."},"cpu_budget_ms":{"type":"integer","minimum":1,"description":"JS CPU time limit in ms; may only lower the default."}}},
+ "continue_workflow":{"type":"object","properties":{"workflow_id":{"type":"string"},"approved":{"type":"boolean"},"always":{"type":"boolean","description":"With approved: also allow the plan's tools in .pml.json."}},"required":["workflow_id","approved"],"description":"Answer an approval_required."}}}`)
 	discoverSchema = json.RawMessage(`{"type":"object","properties":{
  "query":{"type":"string","description":"What you want to do, in words."},
- "name":{"type":"string","description":"An exact tool id, namespace:action."},
- "pattern":{"type":"string","description":"A tool pattern: ns, ns:* or ns:action."},
+ "name":{"type":"string","description":"An exact tool id (ns:action): that tool in full."},
+ "pattern":{"type":"string","description":"ns, ns:* or ns:action."},
  "limit":{"type":"integer","minimum":1},
- "schemas":{"type":"boolean","description":"Also return input/output schemas the declarations already cover (default false)."}}}`)
+ "schemas":{"type":"boolean","description":"Also return JSON schemas."}}}`)
 	// executeOutputSchema describes the answer object execute returns as
 	// structured content. It is permissive (extra fields allowed, nothing
 	// beyond status required) so that answers may grow fields without
@@ -97,10 +97,8 @@ func CallTool() *mcp.Tool {
 	return &mcp.Tool{Name: "call", Description: callDescription, InputSchema: callSchema}
 }
 
-const discoverDescription = "Find tools by what they do: ids, short descriptions and TypeScript declarations (mcp.ns.action(args)). " +
-	"name: one tool in full; schemas: true adds JSON schemas. " +
-	"Learned capabilities are managed with the tool admin: {action: \"rename\", target, new_namespace, new_action} | " +
-	"{action: \"describe\", target, description} | {action: \"visibility\", target, visibility: private|project|org|public}."
+const discoverDescription = "Find tools by what they do: ids, short descriptions, TypeScript declarations (mcp.ns.action(args)). " +
+	"The tool admin manages learned capabilities: {action: \"rename\"|\"describe\"|\"visibility\", target, new_namespace?, new_action?, description?, visibility?: private|project|org|public}."
 
 // AdminRequest is the input of the admin tool: it names, describes and
 // shares a capability of the caller's own project.
