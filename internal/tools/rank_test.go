@@ -71,7 +71,7 @@ func TestRankEmptyQueryReturnsAllSortedByID(t *testing.T) {
 
 func TestTokenize(t *testing.T) {
 	got := tokenize("readFile list_directories JSON:parse")
-	want := []string{"read", "file", "list", "directory", "json", "parse"}
+	want := []string{"read", "file", "list", "directori", "json", "pars"} // Porter2 stems
 	if !slices.Equal(got, want) {
 		t.Fatalf("tokenize = %v, want %v", got, want)
 	}
