@@ -47,7 +47,7 @@ const (
 
 // maxShortDoc bounds a property comment of a compact declaration: the long
 // parameter descriptions some servers write would otherwise dominate a hit.
-const maxShortDoc = 60
+const maxShortDoc = 48
 
 func declaration(info Info, docs docMode) string {
 	ns, action := Split(info.ID)
@@ -240,7 +240,9 @@ func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
 		}
 		return propertyDoc(p.Schema)
 	}
-	multiline := slices.ContainsFunc(s.Properties, func(p tsProperty) bool { return doc(p) != "" })
+	// A compact declaration stays on one line, its comments inline: line
+	// breaks and indentation cost the AI client tokens and say nothing.
+	multiline := r.docs == docFull && slices.ContainsFunc(s.Properties, func(p tsProperty) bool { return doc(p) != "" })
 	inner := indent + "  "
 	var fields []string
 	for _, p := range s.Properties {
@@ -248,6 +250,8 @@ func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
 		if multiline {
 			writeDocComment(&f, inner, doc(p))
 			f.WriteString(inner)
+		} else if d := doc(p); d != "" {
+			f.WriteString("/** " + strings.ReplaceAll(d, "*/", "*\\/") + " */ ")
 		}
 		f.WriteString(propertyKey(p.Name))
 		if !slices.Contains(s.Required, p.Name) {
@@ -282,8 +286,19 @@ func propertyDoc(s *tsSchema) string {
 	return doc
 }
 
+// sentenceEnd is the index of the period ending text's first sentence, or
+// -1: a ". " not after an abbreviation such as "e.g.".
+func sentenceEnd(text string) int {
+	for i := 0; i+1 < len(text); i++ {
+		if text[i] == '.' && text[i+1] == ' ' && !strings.HasSuffix(text[:i], "e.g") && !strings.HasSuffix(text[:i], "i.e") {
+			return i
+		}
+	}
+	return -1
+}
+
 // maxShortDescription bounds the description of a compact discover hit.
-const maxShortDescription = 160
+const maxShortDescription = 100
 
 // ShortDescription is a tool description as a compact discover hit carries
 // it: its first sentences up to maxShortDescription bytes, on one line.
@@ -303,7 +318,7 @@ func ShortDescription(desc string) string {
 // bytes with an ellipsis.
 func shortDoc(doc string) string {
 	doc = strings.Join(strings.Fields(doc), " ")
-	if i := strings.Index(doc, ". "); i >= 0 {
+	if i := sentenceEnd(doc); i >= 0 {
 		doc = doc[:i+1]
 	}
 	if len(doc) > maxShortDoc {

@@ -12,11 +12,11 @@ import (
 // Tool input schemas, as the AI client and the package see them.
 var (
 	executeSchema = json.RawMessage(`{"type":"object","properties":{
- "code":{"type":"string","description":"TypeScript function body: call tools as await mcp.ns.action(args), read the global args, return the result."},
- "intent":{"type":"string","description":"What the code is for, in a sentence."},
+ "code":{"type":"string","description":"A TypeScript function body; it reads the global args and returns the result."},
+ "intent":{"type":"string","description":"What the code is for."},
  "args":{"type":"object","description":"The code's global args (default {})."},
- "options":{"type":"object","properties":{"timeout_ms":{"type":"integer","minimum":1,"description":"Wall-clock limit in ms, tools included; may only lower the default."},"cpu_budget_ms":{"type":"integer","minimum":1,"description":"JS CPU time limit in ms; may only lower the default."}}},
- "continue_workflow":{"type":"object","properties":{"workflow_id":{"type":"string"},"approved":{"type":"boolean"},"always":{"type":"boolean","description":"With approved: also allow the plan's tools in .pml.json."}},"required":["workflow_id","approved"],"description":"Answer an approval_required."}}}`)
+ "options":{"type":"object","description":"Lower the wall-clock and JS CPU limits (ms).","properties":{"timeout_ms":{"type":"integer","minimum":1},"cpu_budget_ms":{"type":"integer","minimum":1}}},
+ "continue_workflow":{"type":"object","properties":{"workflow_id":{"type":"string"},"approved":{"type":"boolean"},"always":{"type":"boolean"}},"required":["workflow_id","approved"],"description":"Answer an approval_required (always: also allow its tools from now on)."}}}`)
 	discoverSchema = json.RawMessage(`{"type":"object","properties":{
  "query":{"type":"string","description":"What you want to do, in words."},
  "name":{"type":"string","description":"An exact tool id (ns:action): that tool in full."},
@@ -36,9 +36,9 @@ var (
  "args":{"type":"object"}},"required":["tool"]}`)
 )
 
-const executeDescription = `Run TypeScript that calls tools. Write a function body: ` +
-	"`const text = await mcp.filesystem.read_file({path: \"README.md\"}); return text.length;`" +
-	`. Use discover first to find tools and their TypeScript declarations. The answer is one JSON object with status success (result), approval_required (ask the user, then call again with continue_workflow) or error (error_code, error).`
+const executeDescription = "Run TypeScript that calls tools, a function body: " +
+	"`const t = await mcp.filesystem.read_file({path: \"a.md\"}); return t.length;`" +
+	". Find tools with discover first. Answers one JSON object: status success (result), approval_required (ask the user, then call again with continue_workflow) or error (error_code, error)."
 
 // ToolDefinitions are the execute and discover tools as both the gateway and
 // the package offer them.
@@ -97,8 +97,8 @@ func CallTool() *mcp.Tool {
 	return &mcp.Tool{Name: "call", Description: callDescription, InputSchema: callSchema}
 }
 
-const discoverDescription = "Find tools by what they do: ids, short descriptions, TypeScript declarations (mcp.ns.action(args)). " +
-	"The tool admin manages learned capabilities: {action: \"rename\"|\"describe\"|\"visibility\", target, new_namespace?, new_action?, description?, visibility?: private|project|org|public}."
+const discoverDescription = "Find tools by what they do: ids, descriptions, TypeScript declarations. " +
+	"Tool admin manages learned capabilities: {action: \"rename\"|\"describe\"|\"visibility\", target, new_namespace?, new_action?, description?, visibility?}."
 
 // AdminRequest is the input of the admin tool: it names, describes and
 // shares a capability of the caller's own project.
