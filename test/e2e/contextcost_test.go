@@ -202,3 +202,29 @@ func TestContextCost(t *testing.T) {
 		t.Errorf("recall@5 %.3f (want ≥ 0.95), MRR %.3f (want ≥ 0.85)", c.recall, c.mrr)
 	}
 }
+
+// Fewer round trips with real servers: a call to a tool that does not
+// exist answers UNKNOWN_TOOL with the nearest tools declared, one whose
+// arguments the server refuses answers the tool's declaration, and the
+// corrected call then runs.
+func TestErrorsDeclareToolsOfNpmServers(t *testing.T) {
+	ws := t.TempDir()
+	testfixture.WriteConfig(t, ws, fiveServers(t, ws))
+	p := startStdio(t, ws, nil)
+
+	a := p.execute(t, `return await mcp.memory.read_graf({})`)
+	wantError(t, a, "UNKNOWN_TOOL", "memory:read_graph")
+	if decls, _ := a.Details["declarations"].([]any); !slices.ContainsFunc(decls, func(d any) bool {
+		s, _ := d.(string)
+		return strings.HasPrefix(s, "mcp.memory.read_graph(")
+	}) {
+		t.Fatalf("declarations %#v in %+v", a.Details["declarations"], a)
+	}
+
+	a = p.execute(t, `return await mcp.memory.open_nodes({names: "Alice"})`)
+	wantError(t, a, "TOOL_ERROR", "names")
+	if decl, _ := a.Details["declaration"].(string); decl != "mcp.memory.open_nodes(args: { /** An array of entity names to retrieve */ names: string[] }): Promise<{ entities: object[]; relations: object[] }>" {
+		t.Fatalf("declaration %q", a.Details["declaration"])
+	}
+	wantLocal(t, p.execute(t, `return await mcp.memory.open_nodes({names: ["Alice"]})`), nil)
+}
