@@ -2,7 +2,6 @@ package tools
 
 import (
 	"cmp"
-	"encoding/json"
 	"maps"
 	"math"
 	"slices"
@@ -19,7 +18,6 @@ const (
 	bm25K1       = 1.2
 	bm25B        = 0.75
 	idWeight     = 3.0
-	paramWeight  = 0.5 // a term of a parameter's name: what the tool takes, not what it does
 	prefixWeight = 0.5 // a query term that is a prefix of a tool term ("hash" ~ "hashing")
 	// synonymWeight discounts a term the query did not use but means
 	// (see synonyms): a tool using the query's own words ranks first.
@@ -31,9 +29,11 @@ const (
 )
 
 // Rank orders infos by relevance to query: an exact id match first, then the
-// tools of a namespace the query names, then BM25 over tokens of the id
-// (weighted) and description. It returns at most limit tools (0: every tool
-// with a positive score). An empty query returns all tools sorted by id.
+// tools of a namespace the query names, then BM25 over the stemmed words of
+// the id (weighted) and description, for the query's words less stop words
+// plus their synonyms (at a discount). It returns at most limit tools (0:
+// every tool with a positive score). An empty query returns all tools
+// sorted by id.
 func Rank(query string, infos []Info, limit int) []Info {
 	q := strings.TrimSpace(strings.ToLower(query))
 	if q == "" {
@@ -47,8 +47,9 @@ func Rank(query string, infos []Info, limit int) []Info {
 	docs := make([]rankDoc, len(infos))
 	df := make([]float64, len(terms))
 	var totalLen float64
+	stems := map[string]string{} // a word's stem, as tools share most words
 	for i, info := range infos {
-		docs[i] = newRankDoc(info, terms)
+		docs[i] = newRankDoc(info, terms, stems)
 		totalLen += docs[i].length
 		for j, tf := range docs[i].tf {
 			if tf > 0 {
@@ -110,13 +111,22 @@ type rankDoc struct {
 
 // newRankDoc counts terms in info: an exact match counts fully, a document
 // term that a query term is a prefix of ("hash" in "hashes") at a discount.
-func newRankDoc(info Info, terms []string) rankDoc {
+// stems memoizes the stems of the words of one ranking.
+func newRankDoc(info Info, terms []string, stems map[string]string) rankDoc {
 	exact := make([]float64, len(terms))
 	prefix := make([]float64, len(terms))
 	var length float64
 	count := func(text string, weight float64) {
-		eachToken(text, func(t string) {
+		eachWord(text, func(w string) {
 			length += weight
+			if !mayStemTo(w, terms) {
+				return // stemming is the costly part of ranking
+			}
+			t, ok := stems[w]
+			if !ok {
+				t = stem(w)
+				stems[w] = t
+			}
 			for j, qt := range terms {
 				switch {
 				case t == qt:
@@ -129,15 +139,25 @@ func newRankDoc(info Info, terms []string) rankDoc {
 	}
 	count(info.ID, idWeight)
 	count(info.Description, 1)
-	for _, name := range parameterNames(info.InputSchema) {
-		count(name, paramWeight)
-	}
 	for j := range exact {
 		if exact[j] == 0 {
 			exact[j] = prefix[j] * prefixWeight
 		}
 	}
 	return rankDoc{tf: exact, length: length}
+}
+
+// mayStemTo reports whether word's stem may equal or extend one of terms:
+// a Porter2 stem is a prefix of its word but for a final "y" turned "i"
+// (and a few irregular words, left unmatched), so a word that does not
+// start with a term less its last letter cannot match it.
+func mayStemTo(word string, terms []string) bool {
+	for _, t := range terms {
+		if strings.HasPrefix(word, t[:len(t)-1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenize splits text into lower-case, stemmed terms on
@@ -214,16 +234,4 @@ func queryTerms(query string) (terms []string, weights []float64) {
 		weights[j] = weight[t]
 	}
 	return terms, weights
-}
-
-// parameterNames are the names of the top-level properties of an input
-// schema; none when it does not parse.
-func parameterNames(schema json.RawMessage) []string {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	return slices.Sorted(maps.Keys(s.Properties))
 }

@@ -228,3 +228,19 @@ func TestErrorsDeclareToolsOfNpmServers(t *testing.T) {
 	}
 	wantLocal(t, p.execute(t, `return await mcp.memory.open_nodes({names: ["Alice"]})`), nil)
 }
+
+// BenchmarkDiscoverFiveServers: one top-5 discover through `pml stdio` over
+// the 100-odd tools of the five npm servers and the built-ins, cycling
+// through the query set.
+func BenchmarkDiscoverFiveServers(b *testing.B) {
+	ws := b.TempDir()
+	testfixture.WriteConfig(b, ws, fiveServers(b, ws))
+	p := startStdio(b, ws, nil)
+	queries := loadQueries(b)
+	p.discover(b, discoverAll()) // start every server
+	i := 0
+	for b.Loop() {
+		discoverText(b, p, wire.DiscoverRequest{Query: queries[i%len(queries)].Query, Limit: 5})
+		i++
+	}
+}
