@@ -65,6 +65,7 @@ type contextCost struct {
 	directBytes, listBytes int
 	discoverBytes          float64 // one top-5 discover, averaged over the queries
 	recall, mrr            float64 // a right tool in the top 5; mean reciprocal rank
+	queries                int
 	misses                 []string
 }
 
@@ -80,7 +81,7 @@ func (c contextCost) table() string {
 	total := float64(c.listBytes) + c.discoverBytes
 	fmt.Fprintf(&b, "| pml, `tools/list` plus one top-5 `discover` | %.0f | %.0f (%.1f%% less than direct) |\n",
 		total, total/4, 100*(1-total/float64(c.directBytes)))
-	fmt.Fprintf(&b, "\nrecall@5 %.1f%%, MRR %.3f ", 100*c.recall, c.mrr)
+	fmt.Fprintf(&b, "\nrecall@5 %.1f%%, MRR %.3f over %d queries\n", 100*c.recall, c.mrr, c.queries)
 	return b.String()
 }
 
@@ -156,6 +157,7 @@ func measureContextCost(t *testing.T) contextCost {
 		found++
 		rr += 1 / float64(rank+1)
 	}
+	c.queries = len(queries)
 	n := float64(len(queries))
 	c.discoverBytes, c.recall, c.mrr = totalBytes/n, found/n, rr/n
 	sort.Strings(c.misses)
