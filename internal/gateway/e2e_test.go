@@ -223,7 +223,8 @@ func TestCallAndDiscover(t *testing.T) {
 	wantError(t, gatewaytest.DecodeAnswer(t, res), pmlerr.PermissionDenied)
 	// Argument validation is TOOL_ERROR naming the field.
 	res, _ = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"tool": "math:add", "args": map[string]any{"a": "x", "b": 1}}})
-	if a := gatewaytest.DecodeAnswer(t, res); a.ErrorCode != pmlerr.ToolError || !strings.Contains(a.Error, "a") {
+	if a := gatewaytest.DecodeAnswer(t, res); a.ErrorCode != pmlerr.ToolError || !strings.Contains(a.Error, "a") ||
+		a.Details["declaration"] != "mcp.math.add(args: { a: number; b: number }): Promise<unknown>" {
 		t.Fatalf("validation: %+v", a)
 	}
 
@@ -246,8 +247,11 @@ func TestCallAndDiscover(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &compact); err != nil {
 		t.Fatal(err)
 	}
-	if len(compact.Tools) == 0 || compact.Tools[0].InputSchema != nil || compact.Tools[0].Declaration != d.Tools[0].Declaration {
-		t.Fatalf("compact discover kept the schema its declaration covers: %+v", compact.Tools)
+	// A search answers compact hits: no schema, the description not
+	// repeated as the declaration's comment, which schemas: true keeps.
+	if len(compact.Tools) == 0 || compact.Tools[0].InputSchema != nil || !strings.HasPrefix(compact.Tools[0].Declaration, "mcp.crypto.sha256(") ||
+		!strings.HasPrefix(d.Tools[0].Declaration, "/** ") {
+		t.Fatalf("compact discover: %+v, full %+v", compact.Tools, d.Tools)
 	}
 	res, _ = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover", Arguments: map[string]any{"pattern": "fx:*"}})
 	if !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"fx:echo"`) {

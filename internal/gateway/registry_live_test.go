@@ -44,7 +44,7 @@ func TestHostedServerEntryToolsOutsideIntegrity(t *testing.T) {
 	badBefore := fetch("pml.mcp.bad.server")
 
 	s := g.Connect(t, g.Key, false)
-	d := discover(t, s, wire.DiscoverRequest{Pattern: "fx:*"})
+	d := discover(t, s, wire.DiscoverRequest{Pattern: "fx:*", Schemas: true}) // whole descriptions
 	if len(d.Tools) == 0 {
 		t.Fatal("fx has no tools")
 	}

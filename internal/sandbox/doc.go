@@ -96,7 +96,9 @@
 //     fails at once with this code instead of waiting for the timeout.
 //   - MEMORY_LIMIT also when the arguments plus results moved through mcp.*
 //     cross Limits.MaxCallBytes, naming the call (Details "tool").
-//   - the code of an uncaught tool error (see above), with Details "tool".
+//   - the code of an uncaught tool error (see above), with Details "tool"
+//     and the tool error's own "suggestions", "declarations" and
+//     "declaration" (fixDetails).
 //   - INVALID_REQUEST for args that are not a JSON object, INTERNAL_ERROR
 //     when the engine itself fails.
 //

@@ -24,6 +24,11 @@ type thrown struct {
 	Column  int    `json:"-"`
 }
 
+// fixDetails are the details of a tool error that an uncaught one keeps in
+// the run's error: what the AI client needs to fix its call without another
+// discover (docs/protocol.md "Error"). Others stay with the cause.
+var fixDetails = []string{"suggestions", "declarations", "declaration"}
+
 // toolFailure is what the bridge reports about an uncaught tool error.
 type toolFailure struct {
 	ID      int    `json:"id"`
@@ -52,7 +57,15 @@ func (r *run) failure(kind, detail string) error {
 		if err := json.Unmarshal([]byte(detail), &f); err != nil || f.Code == "" {
 			return pmlerr.New(pmlerr.Internal, "sandbox could not read a tool failure")
 		}
-		return &pmlerr.Error{Code: pmlerr.Code(f.Code), Message: capText(f.Message), Details: map[string]any{"tool": f.Tool}, Err: r.toolErrs.get(f.ID)}
+		e := &pmlerr.Error{Code: pmlerr.Code(f.Code), Message: capText(f.Message), Details: map[string]any{"tool": f.Tool}, Err: r.toolErrs.get(f.ID)}
+		if cause, ok := pmlerr.As(e.Err); ok {
+			for _, k := range fixDetails {
+				if v, ok := cause.Details[k]; ok {
+					e.Details[k] = v
+				}
+			}
+		}
+		return e
 	case "memory":
 		return r.memoryError()
 	case "js":

@@ -75,7 +75,7 @@ func (tt *testTools) call(ctx context.Context, tool string, args json.RawMessage
 		time.Sleep(2 * time.Second) // ignores ctx on purpose
 		return json.RawMessage(`"woke"`), nil
 	case "test:fail":
-		return nil, pmlerr.New(pmlerr.Code(a.Code), "%s", a.Msg)
+		return nil, pmlerr.New(pmlerr.Code(a.Code), "%s", a.Msg).With("declaration", "mcp.test.fail(args: { code: string; msg: string })").With("available", []string{"test:fail"})
 	case "test:plain":
 		return nil, errors.New(a.Msg)
 	case "test:panic":

@@ -253,6 +253,10 @@ func TestUncaughtToolErrorKeepsItsCode(t *testing.T) {
 		if pe.Err == nil {
 			t.Errorf("%s: the CallFunc's error is not kept", tc.body)
 		}
+		// The details that fix a call reach the run's error; others do not.
+		if _, declared := pe.Details["declaration"]; declared != (tc.tool == "test:fail") || pe.Details["available"] != nil {
+			t.Errorf("%s: details %v", tc.body, pe.Details)
+		}
 	}
 	// A new Error carrying a copied code is the code's own error.
 	_, err := runBody(t, "try { await mcp.test.fail({code: 'PERMISSION_DENIED', msg: 'x'}) } catch (e) { const f = new Error('mine'); f.code = e.code; throw f }")

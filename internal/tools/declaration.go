@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/pml-go/pml/internal/textcut"
 )
 
 // maxRefDepth stops rendering of recursive $ref chains.
@@ -24,10 +26,35 @@ var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 // Object literals go multi-line, with one doc comment per property, when any
 // property has a description or default. A schema that does not parse renders
 // as Record<string, unknown>; args is optional when no field is required.
-func Declaration(info Info) string {
+func Declaration(info Info) string { return declaration(info, docFull) }
+
+// CompactDeclaration is the declaration a discover hit carries: what the AI
+// client needs to call the tool and no more (docs/protocol.md "Gateway MCP
+// tools"). The tool's description, which the hit carries beside it, is not
+// repeated as a comment; a property's comment is its first sentence, cut
+// short; the result type has no comments, and is "typeof args" when it is
+// the argument type again.
+func CompactDeclaration(info Info) string { return declaration(info, docShort) }
+
+// docMode is how much of the schemas' descriptions a declaration keeps.
+type docMode int
+
+const (
+	docFull  docMode = iota // every description whole
+	docShort                // each required property's first sentence, at most maxShortDoc bytes
+	docNone                 // no comments
+)
+
+// maxShortDoc bounds a property comment of a compact declaration: the long
+// parameter descriptions some servers write would otherwise dominate a hit.
+const maxShortDoc = 48
+
+func declaration(info Info, docs docMode) string {
 	ns, action := Split(info.ID)
 	var b strings.Builder
-	writeDocComment(&b, "", info.Description)
+	if docs == docFull {
+		writeDocComment(&b, "", info.Description)
+	}
 	b.WriteString("mcp")
 	b.WriteString(member(ns))
 	b.WriteString(member(action))
@@ -38,7 +65,7 @@ func Declaration(info Info) string {
 			root = &tsSchema{Type: []string{"object"}}
 		}
 	}
-	r := renderer{root: root}
+	r := renderer{root: root, docs: docs}
 	argType := r.render(root, "", 0)
 	if argType == "unknown" {
 		argType = "Record<string, unknown>"
@@ -50,14 +77,19 @@ func Declaration(info Info) string {
 	b.WriteString(": ")
 	b.WriteString(argType)
 	b.WriteString("): Promise<")
-	b.WriteString(resultType(info.OutputSchema))
+	result := resultType(info.OutputSchema, docs)
+	if docs != docFull && result != "unknown" && result == resultType(info.InputSchema, docNone) {
+		result = "typeof args"
+	}
+	b.WriteString(result)
 	b.WriteString(">")
 	return b.String()
 }
 
 // resultType is the TypeScript type of a call's result: unknown without an
-// output schema or with one that does not parse.
-func resultType(outputSchema json.RawMessage) string {
+// output schema or with one that does not parse. Outside full declarations
+// it has no comments: the AI client needs its shape, not its documentation.
+func resultType(outputSchema json.RawMessage, docs docMode) string {
 	if len(outputSchema) == 0 {
 		return "unknown"
 	}
@@ -66,6 +98,9 @@ func resultType(outputSchema json.RawMessage) string {
 		return "unknown"
 	}
 	r := renderer{root: root}
+	if docs != docFull {
+		r = renderer{root: root, docs: docNone, shallow: true}
+	}
 	return r.render(root, "", 0)
 }
 
@@ -83,7 +118,14 @@ func jsString(s string) string {
 	return string(out)
 }
 
-type renderer struct{ root *tsSchema }
+type renderer struct {
+	root *tsSchema
+	docs docMode
+	// shallow renders objects nested in an object as "object": a compact
+	// declaration's result type shows the result's top-level fields only.
+	shallow bool
+	nested  bool // rendering inside an object's property
+}
 
 // render returns the TypeScript type of s; indent is the indentation of the
 // line the type starts on, for multi-line object literals.
@@ -170,6 +212,10 @@ func (r renderer) renderType(typ string, s *tsSchema, indent string, depth int) 
 }
 
 func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
+	if r.shallow && r.nested {
+		return "object"
+	}
+	r.nested = true
 	var extra string // the index signature's value type, if any
 	if ap := s.AdditionalProperties; ap != nil && !ap.Never {
 		extra = r.render(ap, indent+"  ", depth)
@@ -183,16 +229,29 @@ func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
 		}
 		return "Record<string, " + extra + ">"
 	}
-	multiline := slices.ContainsFunc(s.Properties, func(p tsProperty) bool {
-		return p.Schema.Description != "" || len(p.Schema.Default) > 0
-	})
+	doc := func(p tsProperty) string {
+		switch {
+		case r.docs == docNone:
+			return ""
+		case r.docs == docShort && !slices.Contains(s.Required, p.Name):
+			return "" // an optional property's name says enough to leave it out
+		case r.docs == docShort:
+			return shortDoc(p.Schema.Description)
+		}
+		return propertyDoc(p.Schema)
+	}
+	// A compact declaration stays on one line, its comments inline: line
+	// breaks and indentation cost the AI client tokens and say nothing.
+	multiline := r.docs == docFull && slices.ContainsFunc(s.Properties, func(p tsProperty) bool { return doc(p) != "" })
 	inner := indent + "  "
 	var fields []string
 	for _, p := range s.Properties {
 		var f strings.Builder
 		if multiline {
-			writeDocComment(&f, inner, propertyDoc(p.Schema))
+			writeDocComment(&f, inner, doc(p))
 			f.WriteString(inner)
+		} else if d := doc(p); d != "" {
+			f.WriteString("/** " + strings.ReplaceAll(d, "*/", "*\\/") + " */ ")
 		}
 		f.WriteString(propertyKey(p.Name))
 		if !slices.Contains(s.Required, p.Name) {
@@ -223,6 +282,47 @@ func propertyDoc(s *tsSchema) string {
 			doc += " "
 		}
 		doc += "(default: " + string(s.Default) + ")"
+	}
+	return doc
+}
+
+// sentenceEnd is the index of the period ending text's first sentence, or
+// -1: a ". " not after an abbreviation such as "e.g.".
+func sentenceEnd(text string) int {
+	for i := 0; i+1 < len(text); i++ {
+		if text[i] == '.' && text[i+1] == ' ' && !strings.HasSuffix(text[:i], "e.g") && !strings.HasSuffix(text[:i], "i.e") {
+			return i
+		}
+	}
+	return -1
+}
+
+// maxShortDescription bounds the description of a compact discover hit.
+const maxShortDescription = 100
+
+// ShortDescription is a tool description as a compact discover hit carries
+// it: its first sentences up to maxShortDescription bytes, on one line.
+func ShortDescription(desc string) string {
+	desc = strings.Join(strings.Fields(desc), " ")
+	if len(desc) <= maxShortDescription {
+		return desc
+	}
+	cut := textcut.Prefix(desc, maxShortDescription)
+	if i := strings.LastIndex(cut, ". "); i > 0 {
+		return cut[:i+1]
+	}
+	return strings.TrimRight(textcut.Prefix(desc, maxShortDescription-3), " ,;:") + "..."
+}
+
+// shortDoc is the first sentence of doc on one line, cut to maxShortDoc
+// bytes with an ellipsis.
+func shortDoc(doc string) string {
+	doc = strings.Join(strings.Fields(doc), " ")
+	if i := sentenceEnd(doc); i >= 0 {
+		doc = doc[:i+1]
+	}
+	if len(doc) > maxShortDoc {
+		doc = strings.TrimRight(textcut.Prefix(doc, maxShortDoc-3), " ,;:") + "..."
 	}
 	return doc
 }

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -103,5 +104,33 @@ func TestDeclaration(t *testing.T) {
 				t.Errorf("Declaration() =\n%s\nwant\n%s", got, c.want)
 			}
 		})
+	}
+}
+
+// A compact declaration keeps what a call needs (names, types, required,
+// enums) and drops the rest: the description, optional properties'
+// comments, defaults, nested result fields, a result that repeats the
+// arguments; a long comment is cut to its first sentence.
+func TestCompactDeclaration(t *testing.T) {
+	info := Info{ID: "git:commit", Description: "Create a commit.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{
+			"message":{"type":"string","description":"Commit message, e.g. a summary. Keep it short and say why the change is made, not what."},
+			"amend":{"type":"boolean","default":false,"description":"Amend the previous commit."},
+			"mode":{"type":"string","enum":["a","b"]}},"required":["message","mode"]}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"hash":{"type":"string","description":"The hash."},"status":{"type":"object","properties":{"clean":{"type":"boolean"}}}},"required":["hash"]}`)}
+	want := `mcp.git.commit(args: { /** Commit message, e.g. a summary. */ message: string; amend?: boolean; mode: "a" | "b" }): Promise<{ hash: string; status?: object }>`
+	if got := CompactDeclaration(info); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	same := Info{ID: "m:put", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"number","description":"A number."}},"required":["n"]}`),
+		OutputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}`)}
+	if got := CompactDeclaration(same); got != `mcp.m.put(args: { /** A number. */ n: number }): Promise<typeof args>` {
+		t.Fatalf("a result repeating the arguments: %s", got)
+	}
+	if got := ShortDescription(strings.Repeat("word ", 40)); len(got) > 100 || !strings.HasSuffix(got, "...") {
+		t.Fatalf("long description: %q", got)
+	}
+	if got := ShortDescription("First sentence here. " + strings.Repeat("More words ", 20)); got != "First sentence here." {
+		t.Fatalf("description cut at a sentence: %q", got)
 	}
 }

@@ -172,14 +172,8 @@ func (m *Mux) Call(ctx context.Context, id string, args json.RawMessage) (json.R
 // unknownTool builds the UNKNOWN_TOOL error for id, keeping cause's code
 // chain when the provider reported it.
 func (m *Mux) unknownTool(ctx context.Context, id string, cause *pmlerr.Error) error {
-	var ids []string
-	if infos, err := m.Tools(ctx); err == nil {
-		ids = make([]string, len(infos))
-		for i, info := range infos {
-			ids[i] = info.ID
-		}
-	}
-	e := UnknownToolError(id, ids)
+	infos, _ := m.Tools(ctx)
+	e := UnknownToolError(id, infos)
 	if cause != nil {
 		e.Err = cause
 	}
@@ -187,17 +181,27 @@ func (m *Mux) unknownTool(ctx context.Context, id string, cause *pmlerr.Error) e
 }
 
 // UnknownToolError returns the UNKNOWN_TOOL error for id, naming up to three
-// of the nearest candidates in its message and its "suggestions" detail.
-func UnknownToolError(id string, candidates []string) *pmlerr.Error {
-	sugg := Nearest(id, candidates, maxSuggestions)
+// of the nearest candidates in its message and its "suggestions" detail, and
+// giving their compact declarations in "declarations" (docs/protocol.md
+// "Error"): the AI client can fix its call without another discover.
+func UnknownToolError(id string, candidates []Info) *pmlerr.Error {
+	ids := make([]string, len(candidates))
+	for i, c := range candidates {
+		ids[i] = c.ID
+	}
+	sugg := Nearest(id, ids, maxSuggestions)
 	msg := fmt.Sprintf("unknown tool %q", id)
 	if len(sugg) > 0 {
 		msg += "; did you mean " + strings.Join(quoteAll(sugg), ", ") + "?"
 	}
+	decls := make([]string, 0, len(sugg))
+	for _, s := range sugg {
+		decls = append(decls, CompactDeclaration(candidates[slices.Index(ids, s)]))
+	}
 	if sugg == nil {
 		sugg = []string{}
 	}
-	return pmlerr.New(pmlerr.UnknownTool, "%s", msg).With("suggestions", sugg).With("tool", id)
+	return pmlerr.New(pmlerr.UnknownTool, "%s", msg).With("suggestions", sugg).With("declarations", decls).With("tool", id)
 }
 
 func quoteAll(s []string) []string {

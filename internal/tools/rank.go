@@ -2,10 +2,13 @@ package tools
 
 import (
 	"cmp"
+	"maps"
 	"math"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // BM25 parameters, and the weight of a term found in a tool's id relative to
@@ -16,6 +19,9 @@ const (
 	bm25B        = 0.75
 	idWeight     = 3.0
 	prefixWeight = 0.5 // a query term that is a prefix of a tool term ("hash" ~ "hashing")
+	// synonymWeight discounts a term the query did not use but means
+	// (see synonyms): a tool using the query's own words ranks first.
+	synonymWeight = 0.6
 
 	exactIDBoost    = 1000.0
 	namespaceBoost  = 100.0
@@ -23,9 +29,11 @@ const (
 )
 
 // Rank orders infos by relevance to query: an exact id match first, then the
-// tools of a namespace the query names, then BM25 over tokens of the id
-// (weighted) and description. It returns at most limit tools (0: every tool
-// with a positive score). An empty query returns all tools sorted by id.
+// tools of a namespace the query names, then BM25 over the stemmed words of
+// the id (weighted) and description, for the query's words less stop words
+// plus their synonyms (at a discount). It returns at most limit tools (0:
+// every tool with a positive score). An empty query returns all tools
+// sorted by id.
 func Rank(query string, infos []Info, limit int) []Info {
 	q := strings.TrimSpace(strings.ToLower(query))
 	if q == "" {
@@ -33,15 +41,15 @@ func Rank(query string, infos []Info, limit int) []Info {
 		slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.ID, b.ID) })
 		return truncate(out, limit)
 	}
-	terms := slices.Compact(slices.Sorted(slices.Values(tokenize(query))))
-
+	terms, weights := queryTerms(query)
 	// Only the query terms' frequencies matter, so each document is reduced
 	// to one weighted frequency per query term: no per-document term maps.
 	docs := make([]rankDoc, len(infos))
 	df := make([]float64, len(terms))
 	var totalLen float64
+	stems := map[string]string{} // a word's stem, as tools share most words
 	for i, info := range infos {
-		docs[i] = newRankDoc(info, terms)
+		docs[i] = newRankDoc(info, terms, stems)
 		totalLen += docs[i].length
 		for j, tf := range docs[i].tf {
 			if tf > 0 {
@@ -64,7 +72,7 @@ func Rank(query string, infos []Info, limit int) []Info {
 				continue
 			}
 			idf := math.Log(1 + (n-df[j]+0.5)/(df[j]+0.5))
-			score += idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.length/avgLen))
+			score += weights[j] * idf * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*d.length/avgLen))
 		}
 		id := strings.ToLower(infos[i].ID)
 		switch {
@@ -103,13 +111,22 @@ type rankDoc struct {
 
 // newRankDoc counts terms in info: an exact match counts fully, a document
 // term that a query term is a prefix of ("hash" in "hashes") at a discount.
-func newRankDoc(info Info, terms []string) rankDoc {
+// stems memoizes the stems of the words of one ranking.
+func newRankDoc(info Info, terms []string, stems map[string]string) rankDoc {
 	exact := make([]float64, len(terms))
 	prefix := make([]float64, len(terms))
 	var length float64
 	count := func(text string, weight float64) {
-		eachToken(text, func(t string) {
+		eachWord(text, func(w string) {
 			length += weight
+			if !mayStemTo(w, terms) {
+				return // stemming is the costly part of ranking
+			}
+			t, ok := stems[w]
+			if !ok {
+				t = stem(w)
+				stems[w] = t
+			}
 			for j, qt := range terms {
 				switch {
 				case t == qt:
@@ -130,7 +147,20 @@ func newRankDoc(info Info, terms []string) rankDoc {
 	return rankDoc{tf: exact, length: length}
 }
 
-// tokenize splits text into lower-case, lightly stemmed terms on
+// mayStemTo reports whether word's stem may equal or extend one of terms:
+// a Porter2 stem is a prefix of its word but for a final "y" turned "i"
+// (and a few irregular words, left unmatched), so a word that does not
+// start with a term less its last letter cannot match it.
+func mayStemTo(word string, terms []string) bool {
+	for _, t := range terms {
+		if strings.HasPrefix(word, t[:len(t)-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenize splits text into lower-case, stemmed terms on
 // non-alphanumerics and camelCase boundaries ("readFile" -> read, file).
 func tokenize(text string) []string {
 	var terms []string
@@ -141,40 +171,67 @@ func tokenize(text string) []string {
 // eachToken calls fn with each term of text, as tokenize splits it, without
 // building a slice: ranking tokenizes every tool's description per query.
 func eachToken(text string, fn func(string)) {
+	eachWord(text, func(w string) { fn(stem(w)) })
+}
+
+// eachWord calls fn with each lower-case word of text, split on
+// non-alphanumerics and camelCase boundaries.
+func eachWord(text string, fn func(string)) {
 	start := -1
 	var prev rune
 	for i, r := range text {
 		word := unicode.IsLetter(r) || unicode.IsDigit(r)
 		switch {
 		case word && start >= 0 && unicode.IsUpper(r) && unicode.IsLower(prev):
-			fn(stem(strings.ToLower(text[start:i])))
+			fn(strings.ToLower(text[start:i]))
 			start = i
 		case word && start < 0:
 			start = i
 		case !word && start >= 0:
-			fn(stem(strings.ToLower(text[start:i])))
+			fn(strings.ToLower(text[start:i]))
 			start = -1
 		}
 		prev = r
 	}
 	if start >= 0 {
-		fn(stem(strings.ToLower(text[start:])))
+		fn(strings.ToLower(text[start:]))
 	}
 }
 
-// stem strips common English plural and verb endings so "files" matches
-// "file" and "parses" matches "parse". It is deliberately crude: both sides
-// of a comparison go through it.
-func stem(t string) string {
-	switch {
-	case len(t) > 4 && strings.HasSuffix(t, "ies"):
-		return t[:len(t)-3] + "y"
-	case len(t) > 5 && strings.HasSuffix(t, "ing"):
-		return t[:len(t)-3]
-	case len(t) > 4 && strings.HasSuffix(t, "ed"):
-		return t[:len(t)-2]
-	case len(t) > 3 && strings.HasSuffix(t, "s") && !strings.HasSuffix(t, "ss") && !strings.HasSuffix(t, "us") && !strings.HasSuffix(t, "is"):
-		return t[:len(t)-1]
+// stem reduces a lower-case word to its English (Porter2) stem, so
+// "committed" matches "commit" and "directories" matches "directory".
+func stem(t string) string { return english.Stem(t, true) }
+
+// queryTerms are the distinct terms of query, without stop words unless the
+// query has nothing else, each with its weight: 1 for the query's own
+// terms, synonymWeight for those synonyms adds.
+func queryTerms(query string) (terms []string, weights []float64) {
+	var words []string
+	eachWord(query, func(w string) {
+		if !english.IsStopWord(w) {
+			words = append(words, w)
+		}
+	})
+	if len(words) == 0 {
+		eachWord(query, func(w string) { words = append(words, w) })
 	}
-	return t
+	weight := map[string]float64{}
+	for _, w := range words {
+		weight[stem(w)] = 1
+	}
+	for _, w := range words {
+		for _, syn := range synonymsByStem[stem(w)] {
+			eachToken(syn, func(t string) {
+				if weight[t] < synonymWeight {
+					weight[t] = synonymWeight
+				}
+			})
+		}
+	}
+	terms = slices.Sorted(maps.Keys(weight))
+	weights = make([]float64, len(terms))
+	for j, t := range terms {
+		weights[j] = weight[t]
+	}
+	return terms, weights
 }

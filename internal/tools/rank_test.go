@@ -71,8 +71,40 @@ func TestRankEmptyQueryReturnsAllSortedByID(t *testing.T) {
 
 func TestTokenize(t *testing.T) {
 	got := tokenize("readFile list_directories JSON:parse")
-	want := []string{"read", "file", "list", "directory", "json", "parse"}
+	want := []string{"read", "file", "list", "directori", "json", "pars"} // Porter2 stems
 	if !slices.Equal(got, want) {
 		t.Fatalf("tokenize = %v, want %v", got, want)
+	}
+}
+
+// A query in other words than the tools' finds them through stems, stop
+// words and synonyms; a tool using the query's own word ranks above one
+// found through a synonym; a query of stop words only still ranks.
+func TestRankParaphrases(t *testing.T) {
+	infos := []Info{
+		{ID: "git:git_status", Description: "Show the working tree status including staged, unstaged, and untracked files."},
+		{ID: "git:git_commit", Description: "Create a new commit with staged changes in the repository."},
+		{ID: "filesystem:create_directory", Description: "Create a new directory or ensure a directory exists."},
+		{ID: "filesystem:read_file", Description: "Read the complete contents of a file as text."},
+		{ID: "notes:folder", Description: "Tag a note with a folder."},
+	}
+	cases := []struct {
+		query, want string
+		within      int // the want tool's rank at worst
+	}{
+		// "commit" names git_commit outright; the status tool comes next.
+		{"which files changed and are not committed yet", "git:git_status", 2},
+		{"make a new folder", "filesystem:create_directory", 1},
+		{"open a file", "filesystem:read_file", 1},
+		{"folder", "notes:folder", 1},
+		{"the", "filesystem:read_file", 1},
+	}
+	for _, c := range cases {
+		if got := ids(Rank(c.query, infos, c.within)); !slices.Contains(got, c.want) {
+			t.Errorf("Rank(%q) = %v, want %s in the first %d", c.query, got, c.want, c.within)
+		}
+	}
+	if got := ids(Rank("folder", infos, 0)); !slices.Contains(got, "filesystem:create_directory") {
+		t.Errorf("Rank(folder) = %v, want the directory tool through its synonym", got)
 	}
 }

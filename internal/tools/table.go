@@ -67,16 +67,14 @@ func (t *Table) Tools(context.Context) ([]Info, error) {
 func (t *Table) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 	f, ok := t.funcs[tool]
 	if !ok {
-		ids := make([]string, len(t.infos))
-		for i, info := range t.infos {
-			ids[i] = info.ID
-		}
-		return nil, UnknownToolError(tool, ids)
+		return nil, UnknownToolError(tool, t.infos)
 	}
 	if err := t.validator.Validate(f.Info.InputSchema, args); err != nil {
 		if pe, ok := pmlerr.As(err); ok {
+			// The declaration lets the AI client fix its call without
+			// another discover (docs/protocol.md "Error").
 			pe.Message = tool + ": " + pe.Message
-			return nil, pe
+			return nil, pe.With("declaration", CompactDeclaration(f.Info))
 		}
 		return nil, pmlerr.Wrap(pmlerr.Internal, fmt.Errorf("%s: %w", tool, err))
 	}

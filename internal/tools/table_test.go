@@ -86,6 +86,31 @@ func TestTableErrors(t *testing.T) {
 	}
 }
 
+// A call that fails validation carries the tool's declaration, and one to an
+// unknown tool the declarations of the nearest: the AI client fixes its call
+// from the error alone. The table still serves the next call.
+func TestTableErrorsDeclareTheTool(t *testing.T) {
+	tb := testTable()
+	ctx := context.Background()
+	const want = "mcp.math.add(args: { a: number; b: number }): Promise<unknown>"
+	_, err := tb.Call(ctx, "math:add", json.RawMessage(`{"a": 1}`))
+	if pe, ok := pmlerr.As(err); !ok || pe.Details["declaration"] != want {
+		t.Fatalf("invalid arguments: %v %+v", err, pe)
+	}
+	_, err = tb.Call(ctx, "math:ad", json.RawMessage(`{}`))
+	pe, ok := pmlerr.As(err)
+	if !ok || pe.Code != pmlerr.UnknownTool {
+		t.Fatalf("unknown tool: %v", err)
+	}
+	decls, _ := pe.Details["declarations"].([]string)
+	if sugg, _ := pe.Details["suggestions"].([]string); len(decls) != len(sugg) || decls[0] != want {
+		t.Fatalf("declarations %q for suggestions %q", decls, sugg)
+	}
+	if out, err := tb.Call(ctx, "math:add", json.RawMessage(`{"a": 1, "b": 2}`)); err != nil || string(out) != "3" {
+		t.Fatalf("next call: %s %v", out, err)
+	}
+}
+
 func TestTableCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

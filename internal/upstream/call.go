@@ -93,12 +93,48 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (j
 		if errors.As(err, &rpcErr) && s.isUnknown(ctx, ss, action) {
 			return nil, s.unknownTool(ctx, ss, id)
 		}
+		if rpcErr != nil { // the server answered: it may have refused the arguments
+			if invalid := s.invalidArgs(ctx, ss, id, args, err); invalid != nil {
+				return nil, invalid
+			}
+		}
 		return nil, s.sessionError(ctx, ss, "calling "+id, err)
 	}
 	if res.IsError && s.isUnknown(ctx, ss, action) {
 		return nil, s.unknownTool(ctx, ss, id)
 	}
-	return convertResult(id, res)
+	out, err := convertResult(id, res)
+	if err != nil {
+		if invalid := s.invalidArgs(ctx, ss, id, args, err); invalid != nil {
+			return nil, invalid
+		}
+	}
+	return out, err
+}
+
+// invalidArgs is the error of a failed call whose arguments do not match
+// the tool's input schema, with the tool's declaration so the AI client can
+// fix its call without another discover (docs/protocol.md "Error"); nil
+// when they match, or when the schema is unknown or does not compile. The
+// server decided the call failed; this only says why in a form the client
+// can act on, keeping the server's own error as the cause.
+func (s *Server) invalidArgs(ctx context.Context, ss *session, id string, args json.RawMessage, cause error) error {
+	list, err := s.listTools(ctx, ss)
+	if err != nil {
+		return nil
+	}
+	i := slices.IndexFunc(list, func(t tools.Info) bool { return t.ID == id })
+	if i < 0 {
+		return nil
+	}
+	pe, ok := pmlerr.As(s.validator.Validate(list[i].InputSchema, args))
+	if !ok {
+		return nil
+	}
+	e := pmlerr.New(pmlerr.ToolError, "%s: %s", id, pe.Message).
+		With("tool", id).With("declaration", tools.CompactDeclaration(list[i]))
+	e.Err = cause
+	return e
 }
 
 // isUnknown reports whether the server does not list action. Servers report

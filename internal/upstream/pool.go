@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/tools"
 )
 
 // Options configures a Pool. The zero value is usable.
@@ -72,7 +74,7 @@ func NewPool(opts Options) *Pool {
 // Add registers cfg under cfg.Name, replacing (and stopping) a previous
 // server of that name. Nothing starts until the server is first used.
 func (p *Pool) Add(cfg ServerConfig) *Server {
-	s := &Server{name: cfg.Name, cfg: cfg, pool: p}
+	s := &Server{name: cfg.Name, cfg: cfg, pool: p, validator: tools.NewValidator()}
 	p.mu.Lock()
 	old := p.servers[cfg.Name]
 	if p.closed {

@@ -69,6 +69,30 @@ func TestUnknownTool(t *testing.T) {
 	wantCode(t, err, pmlerr.ToolError)
 }
 
+// A call the server refuses for arguments that do not match the tool's
+// schema is a TOOL_ERROR carrying the tool's declaration, so the AI client
+// can fix it from the error; the server then serves the corrected call.
+func TestInvalidArgumentsDeclareTheTool(t *testing.T) {
+	p, _ := newPool(t, upstream.Options{})
+	s := p.Add(fixture(t, "fx"))
+	ctx := ctxTimeout(t, 10*time.Second)
+	_, err := s.Call(ctx, "add", json.RawMessage(`{"a": "one", "b": 2}`))
+	pe := wantCode(t, err, pmlerr.ToolError)
+	decl, _ := pe.Details["declaration"].(string)
+	if !strings.HasPrefix(decl, "mcp.fx.add(args: {") || !strings.Contains(pe.Message, `"a"`) || pe.Details["tool"] != "fx:add" {
+		t.Fatalf("invalid arguments: %q %v", pe.Message, pe.Details)
+	}
+	// A tool that fails with valid arguments gets no declaration.
+	_, err = s.Call(ctx, "fail", json.RawMessage(`{"message":"disk on fire"}`))
+	if pe := wantCode(t, err, pmlerr.ToolError); pe.Details["declaration"] != nil {
+		t.Fatalf("a tool failure with valid arguments declared the tool: %v", pe.Details)
+	}
+	out, err := s.Call(ctx, "add", json.RawMessage(`{"a": 1, "b": 2}`))
+	if err != nil || string(out) != `{"sum":3}` {
+		t.Fatalf("next call: %s %v", out, err)
+	}
+}
+
 func TestArgumentsMustBeAnObject(t *testing.T) {
 	p, starts := newPool(t, upstream.Options{})
 	s := p.Add(fixture(t, "fx"))

@@ -29,6 +29,9 @@ type Server struct {
 	// known is the last tool list a session returned; it outlives the
 	// session, so the registry can describe an idle server without starting it.
 	known []tools.Info
+	// validator checks the arguments of a failed call, to tell the AI
+	// client a call it can fix (invalidArgs).
+	validator *tools.Validator
 }
 
 // startAttempt is one start in progress; every caller that needs the server

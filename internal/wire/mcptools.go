@@ -12,44 +12,33 @@ import (
 // Tool input schemas, as the AI client and the package see them.
 var (
 	executeSchema = json.RawMessage(`{"type":"object","properties":{
- "code":{"type":"string","description":"TypeScript function body. Call tools as await mcp.<namespace>.<action>(args); read inputs from the global args; return the result. Top-level await works."},
- "intent":{"type":"string","description":"What the code is for, in a sentence."},
+ "code":{"type":"string","description":"A TypeScript function body; it reads the global args and returns the result."},
+ "intent":{"type":"string","description":"What the code is for."},
  "args":{"type":"object","description":"The code's global args (default {})."},
- "options":{"type":"object","properties":{"timeout_ms":{"type":"integer","minimum":1,"description":"Wall-clock limit in ms, waiting on tools included (default and most: 300000, or what the gateway is configured with)."},"cpu_budget_ms":{"type":"integer","minimum":1,"description":"Limit on the time spent running JS, in ms (default and most: 30000, or what the gateway is configured with)."}}},
- "continue_workflow":{"type":"object","properties":{"workflow_id":{"type":"string"},"approved":{"type":"boolean"},"always":{"type":"boolean","description":"With approved: true, also add the plan's tools to the allow list of .pml.json (the option always)."}},"required":["workflow_id","approved"],"description":"Answer an approval_required."}}}`)
+ "options":{"type":"object","description":"Lower the wall-clock and JS CPU limits (ms).","properties":{"timeout_ms":{"type":"integer","minimum":1},"cpu_budget_ms":{"type":"integer","minimum":1}}},
+ "continue_workflow":{"type":"object","properties":{"workflow_id":{"type":"string"},"approved":{"type":"boolean"},"always":{"type":"boolean"}},"required":["workflow_id","approved"],"description":"Answer an approval_required (always: also allow its tools from now on)."}}}`)
 	discoverSchema = json.RawMessage(`{"type":"object","properties":{
  "query":{"type":"string","description":"What you want to do, in words."},
- "name":{"type":"string","description":"An exact tool id, namespace:action."},
- "pattern":{"type":"string","description":"A tool pattern: ns, ns:* or ns:action."},
+ "name":{"type":"string","description":"An exact tool id (ns:action): that tool in full."},
+ "pattern":{"type":"string","description":"ns, ns:* or ns:action."},
  "limit":{"type":"integer","minimum":1},
- "schemas":{"type":"boolean","description":"Also return input/output schemas the declarations already cover (default false)."}}}`)
+ "schemas":{"type":"boolean","description":"Also return JSON schemas."}}}`)
 	// executeOutputSchema describes the answer object execute returns as
 	// structured content. It is permissive (extra fields allowed, nothing
 	// beyond status required) so that answers may grow fields without
-	// clients that validate structured content refusing them.
-	executeOutputSchema = json.RawMessage(`{"type":"object","properties":{
- "status":{"type":"string","enum":["success","execute_locally","approval_required","aborted","error"]},
- "result":{"description":"The code's return value (status success)."},
- "error_code":{"type":"string","description":"A stable error code (status error)."},
- "error":{"type":"string","description":"What went wrong (status error)."},
- "workflow_id":{"type":"string","description":"Pass back in continue_workflow (status approval_required)."},
- "approval_type":{"type":"string"},
- "description":{"type":"string"},
- "options":{"type":"array","items":{"type":"string"}},
- "trace_id":{"type":"string"},
- "duration_ms":{"type":"number"},
- "logs":{"type":"array","items":{"type":"string"}},
- "capability":{"type":"object"},
- "tools_used":{"type":"array"}},
- "required":["status"],"additionalProperties":true}`)
-	callSchema = json.RawMessage(`{"type":"object","properties":{
+	// clients that validate structured content refusing them; the fields
+	// themselves are in execute's description, which every client reads,
+	// so they are not repeated here (the AI client pays for both on every
+	// turn).
+	executeOutputSchema = json.RawMessage(`{"type":"object","properties":{"status":{"type":"string","enum":["success","execute_locally","approval_required","aborted","error"]},"result":{},"error_code":{"type":"string"},"error":{"type":"string"},"workflow_id":{"type":"string"}},"required":["status"],"additionalProperties":true}`)
+	callSchema          = json.RawMessage(`{"type":"object","properties":{
  "tool":{"type":"string","description":"namespace:action"},
  "args":{"type":"object"}},"required":["tool"]}`)
 )
 
-const executeDescription = `Run TypeScript that calls tools. Write a function body: ` +
-	"`const text = await mcp.filesystem.read_file({path: \"README.md\"}); return text.length;`" +
-	`. Use discover first to find tools and their TypeScript declarations. The answer is one JSON object with status success (result), approval_required (ask the user, then call again with continue_workflow) or error (error_code, error).`
+const executeDescription = "Run TypeScript that calls tools, a function body: " +
+	"`const t = await mcp.filesystem.read_file({path: \"a.md\"}); return t.length;`" +
+	". Find tools with discover first. Answers one JSON object: status success (result), approval_required (ask the user, then call again with continue_workflow) or error (error_code, error)."
 
 // ToolDefinitions are the execute and discover tools as both the gateway and
 // the package offer them.
@@ -108,7 +97,8 @@ func CallTool() *mcp.Tool {
 	return &mcp.Tool{Name: "call", Description: callDescription, InputSchema: callSchema}
 }
 
-const discoverDescription = "Find tools by what they do; returns ids, descriptions and TypeScript declarations (mcp.ns.action(args)), with a tool's input schema only where it says more than its declaration (schemas: true for all)."
+const discoverDescription = "Find tools by what they do: ids, descriptions, TypeScript declarations. " +
+	"Tool admin manages learned capabilities: {action: \"rename\"|\"describe\"|\"visibility\", target, new_namespace?, new_action?, description?, visibility?}."
 
 // AdminRequest is the input of the admin tool: it names, describes and
 // shares a capability of the caller's own project.

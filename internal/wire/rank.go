@@ -7,7 +7,11 @@ import (
 )
 
 // RankTools filters all by req's name and pattern and ranks them by relevance
-// to its query; meta supplies each hit's kind, routing and FQDN. An
+// to its query; meta supplies each hit's kind, routing and FQDN. A search
+// answers compact hits (a short description and tools.CompactDeclaration,
+// no schemas): the AI client reads them on every turn. A lookup by name, or
+// schemas: true, answers the tool in full (docs/protocol.md "Gateway MCP
+// tools"). An
 // undescribed capability (learned without an intent) ranks below every
 // other hit unless the query matches its name: its only description is the
 // list of tools it uses, which would otherwise outrank those tools.
@@ -46,10 +50,17 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 	for _, h := range hits {
 		d, t := h.d, h.info
 		d.ID, d.Description, d.InputSchema, d.OutputSchema = t.ID, t.Description, t.InputSchema, t.OutputSchema
-		d.Declaration = tools.Declaration(t)
-		if !req.Schemas {
+		switch {
+		case req.Schemas:
+			d.Declaration = tools.Declaration(t)
+		case req.Name != "":
+			d.Declaration = tools.Declaration(t)
 			d.InputSchema = droppable(d.InputSchema)
 			d.OutputSchema = droppable(d.OutputSchema)
+		default:
+			d.Description = tools.ShortDescription(t.Description)
+			d.Declaration = tools.CompactDeclaration(t)
+			d.InputSchema, d.OutputSchema = nil, nil
 		}
 		if d.Kind == "" {
 			d.Kind = "tool"

@@ -11,9 +11,9 @@ import (
 
 func toolHit(string) DiscoveredTool { return DiscoveredTool{Routing: "server"} }
 
-// TestDiscoverLeavesOutCoveredSchemas: a schema the declaration renders in
-// full is left out unless schemas is asked for; one with a constraint the
-// declaration cannot carry stays, and so does an output schema that does.
+// TestDiscoverLeavesOutCoveredSchemas: a search answers no schemas; a lookup
+// by name leaves out a schema the declaration renders in full but keeps one
+// with a constraint the declaration cannot carry; schemas: true keeps all.
 func TestDiscoverLeavesOutCoveredSchemas(t *testing.T) {
 	all := []tools.Info{
 		{ID: "w:now", InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
@@ -32,8 +32,12 @@ func TestDiscoverLeavesOutCoveredSchemas(t *testing.T) {
 	if d := compact["w:now"]; d.InputSchema != nil || d.OutputSchema != nil || d.Declaration != "mcp.w.now(args: { city: string }): Promise<{ t?: number }>" {
 		t.Fatalf("covered schemas kept: %+v", d)
 	}
-	if d := compact["w:days"]; d.InputSchema == nil || d.OutputSchema == nil {
-		t.Fatalf("schemas saying more than the declaration dropped: %+v", d)
+	if d := compact["w:days"]; d.InputSchema != nil || d.OutputSchema != nil {
+		t.Fatalf("a search answered schemas: %+v", d)
+	}
+	byName := byID(RankTools(all, DiscoverRequest{Name: "w:days"}, toolHit))
+	if d := byName["w:days"]; d.InputSchema == nil || d.OutputSchema == nil {
+		t.Fatalf("schemas saying more than the declaration dropped from a lookup by name: %+v", d)
 	}
 	full := byID(RankTools(all, DiscoverRequest{Schemas: true}, toolHit))
 	for _, info := range all {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,12 +133,27 @@ func TestLearnLocal(t *testing.T) {
 	}
 }
 
-// The package's MCP server forwards admin to the gateway.
+// The package's MCP server forwards admin to the gateway; admin is callable
+// but not listed, and discover's description says how to call it.
 func TestPackageAdminTool(t *testing.T) {
 	e := capEnv(t)
 	ref := e.learnLocal(readCap, "shout a file")
 	ctx := context.Background()
 	s := connectInMemory(t, e.pkg.NewMCPServer(), nil)
+	list, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+		if tl.Name == "discover" && !strings.Contains(tl.Description, "admin") {
+			t.Fatalf("discover's description does not tell of admin: %q", tl.Description)
+		}
+	}
+	if slices.Contains(names, "admin") || !slices.Contains(names, "execute") || !slices.Contains(names, "discover") {
+		t.Fatalf("tools/list %v", names)
+	}
 	call := func(args map[string]any) (map[string]any, bool) {
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "admin", Arguments: args})
 		if err != nil {

@@ -151,12 +151,8 @@ func (p *Workspace) unknownBuiltin(ctx context.Context, pl *plan) error {
 		if err != nil {
 			return pmlerr.Wrap(pmlerr.ToolError, err)
 		}
-		ids := make([]string, len(list))
-		for i, info := range list {
-			ids[i] = info.ID
-		}
-		if !slices.Contains(ids, t) {
-			return tools.UnknownToolError(t, ids)
+		if !slices.ContainsFunc(list, func(info tools.Info) bool { return info.ID == t }) {
+			return tools.UnknownToolError(t, list)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pml-go/pml/internal/gateway"
@@ -98,6 +99,11 @@ func TestUnknownBuiltinToolRefusedBeforeApproval(t *testing.T) {
 	if !slices.Contains(sugg, "filesystem:read_file") {
 		t.Fatalf("suggestions %#v in %+v", a.Details["suggestions"], a)
 	}
+	if decls, _ := a.Details["declarations"].([]string); !slices.ContainsFunc(decls, func(d string) bool {
+		return strings.HasPrefix(d, "mcp.filesystem.read_file(args: {")
+	}) {
+		t.Fatalf("declarations %#v in %+v", a.Details["declarations"], a)
+	}
 	if err := os.WriteFile(filepath.Join(e.ws, "x"), []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +133,15 @@ func TestUnknownNamespaceRefusedBeforeApproval(t *testing.T) {
 			t.Fatalf("%s: no suggestions in %+v", code, a)
 		}
 	}
-	if sugg, _ := e.exec(`return await mcp.math.ad({a: 1, b: 2})`).Details["suggestions"].([]string); !slices.Contains(sugg, "math:add") {
+	ad := e.exec(`return await mcp.math.ad({a: 1, b: 2})`)
+	if sugg, _ := ad.Details["suggestions"].([]string); !slices.Contains(sugg, "math:add") {
 		t.Fatalf("suggestions %v", sugg)
+	}
+	// The nearest tools come declared: the AI client needs no discover.
+	if decls, _ := ad.Details["declarations"].([]string); !slices.ContainsFunc(decls, func(d string) bool {
+		return strings.HasPrefix(d, "mcp.math.add(args: { a: number; b: number })")
+	}) {
+		t.Fatalf("declarations %#v", ad.Details["declarations"])
 	}
 	if _, err := os.Stat(filepath.Join(e.ws, "ran.txt")); !os.IsNotExist(err) {
 		t.Fatalf("a tool ran before the refusal: %v", err)

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // NewMCPServer is the MCP server the AI client talks to: execute, discover,
-// admin and the exposed capabilities.
+// the exposed capabilities, and admin, callable though not listed.
 func (p *Workspace) NewMCPServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "pml", Version: wire.Version}, nil)
 	wire.AddExecuteAndDiscover(srv,
@@ -20,8 +21,22 @@ func (p *Workspace) NewMCPServer() *mcp.Server {
 		})
 	srv.AddTool(p.adminTool())
 	exposed := &exposedTools{p: p, srv: srv, added: map[string]bool{}}
-	srv.AddReceivingMiddleware(exposed.middleware)
+	srv.AddReceivingMiddleware(exposed.middleware, unlistAdmin)
 	return srv
+}
+
+// unlistAdmin leaves admin out of tools/list while it stays callable: the
+// AI client would pay for its schema on every turn for a tool it rarely
+// uses, and discover's description says how to call it (docs/protocol.md
+// "Gateway MCP tools").
+func unlistAdmin(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if list, ok := res.(*mcp.ListToolsResult); ok && err == nil && method == "tools/list" {
+			list.Tools = slices.DeleteFunc(slices.Clone(list.Tools), func(t *mcp.Tool) bool { return t.Name == wire.AdminTool().Name })
+		}
+		return res, err
+	}
 }
 
 // Discover merges the gateway's tools with this machine's, so the AI client

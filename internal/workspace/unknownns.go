@@ -58,21 +58,20 @@ func (p *Workspace) servedLocally(pl *plan, ns string) bool {
 	return ok
 }
 
-// nearTools are the names an unknown tool id may have meant: this
-// machine's tools and the gateway's best matches for its words.
-func (p *Workspace) nearTools(ctx context.Context, pl *plan, id string) []string {
-	var ids []string
+// nearTools are the tools an unknown tool id may have meant: this
+// machine's tools and the gateway's best matches for its words, with their
+// schemas so the error can declare them.
+func (p *Workspace) nearTools(ctx context.Context, pl *plan, id string) []tools.Info {
+	var out []tools.Info
 	if list, err := pl.local.Tools(ctx); err == nil {
-		for _, info := range list {
-			ids = append(ids, info.ID)
-		}
+		out = append(out, list...)
 	}
 	query := strings.NewReplacer(":", " ", "_", " ").Replace(id)
-	if ans, err := p.gw.Discover(ctx, wire.DiscoverRequest{Query: query, Limit: 50}); err == nil {
+	if ans, err := p.gw.Discover(ctx, wire.DiscoverRequest{Query: query, Limit: 50, Schemas: true}); err == nil {
 		for _, d := range ans.Tools {
-			ids = append(ids, d.ID)
+			out = append(out, tools.Info{ID: d.ID, Description: d.Description, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema})
 		}
 	}
-	slices.Sort(ids)
-	return slices.Compact(ids)
+	slices.SortFunc(out, func(a, b tools.Info) int { return strings.Compare(a.ID, b.ID) })
+	return slices.CompactFunc(out, func(a, b tools.Info) bool { return a.ID == b.ID })
 }
