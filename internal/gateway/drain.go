@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/gateway/httpapi"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // drainRetry is the Retry-After of a request refused while draining: long
@@ -79,6 +80,7 @@ func (s *Service) refuseWhileDraining(next http.Handler) http.Handler {
 			return
 		}
 		w.Header().Set("Retry-After", strconv.Itoa(int(drainRetry.Seconds())))
+		w.Header().Set(wire.DrainingHeader, "1")
 		httpapi.Write(w, http.StatusServiceUnavailable, map[string]any{
 			"error":          "draining",
 			"message":        "this replica is shutting down and admits no new request; retry (another replica will take it)",

@@ -35,6 +35,11 @@ const (
 	TracesDroppedHeader = "X-PML-Traces-Dropped"
 )
 
+// DrainingHeader marks the gateway's 503 to an MCP request while the replica
+// shuts down (docs/operations.md "Rolling updates"): nothing of the request
+// ran, so the package sends it again, and another replica takes it.
+const DrainingHeader = "X-PML-Draining"
+
 // FormatClientNamespaces is the ClientNamespacesHeader value for namespaces.
 func FormatClientNamespaces(namespaces []string) string {
 	return strings.Join(slices.Sorted(slices.Values(namespaces)), ",")
