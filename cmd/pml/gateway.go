@@ -202,8 +202,8 @@ func serveGateway(ctx context.Context, log *slog.Logger, addr string, metrics me
 			return nil
 		case <-time.After(drain.delay):
 		}
-		log.Info("shutting down: admitting nothing new, waiting for running executions", "shutdown_grace", drain.grace)
 		svc.StopAdmitting()
+		log.Info("shutting down: admitting nothing new, waiting for running executions", "shutdown_grace", drain.grace, "in_flight", svc.InFlight())
 		wait, cancel := context.WithTimeout(gctx, drain.grace)
 		left := svc.WaitIdle(wait)
 		cancel()

@@ -56,6 +56,9 @@ func (s *Service) WaitIdle(ctx context.Context) int64 {
 	}
 }
 
+// InFlight is how many admitted MCP requests have not yet answered.
+func (s *Service) InFlight() int64 { return s.life.inflight.Load() }
+
 // serveReady is GET /readyz: 200 when the replica takes work, 503 when it
 // drains or its database is away. Liveness is /healthz.
 func (s *Service) serveReady(w http.ResponseWriter, r *http.Request) {
