@@ -94,6 +94,68 @@ type Trace struct {
 	Success        bool
 	StartedAt      time.Time
 	Body           json.RawMessage
+	// Stats feed the dashboard's rollups when the trace is stored; they are
+	// not read back.
+	Stats *TraceStats
+}
+
+// TraceStats is what a stored trace adds to its tenant's dashboard rollups
+// (docs/dashboard.md), in the same transaction as the trace and only when
+// the trace is new, so a re-sent trace counts once. Nil adds nothing.
+type TraceStats struct {
+	DurationMS float64
+	ErrorCode  string // empty when the run succeeded
+	Tools      []ToolStat
+}
+
+// ToolStat is one tool's calls within a trace, or summed over a span.
+type ToolStat struct {
+	Tool    string  `json:"tool"`
+	Calls   int64   `json:"calls"`
+	Errors  int64   `json:"errors"`
+	TotalMS float64 `json:"total_ms"`
+	MaxMS   float64 `json:"max_ms"`
+}
+
+// LatencyBounds are the upper bounds (ms) of the dashboard's latency
+// buckets; a last bucket holds what is slower.
+var LatencyBounds = [...]float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 30000, 60000}
+
+// LatencyBucket is the bucket of a run of ms.
+func LatencyBucket(ms float64) int {
+	for i, b := range LatencyBounds {
+		if ms <= b {
+			return i
+		}
+	}
+	return len(LatencyBounds)
+}
+
+// DashboardKeep is how long dashboard rollups are kept: the longest span
+// the dashboard shows, and a day.
+const DashboardKeep = 8 * 24 * time.Hour
+
+// DashboardMinute is one minute of a tenant's executions (top-level traces).
+type DashboardMinute struct {
+	Minute     time.Time
+	Executions int64
+	Errors     int64
+	Latency    [len(LatencyBounds) + 1]int64 // executions per latency bucket
+}
+
+// DashboardRows is what Dashboard reads.
+type DashboardRows struct {
+	Minutes []DashboardMinute // ascending
+	Errors  map[string]int64  // error answers by code
+	Tools   []ToolStat        // every tool called, summed
+	// Capabilities are the scope's most called capabilities (all time).
+	Capabilities []CapabilityUses
+}
+
+// CapabilityUses is a capability's name and its calls.
+type CapabilityUses struct {
+	Name string `json:"name"` // namespace:action
+	Uses int64  `json:"uses"`
 }
 
 // TraceFilter selects traces of one scope. Zero fields do not filter.
@@ -174,8 +236,12 @@ type Store interface {
 	ChildTraces(ctx context.Context, scope Scope, parentID string) ([]Trace, error)
 	// PruneTraces applies one retention pass and returns how many traces it
 	// deleted; when that is the pass's limit, more may remain. Order is by
-	// StartedAt then ID, as ListTraces sorts.
+	// StartedAt then ID, as ListTraces sorts. It also drops dashboard
+	// rollups older than DashboardKeep.
 	PruneTraces(ctx context.Context, r TraceRetention) (int, error)
+	// Dashboard sums the rollups of scope's traces since since (see
+	// TraceStats): per minute, and per error code and tool over the span.
+	Dashboard(ctx context.Context, scope Scope, since time.Time) (DashboardRows, error)
 
 	// Client tools reported by packages, per scope. A report replaces that
 	// client's previous one in one transaction and evicts the reports of the

@@ -32,7 +32,29 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) error {
 				t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID, t.CapabilityFQDN,
 				t.Tools, t.Success, t.StartedAt, nullJSON(t.Body))
 		}
-		return tx.SendBatch(ctx, &batch).Close()
+		// The rollups of the traces that are new: a re-sent one counts once.
+		var rollups pgx.Batch
+		res := tx.SendBatch(ctx, &batch)
+		for _, t := range traces {
+			tag, err := res.Exec()
+			if err != nil {
+				_ = res.Close()
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				continue
+			}
+			for _, r := range storeutil.Rollup(t, storeutil.Minute(t.StartedAt), "GREATEST") {
+				rollups.Queue(r.SQL, r.Args...)
+			}
+		}
+		if err := res.Close(); err != nil {
+			return err
+		}
+		if rollups.Len() == 0 {
+			return nil
+		}
+		return tx.SendBatch(ctx, &rollups).Close()
 	})
 	return wrap(ctx, "put traces", err)
 }
@@ -107,4 +129,73 @@ func scanTrace(row scanner) (store.Trace, error) {
 	}
 	t.StartedAt = t.StartedAt.UTC()
 	return t, nil
+}
+
+// Dashboard reads scope's rollups since since (store.Store).
+func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) (store.DashboardRows, error) {
+	out := store.DashboardRows{Errors: map[string]int64{}}
+	from := storeutil.Minute(since)
+	rows, err := s.pool.Query(ctx, storeutil.DashMinutesSQL, sc.Org, sc.Project, from)
+	if err != nil {
+		return out, wrap(ctx, "dashboard minutes", err)
+	}
+	out.Minutes, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.DashboardMinute, error) {
+		var m store.DashboardMinute
+		err := r.Scan(&m.Minute, &m.Executions, &m.Errors)
+		m.Minute = m.Minute.UTC()
+		return m, err
+	})
+	if err != nil {
+		return out, wrap(ctx, "dashboard minutes", err)
+	}
+	rows, err = s.pool.Query(ctx, storeutil.DashLatencySQL, sc.Org, sc.Project, from)
+	if err != nil {
+		return out, wrap(ctx, "dashboard latency", err)
+	}
+	var minute time.Time
+	var bucket int
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&minute, &bucket, &n}, func() error {
+		storeutil.AddLatency(out.Minutes, minute.UTC(), bucket, n)
+		return nil
+	})
+	if err != nil {
+		return out, wrap(ctx, "dashboard latency", err)
+	}
+	rows, err = s.pool.Query(ctx, storeutil.DashErrorsSQL, sc.Org, sc.Project, from)
+	if err != nil {
+		return out, wrap(ctx, "dashboard errors", err)
+	}
+	var code string
+	_, err = pgx.ForEachRow(rows, []any{&code, &n}, func() error {
+		out.Errors[code] = n
+		return nil
+	})
+	if err != nil {
+		return out, wrap(ctx, "dashboard errors", err)
+	}
+	rows, err = s.pool.Query(ctx, storeutil.DashToolsSQL, sc.Org, sc.Project, from)
+	if err != nil {
+		return out, wrap(ctx, "dashboard tools", err)
+	}
+	out.Tools, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.ToolStat, error) {
+		var ts store.ToolStat
+		err := r.Scan(&ts.Tool, &ts.Calls, &ts.Errors, &ts.TotalMS, &ts.MaxMS)
+		return ts, err
+	})
+	if err != nil {
+		return out, wrap(ctx, "dashboard tools", err)
+	}
+	rows, err = s.pool.Query(ctx, storeutil.DashCapabilitiesSQL, sc.Org, sc.Project)
+	if err != nil {
+		return out, wrap(ctx, "dashboard capabilities", err)
+	}
+	out.Capabilities, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.CapabilityUses, error) {
+		var ns, action string
+		var c store.CapabilityUses
+		err := r.Scan(&ns, &action, &c.Uses)
+		c.Name = ns + ":" + action
+		return c, err
+	})
+	return out, wrap(ctx, "dashboard capabilities", err)
 }

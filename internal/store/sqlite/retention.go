@@ -14,6 +14,12 @@ import (
 // traces_age index), then those past the r.Keep newest of each scope
 // (through traces_started), at most r.Limit in all.
 func (s *Store) PruneTraces(ctx context.Context, r store.TraceRetention) (int, error) {
+	before := formatTime(time.Now().Add(-store.DashboardKeep))
+	for _, table := range storeutil.DashTables {
+		if _, err := s.w.ExecContext(ctx, storeutil.DashPruneSQL(table), before); err != nil {
+			return 0, wrap("prune "+table, err)
+		}
+	}
 	return storeutil.PruneTraces(ctx, r, storeutil.Pruner{ByAge: s.pruneByAge, ScopesOver: s.scopesOver, TrimScope: s.trimScope})
 }
 

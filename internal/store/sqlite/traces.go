@@ -39,9 +39,18 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error)
 		if err != nil {
 			return wrap("put traces", err)
 		}
-		if _, err := stmt.ExecContext(ctx, t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID,
-			t.CapabilityFQDN, tools, t.Success, formatTime(t.StartedAt), nullJSON(t.Body)); err != nil {
-			return wrap("put trace "+t.ID, err)
+		res, err := stmt.ExecContext(ctx, t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID,
+			t.CapabilityFQDN, tools, t.Success, formatTime(t.StartedAt), nullJSON(t.Body))
+		if n, err := affected(res, err); err != nil || n == 0 {
+			if err != nil {
+				return wrap("put trace "+t.ID, err)
+			}
+			continue // stored before: its rollups are counted
+		}
+		for _, r := range storeutil.Rollup(t, formatTime(storeutil.Minute(t.StartedAt)), "max") {
+			if _, err := tx.ExecContext(ctx, r.SQL, r.Args...); err != nil {
+				return wrap("put trace "+t.ID+": dashboard rollup", err)
+			}
 		}
 	}
 	return wrap("put traces: commit", tx.Commit())
@@ -132,4 +141,101 @@ func scanTrace(row scanner) (store.Trace, error) {
 		return store.Trace{}, err
 	}
 	return t, nil
+}
+
+// Dashboard reads scope's rollups since since (store.Store).
+func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) (store.DashboardRows, error) {
+	out := store.DashboardRows{Errors: map[string]int64{}}
+	from := formatTime(storeutil.Minute(since))
+	rows, err := s.r.QueryContext(ctx, storeutil.DashMinutesSQL, sc.Org, sc.Project, from)
+	if err != nil {
+		return out, wrap("dashboard minutes", err)
+	}
+	for rows.Next() {
+		var m store.DashboardMinute
+		var minute string
+		if err := rows.Scan(&minute, &m.Executions, &m.Errors); err != nil {
+			rows.Close()
+			return out, wrap("dashboard minutes", err)
+		}
+		if m.Minute, err = parseTime(minute); err != nil {
+			rows.Close()
+			return out, wrap("dashboard minutes", err)
+		}
+		out.Minutes = append(out.Minutes, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, wrap("dashboard minutes", err)
+	}
+	rows, err = s.r.QueryContext(ctx, storeutil.DashLatencySQL, sc.Org, sc.Project, from)
+	if err != nil {
+		return out, wrap("dashboard latency", err)
+	}
+	for rows.Next() {
+		var minute string
+		var bucket int
+		var n int64
+		if err := rows.Scan(&minute, &bucket, &n); err != nil {
+			rows.Close()
+			return out, wrap("dashboard latency", err)
+		}
+		m, err := parseTime(minute)
+		if err != nil {
+			rows.Close()
+			return out, wrap("dashboard latency", err)
+		}
+		storeutil.AddLatency(out.Minutes, m, bucket, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, wrap("dashboard latency", err)
+	}
+	rows, err = s.r.QueryContext(ctx, storeutil.DashErrorsSQL, sc.Org, sc.Project, from)
+	if err != nil {
+		return out, wrap("dashboard errors", err)
+	}
+	for rows.Next() {
+		var code string
+		var n int64
+		if err := rows.Scan(&code, &n); err != nil {
+			rows.Close()
+			return out, wrap("dashboard errors", err)
+		}
+		out.Errors[code] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, wrap("dashboard errors", err)
+	}
+	rows, err = s.r.QueryContext(ctx, storeutil.DashToolsSQL, sc.Org, sc.Project, from)
+	if err != nil {
+		return out, wrap("dashboard tools", err)
+	}
+	for rows.Next() {
+		var ts store.ToolStat
+		if err := rows.Scan(&ts.Tool, &ts.Calls, &ts.Errors, &ts.TotalMS, &ts.MaxMS); err != nil {
+			rows.Close()
+			return out, wrap("dashboard tools", err)
+		}
+		out.Tools = append(out.Tools, ts)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, wrap("dashboard tools", err)
+	}
+	rows, err = s.r.QueryContext(ctx, storeutil.DashCapabilitiesSQL, sc.Org, sc.Project)
+	if err != nil {
+		return out, wrap("dashboard capabilities", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ns, action string
+		var uses int64
+		if err := rows.Scan(&ns, &action, &uses); err != nil {
+			return out, wrap("dashboard capabilities", err)
+		}
+		out.Capabilities = append(out.Capabilities, store.CapabilityUses{Name: ns + ":" + action, Uses: uses})
+	}
+	return out, wrap("dashboard capabilities", rows.Err())
 }

@@ -23,6 +23,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ClientTools", runClientTools},
 		{"Concurrency", runConcurrency},
 		{"Uses", runUses},
+		{"Dashboard", runDashboard},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,134 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pml-go/pml/internal/store"
+)
+
+func runDashboard(t *testing.T, open func(t *testing.T) store.Store) {
+	subtests(t, open, map[string]func(t *testing.T, s store.Store){
+		"RollupsPerMinute":       testDashboardRollups,
+		"ResentTraceCountsOnce":  testDashboardResent,
+		"ScopedAndSinceBounded":  testDashboardScoped,
+		"OldRollupsArePruned":    testDashboardPruned,
+		"TraceWithoutStatsIsNot": testDashboardNoStats,
+	})
+}
+
+// statTrace is a trace of a run of ms, with an error code when code is set,
+// and the tool calls given.
+func statTrace(sc store.Scope, id string, at time.Time, ms float64, code string, tools ...store.ToolStat) store.Trace {
+	tr := trace(sc, id, 0)
+	tr.StartedAt = at
+	tr.Success = code == ""
+	tr.Stats = &store.TraceStats{DurationMS: ms, ErrorCode: code, Tools: tools}
+	return tr
+}
+
+func testDashboardRollups(t *testing.T, s store.Store) {
+	now := time.Now().UTC().Truncate(time.Minute)
+	m1, m2 := now.Add(-3*time.Minute), now.Add(-time.Minute)
+	add := store.ToolStat{Tool: "math:add", Calls: 2, TotalMS: 3, MaxMS: 2}
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+		statTrace(acmeWeb, "a", m1.Add(5*time.Second), 0.5, "", add),
+		statTrace(acmeWeb, "b", m1.Add(40*time.Second), 150, "TOOL_ERROR", store.ToolStat{Tool: "fs:read", Calls: 1, Errors: 1, TotalMS: 140, MaxMS: 140}),
+		statTrace(acmeWeb, "c", m2.Add(time.Second), 7000, "", add, store.ToolStat{Tool: "math:add", Calls: 1, TotalMS: 9, MaxMS: 9}),
+	}))
+	// A capability's nested run adds its tools, not an execution.
+	nested := statTrace(acmeWeb, "c-child", m2.Add(2*time.Second), 5, "", add)
+	nested.ParentID = "c"
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{nested}))
+
+	d := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t)
+	if len(d.Minutes) != 2 {
+		t.Fatalf("%d minutes, want 2: %+v", len(d.Minutes), d.Minutes)
+	}
+	first, second := d.Minutes[0], d.Minutes[1]
+	if !first.Minute.Equal(m1) || first.Executions != 2 || first.Errors != 1 {
+		t.Fatalf("first minute %+v", first)
+	}
+	if first.Latency[store.LatencyBucket(0.5)] != 1 || first.Latency[store.LatencyBucket(150)] != 1 {
+		t.Fatalf("first minute's latency %v", first.Latency)
+	}
+	if !second.Minute.Equal(m2) || second.Executions != 1 || second.Latency[store.LatencyBucket(7000)] != 1 {
+		t.Fatalf("second minute %+v", second)
+	}
+	if d.Errors["TOOL_ERROR"] != 1 || len(d.Errors) != 1 {
+		t.Fatalf("errors %v", d.Errors)
+	}
+	tools := map[string]store.ToolStat{}
+	for _, ts := range d.Tools {
+		tools[ts.Tool] = ts
+	}
+	if a := tools["math:add"]; a.Calls != 7 || a.TotalMS != 18 || a.MaxMS != 9 || a.Errors != 0 {
+		t.Fatalf("math:add %+v", a)
+	}
+	if r := tools["fs:read"]; r.Calls != 1 || r.Errors != 1 || r.MaxMS != 140 {
+		t.Fatalf("fs:read %+v", r)
+	}
+
+	// The most called capabilities, another project's aside.
+	busy := must(s.SaveCapability(t.Context(), capability(acmeWeb, "cap", "busy", "return 1", store.VisibilityPrivate))).of(t)
+	quiet := must(s.SaveCapability(t.Context(), capability(acmeWeb, "cap", "quiet", "return 2", store.VisibilityPrivate))).of(t)
+	must(s.SaveCapability(t.Context(), capability(acmeWeb, "cap", "unused", "return 3", store.VisibilityPrivate))).of(t)
+	foreign := must(s.SaveCapability(t.Context(), capability(acmeAPI, "cap", "foreign", "return 4", store.VisibilityPublic))).of(t)
+	for _, c := range []store.Capability{busy, busy, busy, quiet, foreign} {
+		noErr(t, s.CountCapabilityUse(t.Context(), c.ID))
+	}
+	d = must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t)
+	want := []store.CapabilityUses{{Name: "cap:busy", Uses: 3}, {Name: "cap:quiet", Uses: 1}}
+	if !slices.Equal(d.Capabilities, want) {
+		t.Fatalf("capabilities %+v, want %+v", d.Capabilities, want)
+	}
+}
+
+func testDashboardResent(t *testing.T, s store.Store) {
+	now := time.Now().UTC()
+	tr := statTrace(acmeWeb, "once", now, 3, "", store.ToolStat{Tool: "json:parse", Calls: 1, TotalMS: 1, MaxMS: 1})
+	for range 3 {
+		noErr(t, s.PutTraces(t.Context(), []store.Trace{tr}))
+	}
+	d := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t)
+	if len(d.Minutes) != 1 || d.Minutes[0].Executions != 1 || len(d.Tools) != 1 || d.Tools[0].Calls != 1 {
+		t.Fatalf("a trace sent 3 times: %+v", d)
+	}
+}
+
+func testDashboardScoped(t *testing.T, s store.Store) {
+	now := time.Now().UTC()
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+		statTrace(acmeWeb, "web", now, 1, ""),
+		statTrace(acmeAPI, "api", now, 1, "INTERNAL_ERROR"),
+		statTrace(acmeWeb, "old", now.Add(-2*time.Hour), 1, "TOOL_ERROR"),
+	}))
+	d := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t)
+	if len(d.Minutes) != 1 || d.Minutes[0].Executions != 1 || len(d.Errors) != 0 {
+		t.Fatalf("another project's or older rollups leaked: %+v", d)
+	}
+}
+
+func testDashboardPruned(t *testing.T, s store.Store) {
+	now := time.Now().UTC()
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+		statTrace(acmeWeb, "ancient", now.Add(-store.DashboardKeep-time.Hour), 1, "TOOL_ERROR", store.ToolStat{Tool: "x:y", Calls: 1}),
+		statTrace(acmeWeb, "fresh", now, 1, ""),
+	}))
+	if _, err := s.PruneTraces(t.Context(), store.TraceRetention{}); err != nil {
+		t.Fatal(err)
+	}
+	d := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-10*24*time.Hour))).of(t)
+	if len(d.Minutes) != 1 || len(d.Errors) != 0 || len(d.Tools) != 0 {
+		t.Fatalf("rollups older than %v kept: %+v", store.DashboardKeep, d)
+	}
+}
+
+func testDashboardNoStats(t *testing.T, s store.Store) {
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{trace(acmeWeb, "plain", 0)}))
+	d := must(s.Dashboard(t.Context(), acmeWeb, t0.Add(-time.Hour))).of(t)
+	if len(d.Minutes) != 0 {
+		t.Fatalf("a trace without stats was rolled up: %+v", d)
+	}
+}
