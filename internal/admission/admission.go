@@ -382,3 +382,18 @@ func (l Limits) String() string {
 	return fmt.Sprintf("executions %d (per tenant %d), running %d, queue %d for %v, memory ceiling %d MiB",
 		l.MaxExecutions, l.MaxExecutionsPerTenant, l.MaxRunning, l.MaxQueue, l.QueueWait, l.MemoryCeiling>>20)
 }
+
+// TenantStats is Stats for one tenant's executions (Rejected is not kept
+// per tenant and stays nil).
+func (c *Controller) TenantStats(tenant string) Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var s Stats
+	if ts := c.execs.tenants[tenant]; ts != nil {
+		s.Admitted, s.Queued = ts.held, ts.waiting
+	}
+	if ts := c.running.tenants[tenant]; ts != nil {
+		s.Running, s.WaitingToRun = ts.held, ts.waiting
+	}
+	return s
+}

@@ -47,10 +47,12 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	mux.Handle("POST /api/traces", keyed(http.HandlerFunc(s.traces.ServePost)))
 	mux.Handle("GET /api/traces", keyed(http.HandlerFunc(s.traces.ServeList)))
 	mux.Handle("GET /api/traces/{id}", keyed(http.HandlerFunc(s.traces.ServeTree)))
+	mux.Handle("GET /api/dashboard", keyed(http.HandlerFunc(s.serveDashboard)))
 	// The trace viewer: static, no key (the API calls it makes carry one).
 	ui := web.Handler(web.GatewayPage)
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /ui/", ui)
+	mux.Handle("GET /dashboard", ui)
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.HandleFunc("GET /readyz", s.serveReady)
 	// No /metrics here: MetricsHandler serves it on the operator's listener.

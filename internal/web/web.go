@@ -70,8 +70,11 @@ func Handler(page Page) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/ui/")
-		if r.URL.Path == "/" {
+		switch r.URL.Path {
+		case "/":
 			name = "index.html"
+		case "/dashboard":
+			name = "dashboard.html"
 		}
 		a, ok := files[name]
 		if !ok {

@@ -1,0 +1,197 @@
+package gateway
+
+import (
+	"cmp"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/pml-go/pml/internal/gateway/httpapi"
+	"github.com/pml-go/pml/internal/store"
+)
+
+// dashboardRanges are the spans the dashboard shows and the width of one
+// point of its series (docs/dashboard.md).
+var dashboardRanges = map[string]struct{ span, step time.Duration }{
+	"1h":  {time.Hour, time.Minute},
+	"24h": {24 * time.Hour, 15 * time.Minute},
+	"7d":  {7 * 24 * time.Hour, 2 * time.Hour},
+}
+
+// dashboardTop is how many tools and capabilities each ranking lists.
+const dashboardTop = 10
+
+// Dashboard is GET /api/dashboard's answer: one tenant's executions over a
+// range, from the store's rollups, and its admission figures now.
+type Dashboard struct {
+	Range        string                 `json:"range"`
+	StepSeconds  int64                  `json:"step_seconds"`
+	Series       []DashboardPoint       `json:"series"`
+	Totals       DashboardTotals        `json:"totals"`
+	ErrorsByCode []CodeCount            `json:"errors_by_code"`
+	SlowestTools []DashboardTool        `json:"slowest_tools"`
+	FailingTools []DashboardTool        `json:"failing_tools"`
+	Capabilities []store.CapabilityUses `json:"capabilities"`
+	Admission    DashboardAdmission     `json:"admission"`
+}
+
+// DashboardPoint is one step of the series; latencies are bucket bounds.
+type DashboardPoint struct {
+	Time       int64   `json:"t"` // unix seconds, the step's start
+	Executions int64   `json:"executions"`
+	Errors     int64   `json:"errors"`
+	P50MS      float64 `json:"p50_ms"`
+	P95MS      float64 `json:"p95_ms"`
+}
+
+// DashboardTotals sums the range.
+type DashboardTotals struct {
+	Executions int64   `json:"executions"`
+	Errors     int64   `json:"errors"`
+	ErrorRate  float64 `json:"error_rate"`
+	PerMinute  float64 `json:"per_minute"`
+	P50MS      float64 `json:"p50_ms"`
+	P95MS      float64 `json:"p95_ms"`
+}
+
+// CodeCount is an error code and its answers.
+type CodeCount struct {
+	Code  string `json:"code"`
+	Count int64  `json:"count"`
+}
+
+// DashboardTool is one tool's calls over the range.
+type DashboardTool struct {
+	Tool   string  `json:"tool"`
+	Calls  int64   `json:"calls"`
+	Errors int64   `json:"errors"`
+	AvgMS  float64 `json:"avg_ms"`
+	MaxMS  float64 `json:"max_ms"`
+}
+
+// DashboardAdmission is the tenant's share of this replica's admission now
+// (docs/limits.md "Admission and overload"); refused counts its OVERLOADED
+// answers over the range.
+type DashboardAdmission struct {
+	Running      int   `json:"running"`
+	Parked       int   `json:"parked"` // admitted, waiting on a tool
+	Queued       int   `json:"queued"`
+	Refused      int64 `json:"refused"`
+	MaxPerTenant int   `json:"max_per_tenant"`
+}
+
+// serveDashboard answers GET /api/dashboard?range=1h|24h|7d for the key's
+// tenant. An "all tenants" view belongs to an admin role (docs/dashboard.md).
+func (s *Service) serveDashboard(w http.ResponseWriter, r *http.Request) {
+	sc, _ := scopeFrom(r)
+	name := r.URL.Query().Get("range")
+	if name == "" {
+		name = "1h"
+	}
+	rg, ok := dashboardRanges[name]
+	if !ok {
+		httpapi.Error(w, http.StatusBadRequest, "bad_request", `range must be "1h", "24h" or "7d"`)
+		return
+	}
+	now := time.Now().UTC()
+	since := now.Add(-rg.span).Truncate(rg.step)
+	rows, err := s.store.Dashboard(r.Context(), sc, since)
+	if err != nil {
+		s.log.Error("reading the dashboard", "err", err)
+		httpapi.Error(w, http.StatusServiceUnavailable, "store_unavailable", "the dashboard could not be read; retry shortly")
+		return
+	}
+	d := buildDashboard(rows, name, since, now, rg.step)
+	if s.admission != nil {
+		st := s.admission.TenantStats(Caller{Scope: sc}.tenant())
+		d.Admission = DashboardAdmission{Running: st.Running, Parked: st.Admitted - st.Running, Queued: st.Queued,
+			Refused: rows.Errors["OVERLOADED"], MaxPerTenant: s.admission.Limits().MaxExecutionsPerTenant}
+	}
+	httpapi.Write(w, http.StatusOK, d)
+}
+
+// buildDashboard folds per-minute rows into steps from since to now.
+func buildDashboard(rows store.DashboardRows, name string, since, now time.Time, step time.Duration) Dashboard {
+	d := Dashboard{Range: name, StepSeconds: int64(step / time.Second), Capabilities: rows.Capabilities}
+	if d.Capabilities == nil {
+		d.Capabilities = []store.CapabilityUses{}
+	}
+	n := int(now.Sub(since)/step) + 1
+	lat := make([][len(store.LatencyBounds) + 1]int64, n)
+	var total [len(store.LatencyBounds) + 1]int64
+	d.Series = make([]DashboardPoint, n)
+	for i := range d.Series {
+		d.Series[i].Time = since.Add(time.Duration(i) * step).Unix()
+	}
+	for _, m := range rows.Minutes {
+		i := int(m.Minute.Sub(since) / step)
+		if i < 0 || i >= n {
+			continue
+		}
+		d.Series[i].Executions += m.Executions
+		d.Series[i].Errors += m.Errors
+		for b, c := range m.Latency {
+			lat[i][b] += c
+			total[b] += c
+		}
+		d.Totals.Executions += m.Executions
+		d.Totals.Errors += m.Errors
+	}
+	for i := range d.Series {
+		d.Series[i].P50MS, d.Series[i].P95MS = percentile(lat[i], 0.50), percentile(lat[i], 0.95)
+	}
+	d.Totals.P50MS, d.Totals.P95MS = percentile(total, 0.50), percentile(total, 0.95)
+	if d.Totals.Executions > 0 {
+		d.Totals.ErrorRate = float64(d.Totals.Errors) / float64(d.Totals.Executions)
+	}
+	d.Totals.PerMinute = float64(d.Totals.Executions) / now.Sub(since).Minutes()
+	d.ErrorsByCode = []CodeCount{}
+	for code, c := range rows.Errors {
+		d.ErrorsByCode = append(d.ErrorsByCode, CodeCount{Code: code, Count: c})
+	}
+	slices.SortFunc(d.ErrorsByCode, func(a, b CodeCount) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Code, b.Code)) })
+	var tools []DashboardTool
+	for _, t := range rows.Tools {
+		if t.Calls > 0 {
+			tools = append(tools, DashboardTool{Tool: t.Tool, Calls: t.Calls, Errors: t.Errors, AvgMS: t.TotalMS / float64(t.Calls), MaxMS: t.MaxMS})
+		}
+	}
+	d.SlowestTools = top(tools, func(a, b DashboardTool) int { return cmp.Or(cmp.Compare(b.AvgMS, a.AvgMS), cmp.Compare(a.Tool, b.Tool)) }, nil)
+	d.FailingTools = top(tools, func(a, b DashboardTool) int { return cmp.Or(cmp.Compare(b.Errors, a.Errors), cmp.Compare(a.Tool, b.Tool)) },
+		func(t DashboardTool) bool { return t.Errors > 0 })
+	return d
+}
+
+// top is the first dashboardTop of list in order, those keep accepts.
+func top(list []DashboardTool, order func(a, b DashboardTool) int, keep func(DashboardTool) bool) []DashboardTool {
+	out := []DashboardTool{}
+	for _, t := range list {
+		if keep == nil || keep(t) {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, order)
+	return out[:min(len(out), dashboardTop)]
+}
+
+// percentile is the upper bound of the latency bucket holding the p-th
+// fraction of the counts; 0 without any. The last bucket (slower than the
+// largest bound) reports that bound.
+func percentile(buckets [len(store.LatencyBounds) + 1]int64, p float64) float64 {
+	var n int64
+	for _, c := range buckets {
+		n += c
+	}
+	if n == 0 {
+		return 0
+	}
+	rank := int64(p*float64(n) + 0.999999)
+	var seen int64
+	for i, c := range buckets {
+		seen += c
+		if seen >= rank {
+			return store.LatencyBounds[min(i, len(store.LatencyBounds)-1)]
+		}
+	}
+	return store.LatencyBounds[len(store.LatencyBounds)-1]
+}

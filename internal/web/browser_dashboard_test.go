@@ -1,0 +1,86 @@
+package web_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// The dashboard draws a project's real executions: their count, errors by
+// code, latency, tools and capabilities, in charts and tables.
+func TestBrowserDashboard(t *testing.T) {
+	exe := chromium(t)
+	g := gatewaytest.Start(t, gateway.Options{})
+	s := g.Connect(t, g.Key, false)
+	learn := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: "const s = await mcp.math.add({a: 1, b: 2}); return await mcp.math.add({a: s, b: 3})", Intent: "add three numbers"})
+	if learn.Status != wire.StatusSuccess || learn.Capability == nil {
+		t.Fatalf("learning: %+v", learn)
+	}
+	_, action, _ := strings.Cut(learn.Capability.Name, ":")
+	ok, failed := 1, 0
+	for range 3 {
+		if a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: "return await mcp.cap." + action + "({})"}); a.Status != wire.StatusSuccess {
+			t.Fatalf("calling the capability: %+v", a)
+		}
+		ok++
+	}
+	for range 2 {
+		if a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.json.parse({data: "{not json"})`}); a.Status != wire.StatusError {
+			t.Fatalf("a failing run: %+v", a)
+		}
+		failed++
+	}
+	total := ok + failed
+
+	b := startBrowser(t, exe)
+	b.do("log in", chromedp.Navigate(g.URL+"/"), chromedp.WaitVisible(`#key`),
+		chromedp.SendKeys(`#key`, g.Key), chromedp.Click(`#save-key`), chromedp.WaitVisible(`#traces tbody tr[data-trace-id]`))
+	b.do("open the dashboard", chromedp.Click(`#nav a`), chromedp.WaitVisible(`#totals dd[data-k="executions"]`),
+		chromedp.WaitVisible(`#chart-rate canvas`))
+	if got := b.text(`#totals dd[data-k="executions"]`); got != strconv.Itoa(total) {
+		t.Errorf("executions %q, want %d", got, total)
+	}
+	if got := b.text(`#totals dd[data-k="error_rate"]`); !strings.HasPrefix(got, strconv.FormatFloat(float64(failed)*100/float64(total), 'f', 1, 64)) {
+		t.Errorf("error rate %q", got)
+	}
+	for _, chart := range []string{"#chart-rate", "#chart-errors", "#chart-latency"} {
+		if n := b.count(chart + ` canvas`); n == 0 {
+			t.Errorf("%s draws nothing", chart)
+		}
+	}
+	total2, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.querySelector("#chart-rate").dataset.total`))
+	if err != nil || total2 != strconv.Itoa(total) {
+		t.Errorf("the rate chart's executions sum to %q, want %d (%v)", total2, total, err)
+	}
+	if got := b.text(`#errors tbody`); !strings.Contains(got, "2") || strings.Contains(got, "None") {
+		t.Errorf("errors by code: %q", got)
+	}
+	if got := b.text(`#slowest tbody`); !strings.Contains(got, "math:add") || !strings.Contains(got, "json:parse") {
+		t.Errorf("slowest tools: %q", got)
+	}
+	if got := b.text(`#failing tbody`); !strings.Contains(got, "json:parse") || strings.Contains(got, "math:add") {
+		t.Errorf("failing tools: %q", got)
+	}
+	if got := b.text(`#capabilities tbody`); !strings.Contains(got, learn.Capability.Name) || !strings.Contains(got, "3") {
+		t.Errorf("capabilities: %q", got)
+	}
+	if got := b.text(`#admission dd[data-k="running"]`); got != "0" {
+		t.Errorf("running now: %q", got)
+	}
+	b.do("the week", chromedp.Click(`#ranges button[data-range="7d"]`), chromedp.WaitVisible(`#ranges button.on[data-range="7d"]`))
+	b.do("reloaded", chromedp.WaitVisible(`#chart-rate canvas`))
+	if got := b.text(`#totals dd[data-k="executions"]`); got != strconv.Itoa(total) {
+		t.Errorf("7d executions %q, want %d", got, total)
+	}
+	for _, u := range b.requested() {
+		if !strings.HasPrefix(u, g.URL+"/") && !strings.HasPrefix(u, "data:") {
+			t.Errorf("the page requested another origin: %s", u)
+		}
+	}
+}
