@@ -156,8 +156,12 @@ func buildDashboard(rows store.DashboardRows, name string, since, now time.Time,
 			tools = append(tools, DashboardTool{Tool: t.Tool, Calls: t.Calls, Errors: t.Errors, AvgMS: t.TotalMS / float64(t.Calls), MaxMS: t.MaxMS})
 		}
 	}
-	d.SlowestTools = top(tools, func(a, b DashboardTool) int { return cmp.Or(cmp.Compare(b.AvgMS, a.AvgMS), cmp.Compare(a.Tool, b.Tool)) }, nil)
-	d.FailingTools = top(tools, func(a, b DashboardTool) int { return cmp.Or(cmp.Compare(b.Errors, a.Errors), cmp.Compare(a.Tool, b.Tool)) },
+	d.SlowestTools = top(tools, func(a, b DashboardTool) int {
+		return cmp.Or(cmp.Compare(b.AvgMS, a.AvgMS), cmp.Compare(a.Tool, b.Tool))
+	}, nil)
+	d.FailingTools = top(tools, func(a, b DashboardTool) int {
+		return cmp.Or(cmp.Compare(b.Errors, a.Errors), cmp.Compare(a.Tool, b.Tool))
+	},
 		func(t DashboardTool) bool { return t.Errors > 0 })
 	return d
 }
