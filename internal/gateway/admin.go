@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pml-go/pml/internal/tokenauth"
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
@@ -39,6 +40,9 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 	}
 	if req.Target == "" {
 		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "admin: target (a capability id, name or FQDN) is required")
+	}
+	if req.Action == "visibility" && c.Role != "" && !c.Role.Allows(tokenauth.RoleAdmin) {
+		return AdminAnswer{}, pmlerr.New(pmlerr.Unauthorized, "admin: changing a capability's visibility needs the admin role; yours is %s", c.Role)
 	}
 	cp, err := s.adminTarget(ctx, c, req.Target)
 	if err != nil {

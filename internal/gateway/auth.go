@@ -8,16 +8,20 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/pml-go/pml/internal/gateway/httpapi"
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tokenauth"
 )
 
-const scopeKey = "pml_scope"
+// principalKey holds the principal in the SDK's TokenInfo.Extra.
+const principalKey = "pml_principal"
 
 // keyPrefix makes keys recognisable in configs (and to secret scanners).
 const keyPrefix = "pml_"
@@ -56,76 +60,175 @@ const (
 // errStoreDown distinguishes "the database is away" (503) from a bad key (401).
 var errStoreDown = errors.New("key store unavailable")
 
-// verify maps an API key to its tenant.
-func (s *Service) verify(ctx context.Context, key string) (store.Scope, error) {
+// principal is who a request comes from: its tenant, its role there, and
+// the name traces record (docs/auth.md).
+type principal struct {
+	Scope  store.Scope
+	Role   tokenauth.Role
+	Caller string // "key:ID" or "oidc:ISSUER_HOST:SUBJECT"
+}
+
+// needRole refuses, with 403, a principal whose role does not allow need.
+func (s *Service) needRole(need tokenauth.Role, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, _ := r.Context().Value(principalCtxKey{}).(principal)
+		if !p.Role.Allows(need) {
+			refuse(w, http.StatusForbidden, "forbidden", fmt.Sprintf("the %s role may not do this; it needs %s", p.Role, need))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// localPrincipal is the caller of local mode and of the package's in-process
+// requests: the workspace itself, with every right.
+func localPrincipal(sc store.Scope) principal {
+	return principal{Scope: sc, Role: tokenauth.RoleAdmin, Caller: "local"}
+}
+
+// resourceMetadataURL is where the protected resource metadata of the
+// gateway's resource is served (RFC 9728: the well-known path, then the
+// resource's path).
+func (s *Service) resourceMetadataURL() string {
+	u, err := url.Parse(s.tokens.Resource())
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host + wellKnownResource + strings.TrimSuffix(u.Path, "/")
+}
+
+// wellKnownResource is the RFC 9728 well-known path.
+const wellKnownResource = "/.well-known/oauth-protected-resource"
+
+// serveResourceMetadata serves the protected resource metadata: the
+// resource, the issuers it trusts and the scopes it needs.
+func (s *Service) serveResourceMetadata() http.Handler {
+	return auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               s.tokens.Resource(),
+		AuthorizationServers:   s.tokens.Issuers(),
+		ScopesSupported:        s.tokens.Scopes(),
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "PML gateway",
+	})
+}
+
+// verify maps an API key to its principal: a key acts for its project with
+// every right there (keys are what an operator hands out per project).
+func (s *Service) verify(ctx context.Context, key string) (principal, error) {
 	hash := HashKey(key)
 	now := time.Now()
-	if sc, ok := s.keys.Get(hash, now); ok {
-		return sc, nil
+	if p, ok := s.keys.Get(hash, now); ok {
+		return p, nil
 	}
 	k, err := s.store.KeyByHash(ctx, hash)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return store.Scope{}, auth.ErrInvalidToken
+		return principal{}, auth.ErrInvalidToken
 	case err != nil:
-		return store.Scope{}, fmt.Errorf("%w: %w", errStoreDown, err)
+		return principal{}, fmt.Errorf("%w: %w", errStoreDown, err)
 	}
-	s.keys.Put(hash, k.Scope, now)
-	return k.Scope, nil
+	p := principal{Scope: k.Scope, Role: tokenauth.RoleAdmin, Caller: "key:" + k.ID}
+	s.keys.Put(hash, p, now)
+	return p, nil
 }
 
-type scopeCtxKey struct{}
+type principalCtxKey struct{}
 
-// requireKey is the auth middleware for /mcp and /api: a valid key in
-// Authorization: Bearer or x-api-key, else 401; 503 when the key store is
-// away. It reads only headers: a request without a valid key is answered
-// before anything reads its body, and its connection is closed. The tenant
-// goes into the request context, where the MCP SDK picks it up as TokenInfo
-// for tool handlers.
+// requireKey is the auth middleware for /mcp and /api: a valid key or, when
+// the gateway trusts OpenID issuers, a valid access token (docs/auth.md), in
+// Authorization: Bearer (a key also in x-api-key); else 401, or 403 for a
+// token that lacks a scope or maps to no tenant; 503 when the key store or
+// the issuer is away. It reads only headers: a request refused is answered
+// before anything reads its body, and its connection is closed. The
+// principal goes into the request context, where the MCP SDK picks it up as
+// TokenInfo for tool handlers.
 func (s *Service) requireKey(next http.Handler) http.Handler {
 	// The SDK's middleware is the only way to hand TokenInfo to tool handlers;
 	// its verifier just reads what we verified below.
 	withTokenInfo := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-		sc, _ := ctx.Value(scopeCtxKey{}).(store.Scope)
-		return &auth.TokenInfo{UserID: sc.Org + "/" + sc.Project, Extra: map[string]any{scopeKey: sc}}, nil
+		p, _ := ctx.Value(principalCtxKey{}).(principal)
+		return &auth.TokenInfo{UserID: p.Caller, Extra: map[string]any{principalKey: p}}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key := bearerToken(r)
-		if key == "" {
-			unauthorized(w, "", "an API key is required: Authorization: Bearer <key> or x-api-key")
+		token := bearerToken(r)
+		if token == "" {
+			s.unauthorized(w, "", "an API key or access token is required: Authorization: Bearer <key or token>")
 			return
 		}
-		sc, err := s.verify(r.Context(), key)
-		switch {
-		case errors.Is(err, auth.ErrInvalidToken):
-			unauthorized(w, "invalid_token", "invalid API key")
-			return
-		case err != nil:
-			s.log.Error("auth: key store unavailable", "err", err)
-			httpapi.Error(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
+		p, err := s.authenticate(r.Context(), token)
+		if err != nil {
+			s.refuseAuth(w, err)
 			return
 		}
 		markAuthenticated(r.Context())
-		noteTenant(r.Context(), sc)
-		r.Header.Set("Authorization", "Bearer "+key)
-		withTokenInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeCtxKey{}, sc)))
+		noteTenant(r.Context(), p.Scope)
+		r.Header.Set("Authorization", "Bearer "+token)
+		withTokenInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalCtxKey{}, p)))
 	})
+}
+
+// authenticate maps a bearer credential to its principal: an API key, or an
+// access token of a trusted issuer.
+func (s *Service) authenticate(ctx context.Context, token string) (principal, error) {
+	if s.tokens == nil || strings.HasPrefix(token, keyPrefix) || !tokenauth.LooksLikeJWT(token) {
+		return s.verify(ctx, token)
+	}
+	id, err := s.tokens.Verify(ctx, token)
+	if err != nil {
+		return principal{}, err
+	}
+	return principal{Scope: id.Scope, Role: id.Role, Caller: id.Caller()}, nil
+}
+
+// refuseAuth answers a credential authenticate refused.
+func (s *Service) refuseAuth(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, auth.ErrInvalidToken):
+		s.unauthorized(w, "invalid_token", "invalid API key")
+	case errors.Is(err, tokenauth.ErrInvalidToken):
+		s.unauthorized(w, "invalid_token", "invalid access token: "+err.Error())
+	case errors.Is(err, tokenauth.ErrInsufficientScope):
+		s.challenge(w, "insufficient_scope")
+		refuse(w, http.StatusForbidden, "insufficient_scope", err.Error())
+	case errors.Is(err, tokenauth.ErrNoTenant):
+		refuse(w, http.StatusForbidden, "no_tenant", "the token is valid but maps to no tenant of this gateway: "+err.Error()+"; ask an operator to add a tenant rule (docs/auth.md)")
+	case errors.Is(err, tokenauth.ErrIssuerUnavailable):
+		s.log.Error("auth: issuer unavailable", "err", err)
+		w.Header().Set("Retry-After", "10")
+		httpapi.Error(w, http.StatusServiceUnavailable, "issuer_unavailable", "the token's issuer cannot be reached to check it; retry shortly")
+	default:
+		s.log.Error("auth: key store unavailable", "err", err)
+		httpapi.Error(w, http.StatusServiceUnavailable, "store_unavailable", "the gateway cannot reach its database; retry shortly")
+	}
 }
 
 // authRealm names the gateway in its WWW-Authenticate challenge.
 const authRealm = "pml"
 
-// unauthorized is the 401 answer. The challenge names plain Bearer keys and
-// no authorization server, so an MCP client asks its user for a key rather
-// than starting OAuth discovery; the connection is closed, since a body may
-// follow that nobody will read.
-func unauthorized(w http.ResponseWriter, bearerError, msg string) {
-	challenge := `Bearer realm="` + authRealm + `"`
-	if bearerError != "" {
-		challenge += `, error="` + bearerError + `"`
-	}
-	w.Header().Set("WWW-Authenticate", challenge)
+// unauthorized is the 401 answer; the connection is closed, since a body
+// may follow that nobody will read.
+func (s *Service) unauthorized(w http.ResponseWriter, bearerError, msg string) {
+	s.challenge(w, bearerError)
 	refuse(w, http.StatusUnauthorized, "unauthorized", msg)
+}
+
+// challenge sets WWW-Authenticate. Without trusted issuers it names plain
+// Bearer keys and no authorization server, so an MCP client asks its user
+// for a key rather than starting OAuth discovery; with them, it points at
+// the protected resource metadata (RFC 9728), where an MCP client finds
+// the issuers to sign in with, and names the scopes.
+func (s *Service) challenge(w http.ResponseWriter, bearerError string) {
+	c := `Bearer realm="` + authRealm + `"`
+	if bearerError != "" {
+		c += `, error="` + bearerError + `"`
+	}
+	if s.tokens != nil {
+		c += `, resource_metadata="` + s.resourceMetadataURL() + `"`
+		if scopes := s.tokens.Scopes(); len(scopes) > 0 {
+			c += `, scope="` + strings.Join(scopes, " ") + `"`
+		}
+	}
+	w.Header().Set("WWW-Authenticate", c)
 }
 
 func bearerToken(r *http.Request) string {
@@ -137,6 +240,6 @@ func bearerToken(r *http.Request) string {
 
 // scopeFrom returns the tenant requireKey attached to r.
 func scopeFrom(r *http.Request) (store.Scope, bool) {
-	sc, ok := r.Context().Value(scopeCtxKey{}).(store.Scope)
-	return sc, ok
+	p, ok := r.Context().Value(principalCtxKey{}).(principal)
+	return p.Scope, ok
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"github.com/pml-go/pml/internal/buildinfo"
+	"github.com/pml-go/pml/internal/tokenauth"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,19 +36,30 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	// The key is checked before any body is read: a request without one
 	// gets its 401 from the headers alone.
 	bodies := newBodyLimiter(lim)
-	keyed := func(h http.Handler) http.Handler { return s.requireKey(bodies.buffer(h)) }
+	// Each route needs a role (docs/auth.md): viewers read, members run.
+	viewer := func(h http.Handler) http.Handler {
+		return s.requireKey(s.needRole(tokenauth.RoleViewer, bodies.buffer(h)))
+	}
+	member := func(h http.Handler) http.Handler {
+		return s.requireKey(s.needRole(tokenauth.RoleMember, bodies.buffer(h)))
+	}
 	mux := http.NewServeMux()
-	mux.Handle("POST /mcp", keyed(s.refuseWhileDraining(s.shedLoad(mcpHandler))))
-	mux.Handle("GET /mcp", keyed(s.mcpOrCatalog(mcpHandler)))
-	mux.Handle("GET /mcp/{fqdn}", keyed(http.HandlerFunc(s.serveRegistryEntry)))
-	mux.Handle("POST /api/v1/capabilities", keyed(http.HandlerFunc(s.serveLearn)))
-	mux.Handle("DELETE /mcp", keyed(mcpHandler))
-	mux.Handle("GET /api/v1/routing", keyed(http.HandlerFunc(s.serveRouting)))
-	mux.Handle("POST /api/v1/client-tools", keyed(http.HandlerFunc(s.serveClientTools)))
-	mux.Handle("POST /api/traces", keyed(http.HandlerFunc(s.traces.ServePost)))
-	mux.Handle("GET /api/traces", keyed(http.HandlerFunc(s.traces.ServeList)))
-	mux.Handle("GET /api/traces/{id}", keyed(http.HandlerFunc(s.traces.ServeTree)))
-	mux.Handle("GET /api/dashboard", keyed(http.HandlerFunc(s.serveDashboard)))
+	mux.Handle("POST /mcp", member(s.refuseWhileDraining(s.shedLoad(mcpHandler))))
+	mux.Handle("GET /mcp", viewer(s.mcpOrCatalog(mcpHandler)))
+	mux.Handle("GET /mcp/{fqdn}", viewer(http.HandlerFunc(s.serveRegistryEntry)))
+	mux.Handle("POST /api/v1/capabilities", member(http.HandlerFunc(s.serveLearn)))
+	mux.Handle("DELETE /mcp", member(mcpHandler))
+	mux.Handle("GET /api/v1/routing", viewer(http.HandlerFunc(s.serveRouting)))
+	mux.Handle("POST /api/v1/client-tools", member(http.HandlerFunc(s.serveClientTools)))
+	mux.Handle("POST /api/traces", member(http.HandlerFunc(s.traces.ServePost)))
+	mux.Handle("GET /api/traces", viewer(http.HandlerFunc(s.traces.ServeList)))
+	mux.Handle("GET /api/traces/{id}", viewer(http.HandlerFunc(s.traces.ServeTree)))
+	mux.Handle("GET /api/dashboard", viewer(http.HandlerFunc(s.serveDashboard)))
+	if s.tokens != nil {
+		meta := s.serveResourceMetadata()
+		mux.Handle("GET "+wellKnownResource, meta)
+		mux.Handle("GET "+wellKnownResource+"/{path...}", meta)
+	}
 	// The trace viewer: static, no key (the API calls it makes carry one).
 	ui := web.Handler(web.GatewayPage)
 	mux.Handle("GET /{$}", ui)

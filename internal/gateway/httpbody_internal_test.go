@@ -43,7 +43,7 @@ func newBodyServer(lim HTTPLimits) *bodyServer {
 func (s *bodyServer) send(n int, tenant *store.Scope) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(make([]byte, n)))
 	if tenant != nil {
-		r = r.WithContext(context.WithValue(r.Context(), scopeCtxKey{}, *tenant))
+		r = r.WithContext(context.WithValue(r.Context(), principalCtxKey{}, localPrincipal(*tenant)))
 	}
 	w := httptest.NewRecorder()
 	s.h.ServeHTTP(w, r)

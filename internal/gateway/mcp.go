@@ -6,7 +6,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -53,8 +52,8 @@ func callerOf(req *mcp.CallToolRequest) Caller {
 		return c
 	}
 	if ti := req.Extra.TokenInfo; ti != nil {
-		if sc, ok := ti.Extra[scopeKey].(store.Scope); ok {
-			c.Scope = sc
+		if p, ok := ti.Extra[principalKey].(principal); ok {
+			c.Scope, c.Role, c.Who = p.Scope, p.Role, p.Caller
 		}
 	}
 	c.IsPackage = strings.EqualFold(req.Extra.Header.Get(wire.ClientHeader), "package")

@@ -181,7 +181,7 @@ func (t localTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), scopeCtxKey{}, t.scope)))
+	t.h.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), principalCtxKey{}, localPrincipal(t.scope))))
 	resp := rec.Result()
 	resp.Request = r
 	return resp, nil

@@ -20,6 +20,7 @@ import (
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/telemetry"
+	"github.com/pml-go/pml/internal/tokenauth"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/ttlcache"
 	"github.com/pml-go/pml/internal/upstream"
@@ -55,6 +56,9 @@ type Config struct {
 	Admission *admission.Controller
 	// Retention is the trace retention policy; nil keeps traces forever.
 	Retention *traceapi.Retention
+	// Tokens verifies access tokens of trusted OpenID issuers beside the
+	// API keys (docs/auth.md); nil: keys only.
+	Tokens *tokenauth.Verifier
 }
 
 // Service implements the gateway's MCP tools. Safe for concurrent use; it
@@ -71,7 +75,8 @@ type Service struct {
 	log       *slog.Logger
 	metrics   *Metrics
 	validate  *tools.Validator
-	keys      *ttlcache.Cache[string, store.Scope]           // key hash -> tenant
+	keys      *ttlcache.Cache[string, principal]             // key hash -> its principal
+	tokens    *tokenauth.Verifier                            // nil: API keys only
 	learned   *ttlcache.Cache[learnKey, *wire.CapabilityRef] // recent runs' capabilities
 	telemetry *telemetry.Exporter
 	byok      map[string]byokServer
@@ -98,8 +103,9 @@ func New(cfg Config) *Service {
 		telemetry: cfg.Telemetry,
 		admission: cfg.Admission,
 		upstream:  cfg.Upstream,
+		tokens:    cfg.Tokens,
 		validate:  tools.NewValidator(),
-		keys:      ttlcache.New[string, store.Scope](keyCacheTTL, keyCacheSize),
+		keys:      ttlcache.New[string, principal](keyCacheTTL, keyCacheSize),
 		learned:   ttlcache.New[learnKey, *wire.CapabilityRef](learnCacheTTL, learnCacheSize),
 
 		secretChecks: newSecretChecks(),
@@ -151,7 +157,12 @@ func (s *Service) Store() store.Store { return s.store }
 // Caller is who sent a request: the key's tenant and whether it is a PML
 // package that can run code locally.
 type Caller struct {
-	Scope     store.Scope
+	Scope store.Scope
+	// Role is what the caller may do in Scope (empty: an in-process caller,
+	// local mode's package, with every right); Who names it in traces
+	// (docs/auth.md).
+	Role      tokenauth.Role
+	Who       string
 	IsPackage bool
 	// ClientNamespaces are the namespaces the caller's package serves on its
 	// machine (wire.ClientNamespacesHeader): always client tools, never a

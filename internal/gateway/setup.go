@@ -22,6 +22,7 @@ import (
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store/storeopen"
 	"github.com/pml-go/pml/internal/telemetry"
+	"github.com/pml-go/pml/internal/tokenauth"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/tools/std"
 	"github.com/pml-go/pml/internal/upstream"
@@ -31,6 +32,9 @@ import (
 type FileConfig struct {
 	Servers map[string]ServerEntry `json:"servers"`
 	Routing *routing.Rules         `json:"routing,omitempty"`
+	// OAuth makes the gateway accept access tokens of OpenID issuers
+	// beside its API keys (docs/auth.md).
+	OAuth *tokenauth.Config `json:"oauth,omitempty"`
 }
 
 // ServerEntry is one upstream MCP server. A hosted one runs on the gateway;
@@ -63,6 +67,11 @@ func LoadConfig(path string) (FileConfig, error) {
 }
 
 func (c FileConfig) validate(path string) error {
+	if c.OAuth != nil {
+		if err := c.OAuth.Validate(); err != nil {
+			return fmt.Errorf("gateway config %s: %w", path, err)
+		}
+	}
 	if c.Routing != nil {
 		if err := c.Routing.Validate(); err != nil {
 			return fmt.Errorf("gateway config %s: %w", path, err)
@@ -135,6 +144,14 @@ const analyzerEntries = 4096
 // built-in tools, the hosted servers and the effective routing rules. The
 // returned closer stops hosted servers and closes the store.
 func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
+	var tokens *tokenauth.Verifier
+	if o.Config.OAuth != nil {
+		v, err := tokenauth.New(*o.Config.OAuth, nil)
+		if err != nil {
+			return nil, nil, pmlerr.Wrap(pmlerr.InvalidConfig, fmt.Errorf("gateway config: %w", err))
+		}
+		tokens = v
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -207,6 +224,7 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		Telemetry: tel,
 		Admission: o.Admission,
 		Retention: &policy,
+		Tokens:    tokens,
 	})
 	pruneCtx, stopPruning := context.WithCancel(context.WithoutCancel(ctx))
 	pruned := make(chan struct{})

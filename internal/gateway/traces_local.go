@@ -16,6 +16,6 @@ func (s *Service) TraceReader(scope store.Scope) http.Handler {
 	mux.HandleFunc("GET /api/traces", s.traces.ServeList)
 	mux.HandleFunc("GET /api/traces/{id}", s.traces.ServeTree)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeCtxKey{}, scope)))
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalCtxKey{}, localPrincipal(scope))))
 	})
 }
