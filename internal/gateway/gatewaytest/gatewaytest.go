@@ -39,21 +39,30 @@ func Start(t testing.TB, opts gateway.Options) *Gateway {
 // StartLimited is Start within lim.
 func StartLimited(t testing.TB, opts gateway.Options, lim gateway.HTTPLimits) *Gateway {
 	t.Helper()
+	return StartAt(t, func(string) gateway.Options { return opts }, lim)
+}
+
+// StartAt is StartLimited with options that depend on the gateway's own
+// base URL (its resource URI, say), which optsFor is given.
+func StartAt(t testing.TB, optsFor func(baseURL string) gateway.Options, lim gateway.HTTPLimits) *Gateway {
+	t.Helper()
 	ctx := context.Background()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := optsFor("http://" + ln.Addr().String())
 	if opts.DB == "" {
 		opts.DB = filepath.Join(t.TempDir(), "gateway.db")
 	}
 	svc, closer, err := gateway.Open(ctx, opts)
 	if err != nil {
+		_ = ln.Close()
 		t.Fatalf("gateway.Open: %v", err)
 	}
 	key, err := gateway.CreateKey(ctx, svc.Store(), store.Scope{Org: "acme", Project: "web"})
 	if err != nil {
 		t.Fatalf("CreateKey: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
 	}
 	mln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,0 +1,192 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/testfixture"
+	"github.com/pml-go/pml/internal/tokenauth"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// oauthGateway is a gateway trusting a real OpenID provider, whose tokens
+// map to acme/web (member dev, viewer reader) and initech/x (member rival).
+func oauthGateway(t *testing.T) (*gatewaytest.Gateway, *testfixture.OIDCProvider) {
+	t.Helper()
+	p := testfixture.StartOIDCProvider(t)
+	g := gatewaytest.StartAt(t, func(base string) gateway.Options {
+		resource := base + "/mcp"
+		for _, c := range []testfixture.OIDCClient{
+			{ID: "dev", Secret: "s1", Audience: resource, Claims: map[string]any{"groups": []string{"acme-web"}}},
+			{ID: "reader", Secret: "s2", Audience: resource, Claims: map[string]any{"groups": []string{"acme-web-read"}}},
+			{ID: "rival", Secret: "s3", Audience: resource, Claims: map[string]any{"groups": []string{"initech"}}},
+			{ID: "elsewhere", Secret: "s4", Audience: "https://other.invalid/mcp", Claims: map[string]any{"groups": []string{"acme-web"}}},
+			{ID: "stranger", Secret: "s5", Audience: resource, Claims: map[string]any{"groups": []string{"nobody"}}},
+		} {
+			p.AddClient(c)
+		}
+		return gateway.Options{Config: gateway.FileConfig{OAuth: &tokenauth.Config{Resource: resource, Issuers: []tokenauth.Issuer{{
+			Issuer: p.Issuer, RequiredScopes: []string{"pml"},
+			Tenants: []tokenauth.TenantRule{
+				{Claim: "groups", Value: "acme-web", Org: "acme", Project: "web", Role: tokenauth.RoleMember},
+				{Claim: "groups", Value: "acme-web-read", Org: "acme", Project: "web", Role: tokenauth.RoleViewer},
+				{Claim: "groups", Value: "initech", Org: "initech", Project: "x", Role: tokenauth.RoleMember},
+			},
+		}}}}}
+	}, gateway.HTTPLimits{})
+	return g, p
+}
+
+func request(t *testing.T, method, url, token, body string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if method == http.MethodPost {
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+const toolsList = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+
+// A client that follows the MCP authorization spec finds where to sign in
+// from the 401, and a token of a trusted issuer runs code in its tenant.
+func TestOAuthTokenRunsCode(t *testing.T) {
+	g, p := oauthGateway(t)
+	resp, _ := request(t, http.MethodPost, g.URL+"/mcp", "", toolsList)
+	challenge := resp.Header.Get("WWW-Authenticate")
+	metaURL := g.URL + "/.well-known/oauth-protected-resource/mcp"
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(challenge, `resource_metadata="`+metaURL+`"`) || !strings.Contains(challenge, `scope="pml"`) {
+		t.Fatalf("no credentials: %d %q", resp.StatusCode, challenge)
+	}
+	resp, body := request(t, http.MethodGet, metaURL, "", "")
+	var meta struct {
+		Resource             string   `json:"resource"`
+		AuthorizationServers []string `json:"authorization_servers"`
+		Scopes               []string `json:"scopes_supported"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &meta) != nil || meta.Resource != g.URL+"/mcp" ||
+		len(meta.AuthorizationServers) != 1 || meta.AuthorizationServers[0] != p.Issuer || len(meta.Scopes) != 1 {
+		t.Fatalf("protected resource metadata: %d %s", resp.StatusCode, body)
+	}
+
+	s := g.ConnectWith(t, p.Token(t, "dev", "pml"), http.Header{})
+	a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.math.add({a: 1, b: 2})`})
+	if a.Status != wire.StatusSuccess {
+		t.Fatalf("execute with a token: %+v", a)
+	}
+	// The run is the tenant's: the project's key sees its trace.
+	if resp, body := request(t, http.MethodGet, g.URL+"/api/traces/"+a.TraceID, g.Key, ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the token's run, read with the project's key: %d %s", resp.StatusCode, body)
+	}
+	// The API key keeps working beside tokens.
+	if a := gatewaytest.Execute(t, g.Connect(t, g.Key, false), wire.ExecuteRequest{Code: `return 1`}); a.Status != wire.StatusSuccess {
+		t.Fatalf("execute with the key: %+v", a)
+	}
+}
+
+// Each bad token gets its status and error, and the next good request is
+// served.
+func TestOAuthRefusals(t *testing.T) {
+	g, p := oauthGateway(t)
+	good := p.Token(t, "dev", "pml")
+	second := testfixture.StartOIDCProvider(t)
+	second.AddClient(testfixture.OIDCClient{ID: "dev", Secret: "x", Audience: g.URL + "/mcp", Claims: map[string]any{"groups": []string{"acme-web"}}})
+	cases := []struct {
+		name   string
+		token  string
+		status int
+		errTag string
+	}{
+		{"wrong audience", p.Token(t, "elsewhere", "pml"), http.StatusUnauthorized, `"error":"unauthorized"`},
+		{"wrong issuer", second.Token(t, "dev", "pml"), http.StatusUnauthorized, `"error":"unauthorized"`},
+		{"missing scope", p.Token(t, "dev"), http.StatusForbidden, `"error":"insufficient_scope"`},
+		{"no tenant", p.Token(t, "stranger", "pml"), http.StatusForbidden, `"error":"no_tenant"`},
+		{"garbage", "a.b.c", http.StatusUnauthorized, `"error":"unauthorized"`},
+		{"unknown key", "pml_0000", http.StatusUnauthorized, `"error":"unauthorized"`},
+	}
+	for _, c := range cases {
+		resp, body := request(t, http.MethodPost, g.URL+"/mcp", c.token, toolsList)
+		if resp.StatusCode != c.status || !strings.Contains(body, c.errTag) {
+			t.Errorf("%s: %d %s", c.name, resp.StatusCode, body)
+		}
+		if c.status == http.StatusForbidden && c.errTag == `"error":"insufficient_scope"` && !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
+			t.Errorf("%s: challenge %q", c.name, resp.Header.Get("WWW-Authenticate"))
+		}
+		if resp, body := request(t, http.MethodPost, g.URL+"/mcp", good, toolsList); resp.StatusCode != http.StatusOK {
+			t.Fatalf("after %s, a good token: %d %s", c.name, resp.StatusCode, body)
+		}
+	}
+}
+
+// A viewer reads but does not run; a member of another tenant sees none of
+// this tenant's traces, whichever kind of credential made them.
+func TestOAuthRolesAndTenants(t *testing.T) {
+	g, p := oauthGateway(t)
+	dev := g.ConnectWith(t, p.Token(t, "dev", "pml"), http.Header{})
+	a := gatewaytest.Execute(t, dev, wire.ExecuteRequest{Code: `return await mcp.math.add({a: 2, b: 2})`})
+	if a.Status != wire.StatusSuccess {
+		t.Fatalf("member: %+v", a)
+	}
+	reader := p.Token(t, "reader", "pml")
+	if resp, body := request(t, http.MethodPost, g.URL+"/mcp", reader, toolsList); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, `"error":"forbidden"`) {
+		t.Fatalf("a viewer runs MCP: %d %s", resp.StatusCode, body)
+	}
+	for _, path := range []string{"/api/traces", "/api/traces/" + a.TraceID, "/api/dashboard", "/mcp?limit=10"} {
+		if resp, body := request(t, http.MethodGet, g.URL+path, reader, ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("a viewer reads %s: %d %s", path, resp.StatusCode, body)
+		}
+	}
+	if resp, _ := request(t, http.MethodPost, g.URL+"/api/traces", reader, `{"traces":[]}`); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a viewer posts traces: %d", resp.StatusCode)
+	}
+	// A member may not widen a capability's visibility; the key (the
+	// project's admin) may.
+	learn := gatewaytest.Execute(t, dev, wire.ExecuteRequest{Code: `const s = await mcp.math.add({a: 1, b: 2}); return await mcp.math.add({a: s, b: 3})`, Intent: "add three"})
+	if learn.Capability == nil {
+		t.Fatalf("learning: %+v", learn)
+	}
+	admin := func(s *mcp.ClientSession) *mcp.CallToolResult {
+		res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "admin", Arguments: map[string]any{
+			"action": "visibility", "target": learn.Capability.Name, "visibility": "public"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := admin(dev); !res.IsError {
+		t.Errorf("a member made a capability public")
+	}
+	if res := admin(g.Connect(t, g.Key, false)); res.IsError {
+		t.Errorf("the project's key could not: %+v", res.Content)
+	}
+	// Another tenant's member sees nothing of acme/web.
+	rival := p.Token(t, "rival", "pml")
+	if resp, _ := request(t, http.MethodGet, g.URL+"/api/traces/"+a.TraceID, rival, ""); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("another tenant reads the trace: %d", resp.StatusCode)
+	}
+	if resp, body := request(t, http.MethodGet, g.URL+"/api/traces", rival, ""); resp.StatusCode != http.StatusOK || strings.Contains(body, a.TraceID) {
+		t.Errorf("another tenant's list: %d %s", resp.StatusCode, body)
+	}
+}
