@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -27,6 +28,7 @@ import (
 func newTracesCmd() *cobra.Command {
 	var limit int
 	var asJSON bool
+	var caller string
 	cmd := &cobra.Command{
 		Use:   "traces [TRACE_ID]",
 		Short: "List recent executions, or show one as a tree (TRACE_ID)",
@@ -42,6 +44,9 @@ func newTracesCmd() *cobra.Command {
 			}
 			defer pkg.Close()
 			path := "/api/traces?limit=" + strconv.Itoa(limit)
+			if caller != "" {
+				path += "&caller=" + url.QueryEscape(caller)
+			}
 			if len(args) == 1 {
 				path = "/api/traces/" + url.PathEscape(args[0])
 			}
@@ -70,6 +75,7 @@ func newTracesCmd() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&limit, "limit", 20, "how many recent executions to list (at most "+strconv.Itoa(traceapi.MaxPageSize)+")")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the API's JSON answer as it is")
+	cmd.Flags().StringVar(&caller, "caller", "", `only the executions of this caller: "key:ID" or "oidc:ISSUER_HOST:SUBJECT"`)
 	return cmd
 }
 
@@ -104,14 +110,24 @@ func printTraceList(out io.Writer, page traceapi.Page) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TRACE ID\tSTARTED\tOUTCOME\tSIDE\tDURATION\tTASKS\tTOOLS")
+	// Callers are named on a gateway with keys or tokens; local mode has none.
+	callers := slices.ContainsFunc(page.Traces, func(t traceapi.Summary) bool { return t.Caller != "" })
+	header := "TRACE ID\tSTARTED\tOUTCOME\tSIDE\tDURATION\tTASKS\tTOOLS"
+	if callers {
+		header += "\tCALLER"
+	}
+	fmt.Fprintln(tw, header)
 	for _, t := range page.Traces {
 		tasks := strconv.Itoa(t.TaskCount)
 		if t.FailedTasks > 0 {
 			tasks += " (" + strconv.Itoa(t.FailedTasks) + " failed)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.TraceID, t.StartedAt.Local().Format(time.DateTime),
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", t.TraceID, t.StartedAt.Local().Format(time.DateTime),
 			outcome(t.Success, t.ErrorCode), side(t.ExecutedLocally), millis(t.DurationMS), tasks, strings.Join(t.ToolsUsed, ", "))
+		if callers {
+			line += "\t" + t.Caller
+		}
+		fmt.Fprintln(tw, line)
 	}
 	fmt.Fprintf(tw, "\n%d of %d executions; `pml traces TRACE_ID` shows one.\n", len(page.Traces), page.Total)
 	return tw.Flush()

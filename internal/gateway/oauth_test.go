@@ -190,3 +190,48 @@ func TestOAuthRolesAndTenants(t *testing.T) {
 		t.Errorf("another tenant's list: %d %s", resp.StatusCode, body)
 	}
 }
+
+// Every trace records its caller: the token's subject or the key's id; a
+// package's trace records who posted it, whatever it claims; the list
+// filters by caller.
+func TestTracesRecordTheirCaller(t *testing.T) {
+	g, p := oauthGateway(t)
+	byToken := gatewaytest.Execute(t, g.ConnectWith(t, p.Token(t, "dev", "pml"), http.Header{}), wire.ExecuteRequest{Code: `return 1`})
+	byKey := gatewaytest.Execute(t, g.Connect(t, g.Key, false), wire.ExecuteRequest{Code: `return 2`})
+	if byToken.Status != wire.StatusSuccess || byKey.Status != wire.StatusSuccess {
+		t.Fatalf("runs: %+v %+v", byToken, byKey)
+	}
+	forged := `{"traces":[{"trace_id":"0123456789abcdef0123456789abcdef","workflow_id":"w","caller":"oidc:idp.invalid:ceo","success":true,"duration_ms":1,"started_at":"2026-01-01T00:00:00Z","tasks":[],"decisions":[]}]}`
+	if resp, body := request(t, http.MethodPost, g.URL+"/api/traces", p.Token(t, "dev", "pml"), forged); resp.StatusCode != http.StatusOK {
+		t.Fatalf("posting a trace: %d %s", resp.StatusCode, body)
+	}
+	callerOf := func(id string) string {
+		resp, body := request(t, http.MethodGet, g.URL+"/api/traces/"+id, g.Key, "")
+		var node struct {
+			Trace struct {
+				Caller string `json:"caller"`
+			} `json:"trace"`
+		}
+		if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &node) != nil {
+			t.Fatalf("trace %s: %d %s", id, resp.StatusCode, body)
+		}
+		return node.Trace.Caller
+	}
+	dev := p.Caller("dev")
+	if got := callerOf(byToken.TraceID); got != dev {
+		t.Errorf("a token's run: caller %q, want %q", got, dev)
+	}
+	if got := callerOf(byKey.TraceID); !strings.HasPrefix(got, "key:") {
+		t.Errorf("a key's run: caller %q", got)
+	}
+	if got := callerOf("0123456789abcdef0123456789abcdef"); got != dev {
+		t.Errorf("a posted trace claiming another caller: %q, want %q", got, dev)
+	}
+	resp, body := request(t, http.MethodGet, g.URL+"/api/traces?caller="+dev, g.Key, "")
+	var page struct {
+		Total int `json:"total"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &page) != nil || page.Total != 2 {
+		t.Errorf("filtered by caller: %d %s", resp.StatusCode, body)
+	}
+}

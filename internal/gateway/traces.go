@@ -26,6 +26,10 @@ func (s *Service) newTraceAPI(policy *traceapi.Retention) *traceapi.API {
 			sc, _ := scopeFrom(r)
 			return sc
 		},
+		Caller: func(r *http.Request) string {
+			p, _ := r.Context().Value(principalCtxKey{}).(principal)
+			return p.Caller
+		},
 		Retention: policy,
 	})
 }
@@ -44,6 +48,7 @@ func (s *Service) traceSink(ctx context.Context, c Caller) runner.Sink {
 		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), traceWriteTimeout)
 		defer cancel()
+		t.Caller = c.Who
 		return s.traces.Keep(wctx, c.Scope, t)
 	}}
 }
@@ -55,7 +60,7 @@ const traceWriteTimeout = 5 * time.Second
 // (traceapi.API.Ingest): local mode's path, POST /api/traces being the
 // remote one.
 func (s *Service) IngestTraces(ctx context.Context, c Caller, traces []tracing.Trace) (traceapi.IngestResult, error) {
-	return s.traces.Ingest(ctx, c.Scope, traces)
+	return s.traces.Ingest(ctx, c.Scope, c.Who, traces)
 }
 
 // ReportTraceQueue records a package's sync backlog and the traces it

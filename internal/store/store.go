@@ -94,6 +94,9 @@ type Trace struct {
 	Success        bool
 	StartedAt      time.Time
 	Body           json.RawMessage
+	// Caller names who ran or sent the trace (docs/auth.md); empty in
+	// local mode.
+	Caller string
 	// Stats feed the dashboard's rollups when the trace is stored; they are
 	// not read back.
 	Stats *TraceStats
@@ -166,6 +169,7 @@ type TraceFilter struct {
 	WorkflowID     string
 	CapabilityFQDN string
 	Tool           string
+	Caller         string
 	Success        *bool
 	Since, Until   time.Time
 	Limit, Offset  int

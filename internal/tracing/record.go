@@ -31,6 +31,7 @@ func (t Trace) StoreRecord(scope store.Scope) (store.Trace, error) {
 		Success:        t.Success,
 		StartedAt:      t.StartedAt,
 		Body:           body,
+		Caller:         t.Caller,
 		Stats:          t.stats(),
 	}, nil
 }

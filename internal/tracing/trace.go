@@ -10,10 +10,13 @@ import (
 // Trace is one execution of code (a top-level snippet or a capability). Its
 // JSON field names are part of the wire contract of POST /api/traces.
 type Trace struct {
-	TraceID         string          `json:"trace_id"`
-	ParentTraceID   string          `json:"parent_trace_id,omitempty"`
-	WorkflowID      string          `json:"workflow_id"`
-	CapabilityFQDN  string          `json:"capability_fqdn,omitempty"`
+	TraceID        string `json:"trace_id"`
+	ParentTraceID  string `json:"parent_trace_id,omitempty"`
+	WorkflowID     string `json:"workflow_id"`
+	CapabilityFQDN string `json:"capability_fqdn,omitempty"`
+	// Caller names who ran the code (docs/auth.md): set by the gateway,
+	// whatever a package sends.
+	Caller          string          `json:"caller,omitempty"`
 	ExecutedLocally bool            `json:"executed_locally"`
 	Success         bool            `json:"success"`
 	ErrorCode       string          `json:"error_code,omitempty"`

@@ -50,6 +50,9 @@ type Config struct {
 	// Scope is the tenant of an authenticated request; the handlers run
 	// only behind the gateway's key check.
 	Scope func(*http.Request) store.Scope
+	// Caller names a request's principal (docs/auth.md), recorded in the
+	// traces it posts; nil records none.
+	Caller func(*http.Request) string
 	// Retention is the retention policy; nil keeps traces forever and Run
 	// returns at once.
 	Retention *Retention
@@ -63,13 +66,17 @@ type API struct {
 	obs       Observer
 	log       *slog.Logger
 	scope     func(*http.Request) store.Scope
+	caller    func(*http.Request) string
 	retention *retention // nil: no retention
 }
 
 // New builds an API; zero fields of cfg get working defaults, but for
 // Observer and Scope.
 func New(cfg Config) *API {
-	a := &API{store: cfg.Store, sanitizer: cfg.Sanitizer, export: cfg.Export, obs: cfg.Observer, log: cfg.Logger, scope: cfg.Scope}
+	a := &API{store: cfg.Store, sanitizer: cfg.Sanitizer, export: cfg.Export, obs: cfg.Observer, log: cfg.Logger, scope: cfg.Scope, caller: cfg.Caller}
+	if a.caller == nil {
+		a.caller = func(*http.Request) string { return "" }
+	}
 	if a.sanitizer == nil {
 		a.sanitizer = tracing.NewSanitizer(nil)
 	}

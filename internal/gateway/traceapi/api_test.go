@@ -76,11 +76,11 @@ func TestIngestIsIdempotentAndCountsOnce(t *testing.T) {
 	api, obs, _ := newAPI(t)
 	ctx := context.Background()
 	batch := []tracing.Trace{localTrace("a1", ""), localTrace("a2", ""), localTrace("a1", "")}
-	res, err := api.Ingest(ctx, acme, batch)
+	res, err := api.Ingest(ctx, acme, "", batch)
 	if err != nil || res != (traceapi.IngestResult{Stored: 2, Duplicates: 1}) {
 		t.Fatalf("first batch: %+v, %v", res, err)
 	}
-	res, err = api.Ingest(ctx, acme, batch)
+	res, err = api.Ingest(ctx, acme, "", batch)
 	if err != nil || res != (traceapi.IngestResult{Stored: 0, Duplicates: 3}) {
 		t.Fatalf("re-sent batch: %+v, %v", res, err)
 	}
@@ -92,7 +92,7 @@ func TestIngestIsIdempotentAndCountsOnce(t *testing.T) {
 		t.Fatalf("list: %+v, %v", page, err)
 	}
 	// Another tenant may store the same ids: idempotence is per tenant.
-	if res, err := api.Ingest(ctx, globex, batch[:1]); err != nil || res.Stored != 1 {
+	if res, err := api.Ingest(ctx, globex, "", batch[:1]); err != nil || res.Stored != 1 {
 		t.Fatalf("other tenant: %+v, %v", res, err)
 	}
 }
@@ -103,17 +103,17 @@ func TestIngestRefusesTheWholeBatch(t *testing.T) {
 	api, _, _ := newAPI(t)
 	ctx := context.Background()
 	bad := localTrace("bad id!", "")
-	_, err := api.Ingest(ctx, acme, []tracing.Trace{localTrace("ok1", ""), bad})
+	_, err := api.Ingest(ctx, acme, "", []tracing.Trace{localTrace("ok1", ""), bad})
 	if pmlerr.CodeOf(err, "") != pmlerr.InvalidRequest || !strings.Contains(err.Error(), `trace 1 ("bad id!")`) {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := api.Ingest(ctx, acme, make([]tracing.Trace, traceapi.MaxTracesPerRequest+1)); pmlerr.CodeOf(err, "") != pmlerr.InvalidRequest {
+	if _, err := api.Ingest(ctx, acme, "", make([]tracing.Trace, traceapi.MaxTracesPerRequest+1)); pmlerr.CodeOf(err, "") != pmlerr.InvalidRequest {
 		t.Fatalf("oversized batch: %v", err)
 	}
 	if page, _ := api.List(ctx, acme, traceapi.Query{}); page.Total != 0 {
 		t.Fatalf("%d traces stored from refused batches", page.Total)
 	}
-	if res, err := api.Ingest(ctx, acme, []tracing.Trace{localTrace("ok1", "")}); err != nil || res.Stored != 1 {
+	if res, err := api.Ingest(ctx, acme, "", []tracing.Trace{localTrace("ok1", "")}); err != nil || res.Stored != 1 {
 		t.Fatalf("next batch: %+v, %v", res, err)
 	}
 }
@@ -123,7 +123,7 @@ func TestIngestRefusesTheWholeBatch(t *testing.T) {
 func TestTreeOfACycleEnds(t *testing.T) {
 	api, _, _ := newAPI(t)
 	ctx := context.Background()
-	if _, err := api.Ingest(ctx, acme, []tracing.Trace{localTrace("a", "b"), localTrace("b", "a"), localTrace("c", "a")}); err != nil {
+	if _, err := api.Ingest(ctx, acme, "", []tracing.Trace{localTrace("a", "b"), localTrace("b", "a"), localTrace("c", "a")}); err != nil {
 		t.Fatal(err)
 	}
 	node, err := api.Tree(ctx, acme, "a")

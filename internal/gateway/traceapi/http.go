@@ -26,7 +26,7 @@ func (a *API) ServePost(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, http.StatusBadRequest, "invalid_traces", "body must be {\"traces\":[...]}: no traces field")
 		return
 	}
-	res, err := a.Ingest(r.Context(), a.scope(r), *body.Traces)
+	res, err := a.Ingest(r.Context(), a.scope(r), a.caller(r), *body.Traces)
 	switch {
 	case pmlerr.CodeOf(err, "") == pmlerr.InvalidRequest:
 		httpapi.Error(w, http.StatusBadRequest, "invalid_traces", pmlerr.Message(err))
@@ -45,7 +45,7 @@ func (a *API) ServePost(w http.ResponseWriter, r *http.Request) {
 	httpapi.Write(w, http.StatusOK, res)
 }
 
-// ServeList is GET /api/traces?workflow_id=&capability=&tool=&success=
+// ServeList is GET /api/traces?workflow_id=&capability=&tool=&caller=&success=
 // &since=&until=&page=&limit=.
 func (a *API) ServeList(w http.ResponseWriter, r *http.Request) {
 	q, err := parseQuery(r.URL.Query())

@@ -17,6 +17,7 @@ func parseQuery(v url.Values) (Query, error) {
 		WorkflowID:     v.Get("workflow_id"),
 		CapabilityFQDN: v.Get("capability"),
 		Tool:           v.Get("tool"),
+		Caller:         v.Get("caller"),
 	}
 	if s := v.Get("success"); s != "" {
 		b, err := strconv.ParseBool(s)

@@ -48,7 +48,7 @@ type IngestResult struct {
 // package's Syncer then isolates it. Every trace is sanitized again here:
 // the gateway does not trust the client to have done it. Storing is
 // idempotent on trace_id.
-func (a *API) Ingest(ctx context.Context, scope store.Scope, traces []tracing.Trace) (IngestResult, error) {
+func (a *API) Ingest(ctx context.Context, scope store.Scope, caller string, traces []tracing.Trace) (IngestResult, error) {
 	var res IngestResult
 	if len(traces) > MaxTracesPerRequest {
 		return res, pmlerr.New(pmlerr.InvalidRequest, "%d traces in one request; at most %d", len(traces), MaxTracesPerRequest)
@@ -75,6 +75,7 @@ func (a *API) Ingest(ctx context.Context, scope store.Scope, traces []tracing.Tr
 		}
 		seen[t.TraceID] = true
 		t = a.sanitizer.Trace(normalizeTrace(t))
+		t.Caller = caller // who sent it, not who it claims
 		row, err := t.StoreRecord(scope)
 		if err != nil {
 			return res, pmlerr.New(pmlerr.InvalidRequest, "trace %q: %v", t.TraceID, err)

@@ -33,6 +33,7 @@ type Query struct {
 	WorkflowID     string
 	CapabilityFQDN string
 	Tool           string
+	Caller         string
 	Success        *bool
 	Since, Until   time.Time
 	Page, Limit    int
@@ -85,7 +86,7 @@ func (a *API) List(ctx context.Context, scope store.Scope, q Query) (Page, error
 		return page, nil
 	}
 	rows, total, err := a.store.ListTraces(ctx, store.TraceFilter{
-		Scope: scope, WorkflowID: q.WorkflowID, CapabilityFQDN: q.CapabilityFQDN, Tool: q.Tool,
+		Scope: scope, WorkflowID: q.WorkflowID, CapabilityFQDN: q.CapabilityFQDN, Tool: q.Tool, Caller: q.Caller,
 		Success: q.Success, Since: q.Since, Until: q.Until,
 		Limit: q.Limit, Offset: (q.Page - 1) * q.Limit,
 	})

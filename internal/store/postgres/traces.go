@@ -11,7 +11,7 @@ import (
 	"github.com/pml-go/pml/internal/store/internal/storeutil"
 )
 
-const traceColumns = `id, parent_id, org, project, workflow_id, capability_fqdn, tools, success, started_at, body`
+const traceColumns = `id, parent_id, org, project, workflow_id, capability_fqdn, tools, success, started_at, body, caller`
 
 // PutTraces stores a batch in one transaction (one round trip); a trace
 // whose ID its scope already has is ignored, so re-sending is harmless.
@@ -27,10 +27,10 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) error {
 		var batch pgx.Batch
 		for _, t := range traces {
 			batch.Queue(`INSERT INTO traces (`+traceColumns+`)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 				ON CONFLICT (org, project, id) DO NOTHING`,
 				t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID, t.CapabilityFQDN,
-				t.Tools, t.Success, t.StartedAt, nullJSON(t.Body))
+				t.Tools, t.Success, t.StartedAt, nullJSON(t.Body), t.Caller)
 		}
 		// The rollups of the traces that are new: a re-sent one counts once.
 		var rollups pgx.Batch
@@ -119,7 +119,7 @@ func scanTrace(row scanner) (store.Trace, error) {
 		body []byte
 	)
 	err := row.Scan(&t.ID, &t.ParentID, &t.Scope.Org, &t.Scope.Project, &t.WorkflowID,
-		&t.CapabilityFQDN, &t.Tools, &t.Success, &t.StartedAt, &body)
+		&t.CapabilityFQDN, &t.Tools, &t.Success, &t.StartedAt, &body, &t.Caller)
 	if err != nil {
 		return store.Trace{}, err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/pml-go/pml/internal/store/internal/storeutil"
 )
 
-const traceColumns = `id, parent_id, org, project, workflow_id, capability_fqdn, tools, success, started_at, body`
+const traceColumns = `id, parent_id, org, project, workflow_id, capability_fqdn, tools, success, started_at, body, caller`
 
 // PutTraces stores a batch in one transaction; a trace whose ID its scope
 // already has is ignored, so re-sending a batch is harmless.
@@ -28,7 +28,7 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error)
 	}
 	defer rollbackUnlessCommitted(tx, &err)
 	stmt, err := tx.PrepareContext(ctx, `INSERT INTO traces (`+traceColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (org, project, id) DO NOTHING`)
 	if err != nil {
 		return wrap("put traces: prepare", err)
@@ -40,7 +40,7 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error)
 			return wrap("put traces", err)
 		}
 		res, err := stmt.ExecContext(ctx, t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID,
-			t.CapabilityFQDN, tools, t.Success, formatTime(t.StartedAt), nullJSON(t.Body))
+			t.CapabilityFQDN, tools, t.Success, formatTime(t.StartedAt), nullJSON(t.Body), t.Caller)
 		if n, err := affected(res, err); err != nil || n == 0 {
 			if err != nil {
 				return wrap("put trace "+t.ID, err)
@@ -129,7 +129,7 @@ func scanTrace(row scanner) (store.Trace, error) {
 		body    sql.NullString
 	)
 	err := row.Scan(&t.ID, &t.ParentID, &t.Scope.Org, &t.Scope.Project, &t.WorkflowID,
-		&t.CapabilityFQDN, &tools, &t.Success, &started, &body)
+		&t.CapabilityFQDN, &tools, &t.Success, &started, &body, &t.Caller)
 	if err != nil {
 		return store.Trace{}, err
 	}

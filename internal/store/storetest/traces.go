@@ -32,7 +32,25 @@ func runTraces(t *testing.T, open func(t *testing.T) store.Store) {
 		"Children":               testChildTraces,
 		"EmptyBatchAndBadTraces": testBadTraces,
 		"BodyWithNULCharacter":   testTraceBodyNUL,
+		"FilterByCaller":         testTraceCaller,
 	})
+}
+
+// The caller is stored, read back and filtered on.
+func testTraceCaller(t *testing.T, s store.Store) {
+	a, b, none := trace(acmeWeb, "a", 0), trace(acmeWeb, "b", time.Second), trace(acmeWeb, "c", 2*time.Second)
+	a.Caller, b.Caller = "oidc:idp.invalid:alice", "key:k1"
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{a, b, none}))
+	if got := must(s.TraceByID(t.Context(), acmeWeb, "a")).of(t); got.Caller != a.Caller {
+		t.Fatalf("caller read back %q", got.Caller)
+	}
+	list, total := must2(s.ListTraces(t.Context(), store.TraceFilter{Scope: acmeWeb, Caller: "oidc:idp.invalid:alice"})).of(t)
+	if total != 1 || list[0].ID != "a" {
+		t.Fatalf("by caller: %d %+v", total, list)
+	}
+	if _, total := must2(s.ListTraces(t.Context(), store.TraceFilter{Scope: acmeAPI, Caller: "key:k1"})).of(t); total != 0 {
+		t.Fatalf("another scope's caller matched %d", total)
+	}
 }
 
 func testPutAndGetTrace(t *testing.T, s store.Store) {

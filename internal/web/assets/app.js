@@ -200,6 +200,7 @@ function showTrace(node) {
   add("Started", when(t.started_at));
   add("Duration", ms(t.duration_ms));
   add("Workflow", t.workflow_id);
+  add("Caller", t.caller);
   add("Capability", t.capability_fqdn);
   add("Parent trace", t.parent_trace_id);
   add("Bounded", truncationText(t));

@@ -34,6 +34,9 @@ func TraceWhere(f store.TraceFilter, d Dialect) (string, []any) {
 	if f.Tool != "" {
 		add(d.ToolCond, f.Tool)
 	}
+	if f.Caller != "" {
+		add("caller = $%d", f.Caller)
+	}
 	if f.Success != nil {
 		add("success = $%d", *f.Success)
 	}
