@@ -112,6 +112,22 @@ func (s *Service) serveResourceMetadata() http.Handler {
 	})
 }
 
+// serveWebSignIn tells the web page how to sign a person in (docs/auth.md):
+// the issuer's endpoints and the page's client; 404 when no issuer has one.
+func (s *Service) serveWebSignIn(w http.ResponseWriter, r *http.Request) {
+	in, err := s.tokens.WebSignIn(r.Context())
+	switch {
+	case errors.Is(err, tokenauth.ErrNoWebSignIn):
+		httpapi.Error(w, http.StatusNotFound, "not_found", "no issuer has a web client: use an API key")
+	case err != nil:
+		s.log.Error("web sign-in: issuer unavailable", "err", err)
+		w.Header().Set("Retry-After", "10")
+		httpapi.Error(w, http.StatusServiceUnavailable, "issuer_unavailable", "the issuer cannot be reached; retry shortly")
+	default:
+		httpapi.Write(w, http.StatusOK, in)
+	}
+}
+
 // verify maps an API key to its principal: a key acts for its project with
 // every right there (keys are what an operator hands out per project).
 func (s *Service) verify(ctx context.Context, key string) (principal, error) {

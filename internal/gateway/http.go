@@ -61,7 +61,12 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 		mux.Handle("GET "+wellKnownResource+"/{path...}", meta)
 	}
 	// The trace viewer: static, no key (the API calls it makes carry one).
-	ui := web.Handler(web.GatewayPage)
+	var signInOrigins func() []string
+	if s.tokens != nil {
+		signInOrigins = s.tokens.WebOrigins
+		mux.HandleFunc("GET /api/auth/web", s.serveWebSignIn)
+	}
+	ui := web.Handler(web.GatewayPage, signInOrigins)
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /ui/", ui)
 	mux.Handle("GET /dashboard", ui)

@@ -100,6 +100,10 @@ func TestOAuthTokenRunsCode(t *testing.T) {
 	if resp, body := request(t, http.MethodGet, g.URL+"/api/traces/"+a.TraceID, g.Key, ""); resp.StatusCode != http.StatusOK {
 		t.Fatalf("the token's run, read with the project's key: %d %s", resp.StatusCode, body)
 	}
+	// No issuer has a web client here: the page is told to use a key.
+	if resp, body := request(t, http.MethodGet, g.URL+"/api/auth/web", "", ""); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "API key") {
+		t.Fatalf("web sign-in without a web client: %d %s", resp.StatusCode, body)
+	}
 	// The API key keeps working beside tokens.
 	if a := gatewaytest.Execute(t, g.Connect(t, g.Key, false), wire.ExecuteRequest{Code: `return 1`}); a.Status != wire.StatusSuccess {
 		t.Fatalf("execute with the key: %+v", a)

@@ -60,12 +60,40 @@ func StartOIDCProvider(t testing.TB) *OIDCProvider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(provider)
+	// A login page that signs the example user in at once, as a person
+	// typing their password would, for the authorization code flow.
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Query().Get("authRequestID")
+		if err := st.CheckUsernamePassword(OIDCUser(issuer), "verysecure", id); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		http.Redirect(w, r, op.AuthCallbackURL(provider)(op.ContextWithIssuer(r.Context(), issuer), id), http.StatusFound)
+	})
+	mux.Handle("/", provider)
+	srv := httptest.NewUnstartedServer(mux)
 	_ = srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return &OIDCProvider{Issuer: issuer, store: st}
+}
+
+// OIDCUser is the provider's user that its login page signs in: the one
+// zitadel's example user store holds.
+func OIDCUser(issuer string) string {
+	u, _ := url.Parse(issuer)
+	return "test-user@" + u.Hostname()
+}
+
+// AddWebClient registers a public browser client (authorization code with
+// PKCE) redirecting to redirectURI, whose access tokens carry audience and,
+// for the signed-in user, claims.
+func (p *OIDCProvider) AddWebClient(id, redirectURI, audience string, claims map[string]any) {
+	p.store.mu.Lock()
+	defer p.store.mu.Unlock()
+	p.store.clients[id] = &oidcClient{conf: OIDCClient{ID: id, Audience: audience, Claims: claims}, web: true, redirect: redirectURI}
 }
 
 // AddClient registers a service client.
@@ -172,6 +200,26 @@ func (s *oidcStore) ClientCredentialsTokenRequest(_ context.Context, id string, 
 	return &oidc.JWTTokenRequest{Subject: id, Audience: []string{c.conf.Audience}, Scopes: scopes}, nil
 }
 
+// AuthRequestByCode gives the code's request the web client's audience
+// (zitadel's example storage uses the client id).
+func (s *oidcStore) AuthRequestByCode(ctx context.Context, code string) (op.AuthRequest, error) {
+	ar, err := s.Storage.AuthRequestByCode(ctx, code)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := s.client(ar.GetClientID()); ok {
+		return audienced{AuthRequest: ar, audience: c.conf.Audience}, nil
+	}
+	return ar, nil
+}
+
+type audienced struct {
+	op.AuthRequest
+	audience string
+}
+
+func (a audienced) GetAudience() []string { return []string{a.audience} }
+
 func (s *oidcStore) CreateAccessToken(_ context.Context, req op.TokenRequest) (string, time.Time, error) {
 	exp := time.Now().Add(5 * time.Minute)
 	if c, ok := s.client(req.GetSubject()); ok && c.conf.ShortLived {
@@ -187,7 +235,11 @@ func (s *oidcStore) GetPrivateClaimsFromRequest(_ context.Context, req op.TokenR
 	if len(scopes) > 0 {
 		claims["scope"] = strings.Join(scopes, " ")
 	}
-	if c, ok := s.client(req.GetSubject()); ok {
+	id := req.GetSubject()
+	if ar, ok := req.(op.AuthRequest); ok {
+		id = ar.GetClientID() // a signed-in user: the web client's claims
+	}
+	if c, ok := s.client(id); ok {
 		for k, v := range c.conf.Claims {
 			claims[k] = v
 		}
@@ -230,19 +282,47 @@ func (s *oidcStore) KeySet(context.Context) ([]op.Key, error) {
 }
 
 // oidcClient is a confidential service client using the client
-// credentials grant, whose access tokens are JWTs.
-type oidcClient struct{ conf OIDCClient }
+// credentials grant, or a public browser client (web) using the
+// authorization code with PKCE; either gets JWT access tokens.
+type oidcClient struct {
+	conf     OIDCClient
+	web      bool
+	redirect string
+}
 
-func (c *oidcClient) GetID() string                       { return c.conf.ID }
-func (c *oidcClient) RedirectURIs() []string              { return nil }
-func (c *oidcClient) PostLogoutRedirectURIs() []string    { return nil }
-func (c *oidcClient) ApplicationType() op.ApplicationType { return op.ApplicationTypeWeb }
-func (c *oidcClient) AuthMethod() oidc.AuthMethod         { return oidc.AuthMethodBasic }
-func (c *oidcClient) ResponseTypes() []oidc.ResponseType  { return nil }
+func (c *oidcClient) GetID() string                    { return c.conf.ID }
+func (c *oidcClient) PostLogoutRedirectURIs() []string { return nil }
+func (c *oidcClient) RedirectURIs() []string {
+	if c.web {
+		return []string{c.redirect}
+	}
+	return nil
+}
+func (c *oidcClient) ApplicationType() op.ApplicationType {
+	if c.web {
+		return op.ApplicationTypeUserAgent
+	}
+	return op.ApplicationTypeWeb
+}
+func (c *oidcClient) AuthMethod() oidc.AuthMethod {
+	if c.web {
+		return oidc.AuthMethodNone
+	}
+	return oidc.AuthMethodBasic
+}
+func (c *oidcClient) ResponseTypes() []oidc.ResponseType {
+	if c.web {
+		return []oidc.ResponseType{oidc.ResponseTypeCode}
+	}
+	return nil
+}
 func (c *oidcClient) GrantTypes() []oidc.GrantType {
+	if c.web {
+		return []oidc.GrantType{oidc.GrantTypeCode}
+	}
 	return []oidc.GrantType{oidc.GrantTypeClientCredentials}
 }
-func (c *oidcClient) LoginURL(string) string               { return "" }
+func (c *oidcClient) LoginURL(id string) string            { return "/login?authRequestID=" + url.QueryEscape(id) }
 func (c *oidcClient) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeJWT }
 func (c *oidcClient) IDTokenLifetime() time.Duration       { return time.Hour }
 func (c *oidcClient) DevMode() bool                        { return true }

@@ -68,6 +68,10 @@ type Issuer struct {
 	// Tenants map a token to a tenant and role: the first rule whose claim
 	// holds the value (a string equal to it, or a list containing it) wins.
 	Tenants []TenantRule `json:"tenants"`
+	// WebClientID is the public client registered at the issuer for the
+	// gateway's web page (authorization code with PKCE, redirect URI: the
+	// gateway's origin and "/"). Empty: the page asks for an API key.
+	WebClientID string `json:"web_client_id,omitempty"`
 }
 
 // TenantRule is one claim-to-tenant mapping.
@@ -149,6 +153,7 @@ type Verifier struct {
 
 type issuerState struct {
 	conf     Issuer
+	provider *oidc.Provider
 	verifier *oidc.IDTokenVerifier
 	failedAt time.Time // last failed discovery: retried after discoveryRetry
 }
@@ -261,8 +266,64 @@ func (v *Verifier) state(ctx context.Context, iss string) (*issuerState, error) 
 	// The key set fetches with a context of its own: one a request ends
 	// must not cancel a fetch that later requests share.
 	keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), v.client), jwksURL(p))
+	st.provider = p
 	st.verifier = oidc.NewVerifier(st.conf.Issuer, keys, &oidc.Config{ClientID: v.cfg.Resource, SupportedSigningAlgs: signingAlgs})
 	return st, nil
+}
+
+// WebSignIn is what the web page needs to sign a person in.
+type WebSignIn struct {
+	Issuer                string `json:"issuer"`
+	AuthorizationEndpoint string `json:"authorization_endpoint"`
+	TokenEndpoint         string `json:"token_endpoint"`
+	ClientID              string `json:"client_id"`
+	Scope                 string `json:"scope"`
+	Resource              string `json:"resource"`
+}
+
+// ErrNoWebSignIn: no issuer has a web client.
+var ErrNoWebSignIn = errors.New("no issuer has a web_client_id")
+
+// WebSignIn returns the first issuer with a web client, discovered.
+func (v *Verifier) WebSignIn(ctx context.Context) (WebSignIn, error) {
+	for _, is := range v.cfg.Issuers {
+		if is.WebClientID == "" {
+			continue
+		}
+		st, err := v.state(ctx, is.Issuer)
+		if err != nil {
+			return WebSignIn{}, err
+		}
+		ep := st.provider.Endpoint()
+		scope := strings.Join(append([]string{oidc.ScopeOpenID}, is.RequiredScopes...), " ")
+		return WebSignIn{Issuer: is.Issuer, AuthorizationEndpoint: ep.AuthURL, TokenEndpoint: ep.TokenURL,
+			ClientID: is.WebClientID, Scope: scope, Resource: v.cfg.Resource}, nil
+	}
+	return WebSignIn{}, ErrNoWebSignIn
+}
+
+// WebOrigins are the origins the web page posts to for sign-in, for its
+// CSP: each issuer with a web client, and its token endpoint's once
+// discovered.
+func (v *Verifier) WebOrigins() []string {
+	var out []string
+	add := func(raw string) {
+		if u, err := url.Parse(raw); err == nil && u.Host != "" && !slices.Contains(out, u.Scheme+"://"+u.Host) {
+			out = append(out, u.Scheme+"://"+u.Host)
+		}
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, is := range v.cfg.Issuers {
+		if is.WebClientID == "" {
+			continue
+		}
+		add(is.Issuer)
+		if st := v.issuer[strings.TrimSuffix(is.Issuer, "/")]; st != nil && st.provider != nil {
+			add(st.provider.Endpoint().TokenURL)
+		}
+	}
+	return out
 }
 
 func jwksURL(p *oidc.Provider) string {

@@ -13,6 +13,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/pml-go/pml/internal/etag"
@@ -22,9 +23,20 @@ import (
 var assets embed.FS
 
 // csp allows the page's own files and same-origin API calls, nothing else:
-// no CDN, no inline script, no external request of any kind.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// no CDN, no inline script, no external request of any kind but to the
+// connect origins given (an OpenID provider's token endpoint, for sign-in).
+func csp(connect []string) string {
+	src := "connect-src 'self'"
+	for _, o := range connect {
+		if plainOrigin.MatchString(o) { // nothing that could end the directive
+			src += " " + o
+		}
+	}
+	return "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+		src + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}
+
+var plainOrigin = regexp.MustCompile(`^https?://[A-Za-z0-9.-]+(:[0-9]+)?$`)
 
 // asset is one embedded file, ready to serve.
 type asset struct {
@@ -47,7 +59,10 @@ const (
 // the page holds no data; the API it calls does the authentication. The
 // page's kind is marked on its <body> (data-page), which style.css and
 // app.js read; an attribute, since the CSP allows no inline script.
-func Handler(page Page) http.Handler {
+// connect, when not nil, lists further origins the page may send requests
+// to; it is asked on each request (an issuer's endpoints are discovered
+// later than the handler is built).
+func Handler(page Page, connect func() []string) http.Handler {
 	files := map[string]asset{}
 	err := fs.WalkDir(assets, "assets", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -82,7 +97,11 @@ func Handler(page Page) http.Handler {
 			return
 		}
 		h := w.Header()
-		h.Set("Content-Security-Policy", csp)
+		var origins []string
+		if connect != nil {
+			origins = connect()
+		}
+		h.Set("Content-Security-Policy", csp(origins))
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-cache")

@@ -22,7 +22,7 @@ func get(t *testing.T, h http.Handler, path, etag string) *http.Response {
 }
 
 func TestHandlerServesThePage(t *testing.T) {
-	h := web.Handler(web.GatewayPage)
+	h := web.Handler(web.GatewayPage, nil)
 	for path, ctype := range map[string]string{"/": "text/html", "/ui/app.js": "javascript", "/ui/style.css": "text/css"} {
 		resp := get(t, h, path, "")
 		body, _ := io.ReadAll(resp.Body)
@@ -46,7 +46,7 @@ func TestHandlerServesThePage(t *testing.T) {
 
 // The page loads nothing from elsewhere: no absolute URL in its files.
 func TestAssetsAreSelfContained(t *testing.T) {
-	h := web.Handler(web.GatewayPage)
+	h := web.Handler(web.GatewayPage, nil)
 	for _, path := range []string{"/", "/ui/app.js", "/ui/style.css"} {
 		body, _ := io.ReadAll(get(t, h, path, "").Body)
 		for _, bad := range []string{"http://", "https://", "//cdn", "@import"} {
@@ -60,7 +60,7 @@ func TestAssetsAreSelfContained(t *testing.T) {
 // TestRevalidationMatchesWholeTags: a 304 only for an If-None-Match naming
 // the asset's ETag whole, never for a tag that merely contains it.
 func TestRevalidationMatchesWholeTags(t *testing.T) {
-	h := web.Handler(web.GatewayPage)
+	h := web.Handler(web.GatewayPage, nil)
 	tag := get(t, h, "/ui/app.js", "").Header.Get("ETag")
 	bare := strings.Trim(tag, `"`)
 	for inm, want := range map[string]int{

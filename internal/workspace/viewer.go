@@ -25,7 +25,7 @@ func (p *Workspace) TraceReader() http.Handler {
 // that ViewerURL prints, so the token never reaches a server log or a
 // Referer). Both are behind the same Origin check as /mcp.
 func (p *Workspace) mountViewer(mux *http.ServeMux, o ServeOptions) {
-	ui := web.Handler(web.WorkspacePage)
+	ui := web.Handler(web.WorkspacePage, nil)
 	mux.Handle("GET /{$}", sameOriginOnly(ui))
 	mux.Handle("GET /ui/", sameOriginOnly(ui))
 	var api = p.TraceReader()

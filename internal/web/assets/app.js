@@ -3,7 +3,8 @@
 // inserted as text (textContent, SVG text nodes), never as markup.
 "use strict";
 
-const KEY_STORE = "pml.apiKey";
+const KEY_STORE = "pml.apiKey"; // an API key, or an access token after sign-in
+const SIGNIN_STORE = "pml.signIn"; // the PKCE verifier and state of a sign-in under way
 const PAGE_SIZE = 25;
 const SVG_NS = "http://www.w3.org/2000/svg";
 // Bounds of what one execution draws, whatever the trace holds: the page
@@ -111,7 +112,7 @@ async function api(path, accept) {
   if (resp.status === 401) {
     throw new Error(onWorkspacePage()
       ? "The workspace token was refused (it changes when .pml/serve-token is deleted): open the address pml serve printed at start."
-      : "This key was refused: use a key of this gateway (pml gateway key create).");
+      : "This key was refused, or your sign-in expired: sign in again, or use a key of this gateway (pml gateway key create).");
   }
   if (!resp.ok) {
     const err = new Error((body && body.message) || "HTTP " + resp.status);
@@ -638,6 +639,82 @@ function refresh() {
   if (m) openTrace(decodeURIComponent(m[1]));
 }
 
+// ---------- sign-in (authorization code with PKCE, docs/auth.md) ----------
+
+function b64url(bytes) {
+  let s = "";
+  for (const b of new Uint8Array(bytes)) s += String.fromCharCode(b);
+  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+// offerSignIn shows the sign-in button when the gateway names an issuer
+// with a web client (GET /api/auth/web); a key keeps working either way.
+async function offerSignIn() {
+  let cfg;
+  try {
+    const resp = await fetch("/api/auth/web", { headers: { Accept: "application/json" } });
+    if (!resp.ok) return;
+    cfg = await resp.json();
+  } catch (_) {
+    return;
+  }
+  const button = $("#sign-in");
+  button.textContent = "Sign in with " + new URL(cfg.issuer).host;
+  button.hidden = false;
+  button.addEventListener("click", () => signIn(cfg));
+}
+
+async function signIn(cfg) {
+  const verifier = b64url(crypto.getRandomValues(new Uint8Array(32)));
+  const state = b64url(crypto.getRandomValues(new Uint8Array(16)));
+  const challenge = b64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  sessionStorage.setItem(SIGNIN_STORE, JSON.stringify({ verifier, state, token_endpoint: cfg.token_endpoint, client_id: cfg.client_id }));
+  const u = new URL(cfg.authorization_endpoint);
+  const params = {
+    response_type: "code", client_id: cfg.client_id, redirect_uri: location.origin + "/", scope: cfg.scope,
+    code_challenge: challenge, code_challenge_method: "S256", state, resource: cfg.resource,
+  };
+  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v);
+  location.assign(u.toString());
+}
+
+// finishSignIn completes a sign-in the issuer redirected back from: the
+// state must be this page's, the code is exchanged with the verifier, and
+// the access token is kept like a key. It reports whether it handled one.
+async function finishSignIn() {
+  const p = new URLSearchParams(location.search);
+  if (!p.has("code") && !p.has("error")) return false;
+  const saved = JSON.parse(sessionStorage.getItem(SIGNIN_STORE) || "null");
+  sessionStorage.removeItem(SIGNIN_STORE);
+  history.replaceState(null, "", location.pathname);
+  if (p.has("error")) {
+    setStatus("Sign-in failed: " + (p.get("error_description") || p.get("error")), true);
+    return true;
+  }
+  if (!saved || p.get("state") !== saved.state) {
+    setStatus("Sign-in failed: the answer does not match a sign-in of this page.", true);
+    return true;
+  }
+  let body = null;
+  let status = 0;
+  try {
+    const resp = await fetch(saved.token_endpoint, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+      body: new URLSearchParams({ grant_type: "authorization_code", code: p.get("code"), redirect_uri: location.origin + "/",
+        client_id: saved.client_id, code_verifier: saved.verifier }),
+    });
+    status = resp.status;
+    body = await resp.json();
+  } catch (_) { /* reported below */ }
+  if (!body || !body.access_token) {
+    setStatus("Sign-in failed: " + ((body && (body.error_description || body.error)) || "HTTP " + status), true);
+    return true;
+  }
+  localStorage.setItem(KEY_STORE, body.access_token);
+  return true;
+}
+
 // takeTokenFromURL keeps the token `pml serve` prints in its address
 // (#token=…) as this origin's key, and takes it out of the address bar.
 function takeTokenFromURL() {
@@ -647,8 +724,12 @@ function takeTokenFromURL() {
   history.replaceState(null, "", location.pathname + location.search);
 }
 
-document.addEventListener("DOMContentLoaded", () => {
+document.addEventListener("DOMContentLoaded", async () => {
   takeTokenFromURL();
+  if (!onWorkspacePage()) {
+    await finishSignIn();
+    offerSignIn();
+  }
   $("#key").value = apiKey();
   $("#key-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -679,5 +760,5 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#next").addEventListener("click", () => { state.page += 1; loadList(); });
   if (onWorkspacePage()) $("h1 span").textContent = "workspace";
   if (apiKey()) refresh();
-  else setStatus(noKeyMessage());
+  else if (!$("#status").classList.contains("error")) setStatus(noKeyMessage()); // keep a failed sign-in's reason
 });
