@@ -15,12 +15,10 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// Kill a hosted stdio MCP server while the gateway waits for one of its
-// calls: that execution is TOOL_ERROR (promptly, not after the RPC timeout),
-// and the next one succeeds on a restarted server.
-func TestFaultUpstreamKilledMidCall(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
+// fixtureConfig writes, in dir, a gateway config hosting the test fixture
+// MCP server as "fx", and returns its path.
+func fixtureConfig(t *testing.T, dir string) string {
+	t.Helper()
 	config := filepath.Join(dir, "gateway.json")
 	cfg, _ := json.Marshal(map[string]any{"servers": map[string]any{
 		"fx": map[string]any{"type": "stdio", "command": testfixture.BuildServer(t), "hosted": true},
@@ -28,6 +26,16 @@ func TestFaultUpstreamKilledMidCall(t *testing.T) {
 	if err := os.WriteFile(config, cfg, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return config
+}
+
+// Kill a hosted stdio MCP server while the gateway waits for one of its
+// calls: that execution is TOOL_ERROR (promptly, not after the RPC timeout),
+// and the next one succeeds on a restarted server.
+func TestFaultUpstreamKilledMidCall(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	config := fixtureConfig(t, dir)
 	db := filepath.Join(dir, "gateway.db")
 	r := startReplica(t, "gateway", db, "--config", config)
 	c := newMCPClient(r.url, createKey(t, db))

@@ -2,7 +2,6 @@ package scale_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +19,6 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/store/pgtest"
-	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -171,13 +169,7 @@ type timedRun struct {
 // file of its own, through a hosted MCP server, exactly once).
 func TestRollingRestartLosesNothing(t *testing.T) {
 	dir := t.TempDir()
-	config := filepath.Join(dir, "gateway.json")
-	cfg, _ := json.Marshal(map[string]any{"servers": map[string]any{
-		"fx": map[string]any{"type": "stdio", "command": testfixture.BuildServer(t), "hosted": true},
-	}})
-	if err := os.WriteFile(config, cfg, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	config := fixtureConfig(t, dir)
 	// The delay is several health-check periods, as in the Helm chart.
 	flags := []string{"--config", config, "--shutdown-delay", "500ms", "--shutdown-grace", "20s"}
 	d := deploy(t, pgtest.Start(t), 2, flags...)
