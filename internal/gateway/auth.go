@@ -68,15 +68,20 @@ type principal struct {
 	Caller string // "key:ID" or "oidc:ISSUER_HOST:SUBJECT"
 }
 
-// needRole refuses, with 403, a principal whose role does not allow need.
-func (s *Service) needRole(need tokenauth.Role, next http.Handler) http.Handler {
+// needRole refuses, with 403, a principal whose role does not allow need,
+// and an operator (every tenant: store.AllTenants) unless allTenants: an
+// operator reads the all-tenants dashboard and acts in no tenant.
+func (s *Service) needRole(need tokenauth.Role, allTenants bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, _ := r.Context().Value(principalCtxKey{}).(principal)
-		if !p.Role.Allows(need) {
+		switch {
+		case !p.Role.Allows(need):
 			refuse(w, http.StatusForbidden, "forbidden", fmt.Sprintf("the %s role may not do this; it needs %s", p.Role, need))
-			return
+		case p.Scope == store.AllTenants && !allTenants:
+			refuse(w, http.StatusForbidden, "forbidden", "an operator's token covers every tenant and reads only the dashboard; use a project's credential for the rest")
+		default:
+			next.ServeHTTP(w, r)
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 

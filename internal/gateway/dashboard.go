@@ -24,7 +24,9 @@ const dashboardTop = 10
 // Dashboard is GET /api/dashboard's answer: one tenant's executions over a
 // range, from the store's rollups, and its admission figures now.
 type Dashboard struct {
-	Range        string                 `json:"range"`
+	Range string `json:"range"`
+	// AllTenants: an operator's view, every tenant summed.
+	AllTenants   bool                   `json:"all_tenants,omitempty"`
 	StepSeconds  int64                  `json:"step_seconds"`
 	Series       []DashboardPoint       `json:"series"`
 	Totals       DashboardTotals        `json:"totals"`
@@ -70,8 +72,8 @@ type DashboardTool struct {
 }
 
 // DashboardAdmission is the tenant's share of this replica's admission now
-// (docs/limits.md "Admission and overload"); refused counts its OVERLOADED
-// answers over the range.
+// (docs/limits.md "Admission and overload"), or the whole replica's for an
+// operator; refused counts OVERLOADED answers over the range.
 type DashboardAdmission struct {
 	Running      int   `json:"running"`
 	Parked       int   `json:"parked"` // admitted, waiting on a tool
@@ -80,8 +82,8 @@ type DashboardAdmission struct {
 	MaxPerTenant int   `json:"max_per_tenant"`
 }
 
-// serveDashboard answers GET /api/dashboard?range=1h|24h|7d for the key's
-// tenant. An "all tenants" view belongs to an admin role (docs/dashboard.md).
+// serveDashboard answers GET /api/dashboard?range=1h|24h|7d for the
+// caller's tenant, or every tenant for an operator (docs/dashboard.md).
 func (s *Service) serveDashboard(w http.ResponseWriter, r *http.Request) {
 	sc, _ := scopeFrom(r)
 	name := r.URL.Query().Get("range")
@@ -102,8 +104,12 @@ func (s *Service) serveDashboard(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := buildDashboard(rows, name, since, now, rg.step)
+	d.AllTenants = sc == store.AllTenants
 	if s.admission != nil {
 		st := s.admission.TenantStats(Caller{Scope: sc}.tenant())
+		if d.AllTenants {
+			st = s.admission.Stats()
+		}
 		d.Admission = DashboardAdmission{Running: st.Running, Parked: st.Admitted - st.Running, Queued: st.Queued,
 			Refused: rows.Errors["OVERLOADED"], MaxPerTenant: s.admission.Limits().MaxExecutionsPerTenant}
 	}

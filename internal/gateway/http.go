@@ -36,13 +36,12 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	// The key is checked before any body is read: a request without one
 	// gets its 401 from the headers alone.
 	bodies := newBodyLimiter(lim)
-	// Each route needs a role (docs/auth.md): viewers read, members run.
-	viewer := func(h http.Handler) http.Handler {
-		return s.requireKey(s.needRole(tokenauth.RoleViewer, bodies.buffer(h)))
+	// Each route needs a role (docs/auth.md): viewers read, members run;
+	// an operator reads the all-tenants dashboard only.
+	route := func(need tokenauth.Role, allTenants bool) func(http.Handler) http.Handler {
+		return func(h http.Handler) http.Handler { return s.requireKey(s.needRole(need, allTenants, bodies.buffer(h))) }
 	}
-	member := func(h http.Handler) http.Handler {
-		return s.requireKey(s.needRole(tokenauth.RoleMember, bodies.buffer(h)))
-	}
+	viewer, member := route(tokenauth.RoleViewer, false), route(tokenauth.RoleMember, false)
 	mux := http.NewServeMux()
 	mux.Handle("POST /mcp", member(s.refuseWhileDraining(s.shedLoad(mcpHandler))))
 	mux.Handle("GET /mcp", viewer(s.mcpOrCatalog(mcpHandler)))
@@ -54,7 +53,7 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	mux.Handle("POST /api/traces", member(http.HandlerFunc(s.traces.ServePost)))
 	mux.Handle("GET /api/traces", viewer(http.HandlerFunc(s.traces.ServeList)))
 	mux.Handle("GET /api/traces/{id}", viewer(http.HandlerFunc(s.traces.ServeTree)))
-	mux.Handle("GET /api/dashboard", viewer(http.HandlerFunc(s.serveDashboard)))
+	mux.Handle("GET /api/dashboard", route(tokenauth.RoleViewer, true)(http.HandlerFunc(s.serveDashboard)))
 	if s.tokens != nil {
 		meta := s.serveResourceMetadata()
 		mux.Handle("GET "+wellKnownResource, meta)

@@ -30,6 +30,7 @@ func oauthGateway(t *testing.T) (*gatewaytest.Gateway, *testfixture.OIDCProvider
 			{ID: "rival", Secret: "s3", Audience: resource, Claims: map[string]any{"groups": []string{"initech"}}},
 			{ID: "elsewhere", Secret: "s4", Audience: "https://other.invalid/mcp", Claims: map[string]any{"groups": []string{"acme-web"}}},
 			{ID: "stranger", Secret: "s5", Audience: resource, Claims: map[string]any{"groups": []string{"nobody"}}},
+			{ID: "ops", Secret: "s6", Audience: resource, Claims: map[string]any{"groups": []string{"sre"}}},
 		} {
 			p.AddClient(c)
 		}
@@ -39,6 +40,7 @@ func oauthGateway(t *testing.T) (*gatewaytest.Gateway, *testfixture.OIDCProvider
 				{Claim: "groups", Value: "acme-web", Org: "acme", Project: "web", Role: tokenauth.RoleMember},
 				{Claim: "groups", Value: "acme-web-read", Org: "acme", Project: "web", Role: tokenauth.RoleViewer},
 				{Claim: "groups", Value: "initech", Org: "initech", Project: "x", Role: tokenauth.RoleMember},
+				{Claim: "groups", Value: "sre", Org: "*", Project: "*", Role: tokenauth.RoleAdmin},
 			},
 		}}}}}
 	}, gateway.HTTPLimits{})
@@ -237,5 +239,35 @@ func TestTracesRecordTheirCaller(t *testing.T) {
 	}
 	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &page) != nil || page.Total != 2 {
 		t.Errorf("filtered by caller: %d %s", resp.StatusCode, body)
+	}
+}
+
+// An operator (a rule mapping to every tenant) reads the dashboard of all
+// tenants summed, and nothing else: it runs nothing and reads no trace.
+func TestOperatorSeesEveryTenantsDashboardOnly(t *testing.T) {
+	g, p := oauthGateway(t)
+	for _, client := range []string{"dev", "rival"} {
+		s := g.ConnectWith(t, p.Token(t, client, "pml"), http.Header{})
+		if a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.math.add({a: 1, b: 1})`}); a.Status != wire.StatusSuccess {
+			t.Fatalf("%s: %+v", client, a)
+		}
+	}
+	ops := p.Token(t, "ops", "pml")
+	resp, body := request(t, http.MethodGet, g.URL+"/api/dashboard?range=1h", ops, "")
+	var d gateway.Dashboard
+	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &d) != nil || !d.AllTenants || d.Totals.Executions != 2 {
+		t.Fatalf("operator dashboard: %d %s", resp.StatusCode, body)
+	}
+	resp, body = request(t, http.MethodGet, g.URL+"/api/dashboard?range=1h", p.Token(t, "dev", "pml"), "")
+	d = gateway.Dashboard{}
+	if err := json.Unmarshal([]byte(body), &d); err != nil || resp.StatusCode != http.StatusOK || d.AllTenants || d.Totals.Executions != 1 {
+		t.Fatalf("a member's dashboard: %d %s", resp.StatusCode, body)
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodPost, "/mcp", toolsList}, {http.MethodGet, "/api/traces", ""}, {http.MethodPost, "/api/traces", `{"traces":[]}`},
+	} {
+		if resp, body := request(t, c.method, g.URL+c.path, ops, c.body); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "operator") {
+			t.Errorf("operator %s %s: %d %s", c.method, c.path, resp.StatusCode, body)
+		}
 	}
 }

@@ -120,6 +120,9 @@ type ToolStat struct {
 	MaxMS   float64 `json:"max_ms"`
 }
 
+// AllTenants stands for every tenant in Dashboard: an operator's view.
+var AllTenants = Scope{Org: "*", Project: "*"}
+
 // LatencyBounds are the upper bounds (ms) of the dashboard's latency
 // buckets; a last bucket holds what is slower.
 var LatencyBounds = [...]float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 30000, 60000}
@@ -244,7 +247,8 @@ type Store interface {
 	// rollups older than DashboardKeep.
 	PruneTraces(ctx context.Context, r TraceRetention) (int, error)
 	// Dashboard sums the rollups of scope's traces since since (see
-	// TraceStats): per minute, and per error code and tool over the span.
+	// TraceStats): per minute, and per error code and tool over the span;
+	// AllTenants sums every tenant's.
 	Dashboard(ctx context.Context, scope Scope, since time.Time) (DashboardRows, error)
 
 	// Client tools reported by packages, per scope. A report replaces that

@@ -74,7 +74,9 @@ type Issuer struct {
 	WebClientID string `json:"web_client_id,omitempty"`
 }
 
-// TenantRule is one claim-to-tenant mapping.
+// TenantRule is one claim-to-tenant mapping. Org and project "*" with the
+// admin role make an operator: the dashboard of every tenant, and nothing
+// else (docs/auth.md).
 type TenantRule struct {
 	Claim   string `json:"claim"`
 	Value   string `json:"value"`
@@ -102,6 +104,9 @@ func (c Config) Validate() error {
 		for j, r := range is.Tenants {
 			if r.Claim == "" || r.Value == "" || r.Org == "" || r.Project == "" || rank(r.Role) == 0 {
 				return fmt.Errorf("oauth.issuers[%d].tenants[%d]: claim, value, org, project and a role (admin, member or viewer) are required", i, j)
+			}
+			if (r.Org == "*" || r.Project == "*") && (r.Org != r.Project || r.Role != RoleAdmin) {
+				return fmt.Errorf(`oauth.issuers[%d].tenants[%d]: "*" stands for every tenant: org and project both "*", role admin (an operator)`, i, j)
 			}
 		}
 	}

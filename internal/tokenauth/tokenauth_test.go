@@ -146,13 +146,15 @@ func TestVerifyIssuerDown(t *testing.T) {
 func TestConfigValidate(t *testing.T) {
 	rule := []tokenauth.TenantRule{{Claim: "g", Value: "v", Org: "o", Project: "p", Role: tokenauth.RoleViewer}}
 	for name, c := range map[string]tokenauth.Config{
-		"no resource":   {Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid", Tenants: rule}}},
-		"no issuer":     {Resource: resource},
-		"bad issuer":    {Resource: resource, Issuers: []tokenauth.Issuer{{Issuer: "idp", Tenants: rule}}},
-		"no rule":       {Resource: resource, Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid"}}},
-		"unknown role":  {Resource: resource, Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid", Tenants: []tokenauth.TenantRule{{Claim: "g", Value: "v", Org: "o", Project: "p", Role: "owner"}}}}},
-		"fragment URI":  {Resource: resource + "#x", Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid", Tenants: rule}}},
-		"empty project": {Resource: resource, Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid", Tenants: []tokenauth.TenantRule{{Claim: "g", Value: "v", Org: "o", Role: tokenauth.RoleAdmin}}}}},
+		"no resource":        {Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid", Tenants: rule}}},
+		"no issuer":          {Resource: resource},
+		"bad issuer":         {Resource: resource, Issuers: []tokenauth.Issuer{{Issuer: "idp", Tenants: rule}}},
+		"no rule":            {Resource: resource, Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid"}}},
+		"unknown role":       {Resource: resource, Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid", Tenants: []tokenauth.TenantRule{{Claim: "g", Value: "v", Org: "o", Project: "p", Role: "owner"}}}}},
+		"fragment URI":       {Resource: resource + "#x", Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid", Tenants: rule}}},
+		"operator as member": {Resource: resource, Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid", Tenants: []tokenauth.TenantRule{{Claim: "g", Value: "v", Org: "*", Project: "*", Role: tokenauth.RoleMember}}}}},
+		"half a wildcard":    {Resource: resource, Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid", Tenants: []tokenauth.TenantRule{{Claim: "g", Value: "v", Org: "acme", Project: "*", Role: tokenauth.RoleAdmin}}}}},
+		"empty project":      {Resource: resource, Issuers: []tokenauth.Issuer{{Issuer: "https://idp.invalid", Tenants: []tokenauth.TenantRule{{Claim: "g", Value: "v", Org: "o", Role: tokenauth.RoleAdmin}}}}},
 	} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -134,8 +134,8 @@ func scanTrace(row scanner) (store.Trace, error) {
 // Dashboard reads scope's rollups since since (store.Store).
 func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) (store.DashboardRows, error) {
 	out := store.DashboardRows{Errors: map[string]int64{}}
-	from := storeutil.Minute(since)
-	rows, err := s.pool.Query(ctx, storeutil.DashMinutesSQL, sc.Org, sc.Project, from)
+	q, args := storeutil.DashQueries(sc), storeutil.DashArgs(sc, storeutil.Minute(since))
+	rows, err := s.pool.Query(ctx, q.Minutes, args...)
 	if err != nil {
 		return out, wrap(ctx, "dashboard minutes", err)
 	}
@@ -148,7 +148,7 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err != nil {
 		return out, wrap(ctx, "dashboard minutes", err)
 	}
-	rows, err = s.pool.Query(ctx, storeutil.DashLatencySQL, sc.Org, sc.Project, from)
+	rows, err = s.pool.Query(ctx, q.Latency, args...)
 	if err != nil {
 		return out, wrap(ctx, "dashboard latency", err)
 	}
@@ -162,7 +162,7 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err != nil {
 		return out, wrap(ctx, "dashboard latency", err)
 	}
-	rows, err = s.pool.Query(ctx, storeutil.DashErrorsSQL, sc.Org, sc.Project, from)
+	rows, err = s.pool.Query(ctx, q.Errors, args...)
 	if err != nil {
 		return out, wrap(ctx, "dashboard errors", err)
 	}
@@ -174,7 +174,7 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err != nil {
 		return out, wrap(ctx, "dashboard errors", err)
 	}
-	rows, err = s.pool.Query(ctx, storeutil.DashToolsSQL, sc.Org, sc.Project, from)
+	rows, err = s.pool.Query(ctx, q.Tools, args...)
 	if err != nil {
 		return out, wrap(ctx, "dashboard tools", err)
 	}
@@ -186,15 +186,15 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err != nil {
 		return out, wrap(ctx, "dashboard tools", err)
 	}
-	rows, err = s.pool.Query(ctx, storeutil.DashCapabilitiesSQL, sc.Org, sc.Project)
+	rows, err = s.pool.Query(ctx, q.Capabilities, storeutil.DashScopeArgs(sc)...)
 	if err != nil {
 		return out, wrap(ctx, "dashboard capabilities", err)
 	}
 	out.Capabilities, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.CapabilityUses, error) {
-		var ns, action string
+		var org, project, ns, action string
 		var c store.CapabilityUses
-		err := r.Scan(&ns, &action, &c.Uses)
-		c.Name = ns + ":" + action
+		err := r.Scan(&org, &project, &ns, &action, &c.Uses)
+		c.Name = storeutil.CapabilityName(sc, org, project, ns, action)
 		return c, err
 	})
 	return out, wrap(ctx, "dashboard capabilities", err)

@@ -146,8 +146,8 @@ func scanTrace(row scanner) (store.Trace, error) {
 // Dashboard reads scope's rollups since since (store.Store).
 func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) (store.DashboardRows, error) {
 	out := store.DashboardRows{Errors: map[string]int64{}}
-	from := formatTime(storeutil.Minute(since))
-	rows, err := s.r.QueryContext(ctx, storeutil.DashMinutesSQL, sc.Org, sc.Project, from)
+	q, args := storeutil.DashQueries(sc), storeutil.DashArgs(sc, formatTime(storeutil.Minute(since)))
+	rows, err := s.r.QueryContext(ctx, q.Minutes, args...)
 	if err != nil {
 		return out, wrap("dashboard minutes", err)
 	}
@@ -168,7 +168,7 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err := rows.Err(); err != nil {
 		return out, wrap("dashboard minutes", err)
 	}
-	rows, err = s.r.QueryContext(ctx, storeutil.DashLatencySQL, sc.Org, sc.Project, from)
+	rows, err = s.r.QueryContext(ctx, q.Latency, args...)
 	if err != nil {
 		return out, wrap("dashboard latency", err)
 	}
@@ -191,7 +191,7 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err := rows.Err(); err != nil {
 		return out, wrap("dashboard latency", err)
 	}
-	rows, err = s.r.QueryContext(ctx, storeutil.DashErrorsSQL, sc.Org, sc.Project, from)
+	rows, err = s.r.QueryContext(ctx, q.Errors, args...)
 	if err != nil {
 		return out, wrap("dashboard errors", err)
 	}
@@ -208,7 +208,7 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err := rows.Err(); err != nil {
 		return out, wrap("dashboard errors", err)
 	}
-	rows, err = s.r.QueryContext(ctx, storeutil.DashToolsSQL, sc.Org, sc.Project, from)
+	rows, err = s.r.QueryContext(ctx, q.Tools, args...)
 	if err != nil {
 		return out, wrap("dashboard tools", err)
 	}
@@ -224,18 +224,18 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err := rows.Err(); err != nil {
 		return out, wrap("dashboard tools", err)
 	}
-	rows, err = s.r.QueryContext(ctx, storeutil.DashCapabilitiesSQL, sc.Org, sc.Project)
+	rows, err = s.r.QueryContext(ctx, q.Capabilities, storeutil.DashScopeArgs(sc)...)
 	if err != nil {
 		return out, wrap("dashboard capabilities", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var ns, action string
+		var org, project, ns, action string
 		var uses int64
-		if err := rows.Scan(&ns, &action, &uses); err != nil {
+		if err := rows.Scan(&org, &project, &ns, &action, &uses); err != nil {
 			return out, wrap("dashboard capabilities", err)
 		}
-		out.Capabilities = append(out.Capabilities, store.CapabilityUses{Name: ns + ":" + action, Uses: uses})
+		out.Capabilities = append(out.Capabilities, store.CapabilityUses{Name: storeutil.CapabilityName(sc, org, project, ns, action), Uses: uses})
 	}
 	return out, wrap("dashboard capabilities", rows.Err())
 }

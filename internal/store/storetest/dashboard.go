@@ -15,6 +15,7 @@ func runDashboard(t *testing.T, open func(t *testing.T) store.Store) {
 		"ScopedAndSinceBounded":  testDashboardScoped,
 		"OldRollupsArePruned":    testDashboardPruned,
 		"TraceWithoutStatsIsNot": testDashboardNoStats,
+		"AllTenantsSumsEvery":    testDashboardAllTenants,
 	})
 }
 
@@ -130,5 +131,31 @@ func testDashboardNoStats(t *testing.T, s store.Store) {
 	d := must(s.Dashboard(t.Context(), acmeWeb, t0.Add(-time.Hour))).of(t)
 	if len(d.Minutes) != 0 {
 		t.Fatalf("a trace without stats was rolled up: %+v", d)
+	}
+}
+
+// The operator's view sums every tenant, naming each capability's tenant.
+func testDashboardAllTenants(t *testing.T, s store.Store) {
+	now := time.Now().UTC()
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+		statTrace(acmeWeb, "w", now, 3, "", store.ToolStat{Tool: "math:add", Calls: 1, TotalMS: 1, MaxMS: 1}),
+		statTrace(acmeAPI, "a", now, 700, "TOOL_ERROR", store.ToolStat{Tool: "math:add", Calls: 2, Errors: 1, TotalMS: 5, MaxMS: 4}),
+	}))
+	c := must(s.SaveCapability(t.Context(), capability(acmeAPI, "cap", "x", "return 1", store.VisibilityPrivate))).of(t)
+	noErr(t, s.CountCapabilityUse(t.Context(), c.ID))
+	d := must(s.Dashboard(t.Context(), store.AllTenants, now.Add(-time.Hour))).of(t)
+	if len(d.Minutes) != 1 || d.Minutes[0].Executions != 2 || d.Minutes[0].Errors != 1 ||
+		d.Minutes[0].Latency[store.LatencyBucket(3)] != 1 || d.Minutes[0].Latency[store.LatencyBucket(700)] != 1 {
+		t.Fatalf("all tenants' minutes: %+v", d.Minutes)
+	}
+	if len(d.Tools) != 1 || d.Tools[0].Calls != 3 || d.Tools[0].MaxMS != 4 || d.Errors["TOOL_ERROR"] != 1 {
+		t.Fatalf("all tenants' tools %+v, errors %v", d.Tools, d.Errors)
+	}
+	if len(d.Capabilities) != 1 || d.Capabilities[0].Name != "acme/api cap:x" {
+		t.Fatalf("all tenants' capabilities %+v", d.Capabilities)
+	}
+	// A tenant's own view is unchanged: one execution.
+	if own := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t); own.Minutes[0].Executions != 1 {
+		t.Fatalf("one tenant's view: %+v", own.Minutes)
 	}
 }

@@ -77,6 +77,8 @@ async function load(range) {
     return;
   }
   const t = d.totals;
+  $("#totals-section h2").textContent = d.all_tenants ? "Executions of every tenant" : "Executions of this project";
+  $("#admission-title").textContent = d.all_tenants ? "Admission now (this replica, every tenant)" : "Admission now (this replica, this project)";
   cards("#totals", [
     ["Executions", num(t.executions), "executions"],
     ["Per minute", num(t.per_minute, 3), "per_minute"],

@@ -59,23 +59,53 @@ func Rollup(t store.Trace, minute any, greatest string) []Stmt {
 // Minute is the start of t's minute, in UTC: the rollups' time key.
 func Minute(t time.Time) time.Time { return t.UTC().Truncate(time.Minute) }
 
-// The dashboard's reads: every one a range of the (org, project, minute)
-// primary key, so their cost follows the span shown, not the traces kept.
-const (
-	DashMinutesSQL = `SELECT minute, executions, errors FROM dash_minutes
-		WHERE org = $1 AND project = $2 AND minute >= $3 ORDER BY minute`
-	DashLatencySQL = `SELECT minute, bucket, n FROM dash_latency
-		WHERE org = $1 AND project = $2 AND minute >= $3`
-	DashErrorsSQL = `SELECT code, CAST(sum(n) AS BIGINT) FROM dash_errors
-		WHERE org = $1 AND project = $2 AND minute >= $3 GROUP BY code`
-	DashToolsSQL = `SELECT tool, CAST(sum(calls) AS BIGINT), CAST(sum(errors) AS BIGINT), sum(total_ms), max(max_ms) FROM dash_tools
-		WHERE org = $1 AND project = $2 AND minute >= $3 GROUP BY tool`
-)
+// DashSQL are the dashboard's reads. For one tenant each is a range of the
+// rollups' (org, project, minute) key, for all tenants of their minute
+// index, so their cost follows the span shown, not the traces kept.
+type DashSQL struct{ Minutes, Latency, Errors, Tools, Capabilities string }
 
-// DashCapabilitiesSQL lists the scope's most called capabilities, every
-// version of a name together.
-const DashCapabilitiesSQL = `SELECT namespace, action, CAST(sum(uses) AS BIGINT) FROM capabilities
-	WHERE org = $1 AND project = $2 AND uses > 0 GROUP BY namespace, action ORDER BY 3 DESC, 1, 2 LIMIT 10`
+// DashQueries are the reads of scope (store.AllTenants: every tenant's,
+// summed); DashArgs gives their arguments.
+func DashQueries(scope store.Scope) DashSQL {
+	where, capWhere := "org = $1 AND project = $2 AND minute >= $3", "org = $1 AND project = $2 AND uses > 0"
+	if scope == store.AllTenants {
+		where, capWhere = "minute >= $1", "uses > 0"
+	}
+	return DashSQL{
+		Minutes: `SELECT minute, CAST(sum(executions) AS BIGINT), CAST(sum(errors) AS BIGINT) FROM dash_minutes
+			WHERE ` + where + ` GROUP BY minute ORDER BY minute`,
+		Latency: `SELECT minute, bucket, CAST(sum(n) AS BIGINT) FROM dash_latency WHERE ` + where + ` GROUP BY minute, bucket`,
+		Errors:  `SELECT code, CAST(sum(n) AS BIGINT) FROM dash_errors WHERE ` + where + ` GROUP BY code`,
+		Tools: `SELECT tool, CAST(sum(calls) AS BIGINT), CAST(sum(errors) AS BIGINT), sum(total_ms), max(max_ms) FROM dash_tools
+			WHERE ` + where + ` GROUP BY tool`,
+		// The most called capabilities, every version of a name together.
+		Capabilities: `SELECT org, project, namespace, action, CAST(sum(uses) AS BIGINT) FROM capabilities
+			WHERE ` + capWhere + ` GROUP BY org, project, namespace, action ORDER BY 5 DESC, 1, 2, 3, 4 LIMIT 10`,
+	}
+}
+
+// DashArgs are the arguments of DashQueries(scope)'s rollup reads (since
+// is the backend's time value); the capabilities read takes DashScopeArgs.
+func DashArgs(scope store.Scope, since any) []any {
+	return append(DashScopeArgs(scope), since)
+}
+
+// DashScopeArgs are the arguments naming scope.
+func DashScopeArgs(scope store.Scope) []any {
+	if scope == store.AllTenants {
+		return nil
+	}
+	return []any{scope.Org, scope.Project}
+}
+
+// CapabilityName names a capability in the dashboard: with its tenant when
+// the view covers every tenant.
+func CapabilityName(scope store.Scope, org, project, ns, action string) string {
+	if scope == store.AllTenants {
+		return org + "/" + project + " " + ns + ":" + action
+	}
+	return ns + ":" + action
+}
 
 // DashPruneSQL deletes one rollup table's rows before $1.
 func DashPruneSQL(table string) string { return `DELETE FROM ` + table + ` WHERE minute < $1` }
@@ -84,7 +114,7 @@ func DashPruneSQL(table string) string { return `DELETE FROM ` + table + ` WHERE
 var DashTables = []string{"dash_minutes", "dash_latency", "dash_errors", "dash_tools"}
 
 // AddLatency files n executions of bucket into the minute at m in rows
-// (ascending, as DashMinutesSQL reads them).
+// (ascending, as DashQueries' Minutes reads them).
 func AddLatency(rows []store.DashboardMinute, m time.Time, bucket int, n int64) {
 	if bucket < 0 || bucket > len(store.LatencyBounds) {
 		return
