@@ -62,13 +62,15 @@ func BenchmarkDashboardMillionTraces(b *testing.B) {
 	b.Logf("filled in %v", time.Since(start).Round(time.Millisecond))
 	acme := store.Scope{Org: "acme", Project: "web"}
 	for _, rg := range []struct {
-		name string
-		span time.Duration
-	}{{"1h", time.Hour}, {"24h", 24 * time.Hour}, {"7d", 7 * 24 * time.Hour}} {
+		name  string
+		scope store.Scope
+		span  time.Duration
+	}{{"1h", acme, time.Hour}, {"24h", acme, 24 * time.Hour}, {"7d", acme, 7 * 24 * time.Hour},
+		{"7d-all-tenants", store.AllTenants, 7 * 24 * time.Hour}} {
 		b.Run(rg.name, func(b *testing.B) {
 			var rows store.DashboardRows
 			for b.Loop() {
-				if rows, err = s.Dashboard(ctx, acme, time.Now().Add(-rg.span)); err != nil {
+				if rows, err = s.Dashboard(ctx, rg.scope, time.Now().Add(-rg.span)); err != nil {
 					b.Fatal(err)
 				}
 			}

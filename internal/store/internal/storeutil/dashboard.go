@@ -2,6 +2,7 @@ package storeutil
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pml-go/pml/internal/store"
@@ -67,21 +68,31 @@ type DashSQL struct{ Minutes, Latency, Errors, Tools, Capabilities string }
 // DashQueries are the reads of scope (store.AllTenants: every tenant's,
 // summed); DashArgs gives their arguments.
 func DashQueries(scope store.Scope) DashSQL {
-	where, capWhere := "org = $1 AND project = $2 AND minute >= $3", "org = $1 AND project = $2 AND uses > 0"
-	if scope == store.AllTenants {
-		where, capWhere = "minute >= $1", "uses > 0"
-	}
-	return DashSQL{
-		Minutes: `SELECT minute, CAST(sum(executions) AS BIGINT), CAST(sum(errors) AS BIGINT) FROM dash_minutes
-			WHERE ` + where + ` GROUP BY minute ORDER BY minute`,
-		Latency: `SELECT minute, bucket, CAST(sum(n) AS BIGINT) FROM dash_latency WHERE ` + where + ` GROUP BY minute, bucket`,
-		Errors:  `SELECT code, CAST(sum(n) AS BIGINT) FROM dash_errors WHERE ` + where + ` GROUP BY code`,
+	q := DashSQL{
+		Minutes: `SELECT minute, executions, errors FROM dash_minutes
+			WHERE org = $1 AND project = $2 AND minute >= $3 ORDER BY minute`,
+		Latency: `SELECT minute, bucket, n FROM dash_latency WHERE org = $1 AND project = $2 AND minute >= $3`,
+		Errors:  `SELECT code, CAST(sum(n) AS BIGINT) FROM dash_errors WHERE org = $1 AND project = $2 AND minute >= $3 GROUP BY code`,
 		Tools: `SELECT tool, CAST(sum(calls) AS BIGINT), CAST(sum(errors) AS BIGINT), sum(total_ms), max(max_ms) FROM dash_tools
-			WHERE ` + where + ` GROUP BY tool`,
+			WHERE org = $1 AND project = $2 AND minute >= $3 GROUP BY tool`,
 		// The most called capabilities, every version of a name together.
 		Capabilities: `SELECT org, project, namespace, action, CAST(sum(uses) AS BIGINT) FROM capabilities
-			WHERE ` + capWhere + ` GROUP BY org, project, namespace, action ORDER BY 5 DESC, 1, 2, 3, 4 LIMIT 10`,
+			WHERE org = $1 AND project = $2 AND uses > 0 GROUP BY org, project, namespace, action ORDER BY 5 DESC, 1, 2, 3, 4 LIMIT 10`,
 	}
+	if scope != store.AllTenants {
+		return q
+	}
+	// Every tenant: the same reads without the tenant, minutes and latency
+	// summed over the tenants that share them.
+	all := func(sql string) string {
+		sql = strings.ReplaceAll(sql, "org = $1 AND project = $2 AND minute >= $3", "minute >= $1")
+		return strings.ReplaceAll(sql, "org = $1 AND project = $2 AND ", "")
+	}
+	q.Minutes = `SELECT minute, CAST(sum(executions) AS BIGINT), CAST(sum(errors) AS BIGINT) FROM dash_minutes
+			WHERE minute >= $1 GROUP BY minute ORDER BY minute`
+	q.Latency = `SELECT minute, bucket, CAST(sum(n) AS BIGINT) FROM dash_latency WHERE minute >= $1 GROUP BY minute, bucket`
+	q.Errors, q.Tools, q.Capabilities = all(q.Errors), all(q.Tools), all(q.Capabilities)
+	return q
 }
 
 // DashArgs are the arguments of DashQueries(scope)'s rollup reads (since
