@@ -41,7 +41,7 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	route := func(need tokenauth.Role, allTenants bool) func(http.Handler) http.Handler {
 		return func(h http.Handler) http.Handler { return s.requireKey(s.needRole(need, allTenants, bodies.buffer(h))) }
 	}
-	viewer, member := route(tokenauth.RoleViewer, false), route(tokenauth.RoleMember, false)
+	viewer, member, admin := route(tokenauth.RoleViewer, false), route(tokenauth.RoleMember, false), route(tokenauth.RoleAdmin, false)
 	mux := http.NewServeMux()
 	mux.Handle("POST /mcp", member(s.refuseWhileDraining(s.shedLoad(mcpHandler))))
 	mux.Handle("GET /mcp", viewer(s.mcpOrCatalog(mcpHandler)))
@@ -53,6 +53,9 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	mux.Handle("POST /api/traces", member(http.HandlerFunc(s.traces.ServePost)))
 	mux.Handle("GET /api/traces", viewer(http.HandlerFunc(s.traces.ServeList)))
 	mux.Handle("GET /api/traces/{id}", viewer(http.HandlerFunc(s.traces.ServeTree)))
+	mux.Handle("GET /api/keys", admin(http.HandlerFunc(s.serveListKeys)))
+	mux.Handle("POST /api/keys", admin(http.HandlerFunc(s.serveCreateKey)))
+	mux.Handle("DELETE /api/keys/{id}", admin(http.HandlerFunc(s.serveDeleteKey)))
 	mux.Handle("GET /api/dashboard", route(tokenauth.RoleViewer, true)(http.HandlerFunc(s.serveDashboard)))
 	if s.tokens != nil {
 		meta := s.serveResourceMetadata()

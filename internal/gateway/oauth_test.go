@@ -12,6 +12,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/tokenauth"
 	"github.com/pml-go/pml/internal/wire"
@@ -31,6 +32,7 @@ func oauthGateway(t *testing.T) (*gatewaytest.Gateway, *testfixture.OIDCProvider
 			{ID: "elsewhere", Secret: "s4", Audience: "https://other.invalid/mcp", Claims: map[string]any{"groups": []string{"acme-web"}}},
 			{ID: "stranger", Secret: "s5", Audience: resource, Claims: map[string]any{"groups": []string{"nobody"}}},
 			{ID: "ops", Secret: "s6", Audience: resource, Claims: map[string]any{"groups": []string{"sre"}}},
+			{ID: "lead", Secret: "s7", Audience: resource, Claims: map[string]any{"groups": []string{"acme-web-lead"}}},
 		} {
 			p.AddClient(c)
 		}
@@ -41,6 +43,7 @@ func oauthGateway(t *testing.T) (*gatewaytest.Gateway, *testfixture.OIDCProvider
 				{Claim: "groups", Value: "acme-web-read", Org: "acme", Project: "web", Role: tokenauth.RoleViewer},
 				{Claim: "groups", Value: "initech", Org: "initech", Project: "x", Role: tokenauth.RoleMember},
 				{Claim: "groups", Value: "sre", Org: "*", Project: "*", Role: tokenauth.RoleAdmin},
+				{Claim: "groups", Value: "acme-web-lead", Org: "acme", Project: "web", Role: tokenauth.RoleAdmin},
 			},
 		}}}}}
 	}, gateway.HTTPLimits{})
@@ -269,5 +272,52 @@ func TestOperatorSeesEveryTenantsDashboardOnly(t *testing.T) {
 		if resp, body := request(t, c.method, g.URL+c.path, ops, c.body); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "operator") {
 			t.Errorf("operator %s %s: %d %s", c.method, c.path, resp.StatusCode, body)
 		}
+	}
+}
+
+// A project's admin manages its keys over HTTP: lists them (never their
+// secrets), creates one (its secret in that answer only) that then works,
+// deletes one, which then stops working; a member may not, and another
+// project's key is not found.
+func TestAdminManagesKeys(t *testing.T) {
+	g, p := oauthGateway(t)
+	lead := p.Token(t, "lead", "pml")
+	if resp, body := request(t, http.MethodGet, g.URL+"/api/keys", p.Token(t, "dev", "pml"), ""); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a member lists keys: %d %s", resp.StatusCode, body)
+	}
+	resp, body := request(t, http.MethodPost, g.URL+"/api/keys", lead, "")
+	var created struct{ ID, Key string }
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal([]byte(body), &created) != nil || !strings.HasPrefix(created.Key, "pml_") || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("create: %d %s", resp.StatusCode, body)
+	}
+	if a := gatewaytest.Execute(t, g.Connect(t, created.Key, false), wire.ExecuteRequest{Code: `return 1`}); a.Status != wire.StatusSuccess {
+		t.Fatalf("the new key: %+v", a)
+	}
+	resp, body = request(t, http.MethodGet, g.URL+"/api/keys", lead, "")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, created.ID) || strings.Contains(body, created.Key) || strings.Contains(body, "pml_") {
+		t.Fatalf("list: %d %s", resp.StatusCode, body)
+	}
+	initech := store.Scope{Org: "initech", Project: "x"}
+	otherKey := g.NewKey(t, initech)
+	others, err := g.Service.Store().ListKeys(t.Context(), initech)
+	if err != nil || len(others) != 1 {
+		t.Fatalf("initech's keys: %v %v", others, err)
+	}
+	for _, id := range []string{"no-such-key", others[0].ID} {
+		if resp, _ := request(t, http.MethodDelete, g.URL+"/api/keys/"+id, lead, ""); resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("delete %s: %d", id, resp.StatusCode)
+		}
+	}
+	if resp, _ := request(t, http.MethodPost, g.URL+"/mcp", otherKey, toolsList); resp.StatusCode != http.StatusOK {
+		t.Fatalf("another project's key stopped working: %d", resp.StatusCode)
+	}
+	if resp, body := request(t, http.MethodDelete, g.URL+"/api/keys/"+created.ID, lead, ""); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := request(t, http.MethodPost, g.URL+"/mcp", created.Key, toolsList); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a deleted key: %d", resp.StatusCode)
+	}
+	if resp, _ := request(t, http.MethodGet, g.URL+"/api/keys", lead, ""); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the next request: %d", resp.StatusCode)
 	}
 }

@@ -213,6 +213,10 @@ type Store interface {
 	// Keys.
 	CreateKey(ctx context.Context, k APIKey) error
 	KeyByHash(ctx context.Context, hash string) (APIKey, error)
+	// ListKeys lists scope's keys, oldest first; DeleteKey deletes scope's
+	// key with id (another scope's is ErrNotFound).
+	ListKeys(ctx context.Context, scope Scope) ([]APIKey, error)
+	DeleteKey(ctx context.Context, scope Scope, id string) error
 
 	// Capabilities. SaveCapability inserts c, or, when c.Scope already has a
 	// capability with the same CodeHash, increments its UsageCount and returns

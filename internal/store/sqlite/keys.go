@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/store/internal/storeutil"
@@ -35,4 +36,37 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (store.APIKey, error
 		return store.APIKey{}, wrap("key by hash", err)
 	}
 	return k, nil
+}
+
+// ListKeys lists scope's keys, oldest first (store.Store).
+func (s *Store) ListKeys(ctx context.Context, sc store.Scope) ([]store.APIKey, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, hash, org, project, created_at FROM api_keys
+		WHERE org = $1 AND project = $2 ORDER BY created_at, id`, sc.Org, sc.Project)
+	if err != nil {
+		return nil, wrap("list keys", err)
+	}
+	defer rows.Close()
+	var out []store.APIKey
+	for rows.Next() {
+		var k store.APIKey
+		var created string
+		if err := rows.Scan(&k.ID, &k.Hash, &k.Scope.Org, &k.Scope.Project, &created); err != nil {
+			return nil, wrap("list keys", err)
+		}
+		if k.CreatedAt, err = parseTime(created); err != nil {
+			return nil, wrap("list keys", err)
+		}
+		out = append(out, k)
+	}
+	return out, wrap("list keys", rows.Err())
+}
+
+// DeleteKey deletes scope's key id (store.Store).
+func (s *Store) DeleteKey(ctx context.Context, sc store.Scope, id string) error {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM api_keys WHERE org = $1 AND project = $2 AND id = $3`, sc.Org, sc.Project, id)
+	n, err := affected(res, err)
+	if err == nil && n == 0 {
+		return fmt.Errorf("delete key %s: %w", id, store.ErrNotFound)
+	}
+	return wrap("delete key", err)
 }

@@ -19,6 +19,26 @@ func runKeys(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 			sameTime(t, "CreatedAt", got.CreatedAt, created)
 		},
+		"ListAndDeleteWithinScope": func(t *testing.T, s store.Store) {
+			noErr(t, s.CreateKey(t.Context(), store.APIKey{ID: "k1", Hash: sha("k1"), Scope: acmeWeb}))
+			noErr(t, s.CreateKey(t.Context(), store.APIKey{ID: "k2", Hash: sha("k2"), Scope: acmeWeb}))
+			noErr(t, s.CreateKey(t.Context(), store.APIKey{ID: "g1", Hash: sha("g1"), Scope: globex}))
+			keys := must(s.ListKeys(t.Context(), acmeWeb)).of(t)
+			if len(keys) != 2 || keys[0].Scope != acmeWeb || keys[1].Scope != acmeWeb {
+				t.Fatalf("ListKeys = %+v", keys)
+			}
+			wantNotFound(t, s.DeleteKey(t.Context(), acmeWeb, "g1")) // another scope's key
+			if _, err := s.KeyByHash(t.Context(), sha("g1")); err != nil {
+				t.Fatalf("another scope's key was deleted: %v", err)
+			}
+			noErr(t, s.DeleteKey(t.Context(), acmeWeb, "k1"))
+			wantNotFound(t, s.DeleteKey(t.Context(), acmeWeb, "k1"))
+			_, err := s.KeyByHash(t.Context(), sha("k1"))
+			wantNotFound(t, err)
+			if keys := must(s.ListKeys(t.Context(), acmeWeb)).of(t); len(keys) != 1 || keys[0].ID != "k2" {
+				t.Fatalf("after delete: %+v", keys)
+			}
+		},
 		"NotFound": func(t *testing.T, s store.Store) {
 			noErr(t, s.CreateKey(t.Context(), store.APIKey{Hash: sha("a"), Scope: acmeWeb}))
 			_, err := s.KeyByHash(t.Context(), sha("b"))
