@@ -32,6 +32,9 @@ func CreateKey(ctx context.Context, st store.Store, scope store.Scope) (string, 
 	if scope.Org == "" || scope.Project == "" {
 		return "", errors.New("create key: org and project are required")
 	}
+	if scope.Org == store.AllTenants.Org || scope.Project == store.AllTenants.Project {
+		return "", errors.New(`create key: "*" stands for every tenant (an operator's token, docs/auth.md), not a project`)
+	}
 	var b [24]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("create key: %w", err)

@@ -321,3 +321,13 @@ func TestAdminManagesKeys(t *testing.T) {
 		t.Fatalf("the next request: %d", resp.StatusCode)
 	}
 }
+
+// A key cannot stand for every tenant: only an operator's token does.
+func TestKeysNameAProject(t *testing.T) {
+	g := gatewaytest.Start(t, gateway.Options{})
+	for _, sc := range []store.Scope{store.AllTenants, {Org: "acme", Project: "*"}, {Org: "*", Project: "web"}} {
+		if _, err := gateway.CreateKey(t.Context(), g.Service.Store(), sc); err == nil || !strings.Contains(err.Error(), "every tenant") {
+			t.Errorf("a key for %v: %v", sc, err)
+		}
+	}
+}
