@@ -68,6 +68,7 @@ type API struct {
 	scope     func(*http.Request) store.Scope
 	caller    func(*http.Request) string
 	retention *retention // nil: no retention
+	commits   *groupCommit
 }
 
 // New builds an API; zero fields of cfg get working defaults, but for
@@ -85,6 +86,9 @@ func New(cfg Config) *API {
 	}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.store != nil {
+		a.commits = &groupCommit{put: a.store.PutTraces}
 	}
 	if cfg.Retention != nil {
 		a.retention = newRetention(*cfg.Retention, a.store, a.log, a.obs)
@@ -105,7 +109,7 @@ func (a *API) Keep(ctx context.Context, scope store.Scope, t tracing.Trace) stri
 	}
 	row, err := t.StoreRecord(scope)
 	if err == nil {
-		err = a.store.PutTraces(ctx, []store.Trace{row})
+		err = a.commits.store(ctx, row)
 	}
 	if err != nil {
 		a.obs.TracesDropped(1)

@@ -33,7 +33,7 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) error {
 				t.Tools, t.Success, t.StartedAt, nullJSON(t.Body), t.Caller)
 		}
 		// The rollups of the traces that are new: a re-sent one counts once.
-		var rollups pgx.Batch
+		var rollups storeutil.Rollups
 		res := tx.SendBatch(ctx, &batch)
 		for _, t := range traces {
 			tag, err := res.Exec()
@@ -41,20 +41,21 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) error {
 				_ = res.Close()
 				return err
 			}
-			if tag.RowsAffected() == 0 {
-				continue
-			}
-			for _, r := range storeutil.Rollup(t, storeutil.Minute(t.StartedAt), "GREATEST") {
-				rollups.Queue(r.SQL, r.Args...)
+			if tag.RowsAffected() != 0 {
+				rollups.Add(t)
 			}
 		}
 		if err := res.Close(); err != nil {
 			return err
 		}
-		if rollups.Len() == 0 {
+		var upserts pgx.Batch
+		for _, r := range rollups.Stmts(func(m time.Time) any { return m }, "GREATEST") {
+			upserts.Queue(r.SQL, r.Args...)
+		}
+		if upserts.Len() == 0 {
 			return nil
 		}
-		return tx.SendBatch(ctx, &rollups).Close()
+		return tx.SendBatch(ctx, &upserts).Close()
 	})
 	return wrap(ctx, "put traces", err)
 }

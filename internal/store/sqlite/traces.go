@@ -34,6 +34,7 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error)
 		return wrap("put traces: prepare", err)
 	}
 	defer stmt.Close()
+	var rollups storeutil.Rollups
 	for _, t := range traces {
 		tools, err := encodeStrings(t.Tools)
 		if err != nil {
@@ -47,10 +48,21 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error)
 			}
 			continue // stored before: its rollups are counted
 		}
-		for _, r := range storeutil.Rollup(t, formatTime(storeutil.Minute(t.StartedAt)), "max") {
-			if _, err := tx.ExecContext(ctx, r.SQL, r.Args...); err != nil {
-				return wrap("put trace "+t.ID+": dashboard rollup", err)
+		rollups.Add(t)
+	}
+	// One prepared statement per rollup table and batch.
+	prepared := map[string]*sql.Stmt{}
+	for _, r := range rollups.Stmts(func(m time.Time) any { return formatTime(m) }, "max") {
+		st := prepared[r.SQL]
+		if st == nil {
+			if st, err = tx.PrepareContext(ctx, r.SQL); err != nil {
+				return wrap("put traces: dashboard rollup", err)
 			}
+			defer st.Close()
+			prepared[r.SQL] = st
+		}
+		if _, err := st.ExecContext(ctx, r.Args...); err != nil {
+			return wrap("put traces: dashboard rollup", err)
 		}
 	}
 	return wrap("put traces: commit", tx.Commit())

@@ -1,6 +1,8 @@
 package storeutil
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -15,46 +17,121 @@ type Stmt struct {
 	Args []any
 }
 
-// Rollup is what a newly stored trace adds to the dashboard's rollup tables
-// (docs/dashboard.md): its minute's execution and error count and latency
-// bucket (a top-level trace only: a capability's nested run is part of its
-// caller's execution), its error code, and its tools' calls. minute is the
-// backend's value of the trace's minute; greatest the backend's name of the
-// two-argument maximum.
-func Rollup(t store.Trace, minute any, greatest string) []Stmt {
+// Rollups sums what a batch of newly stored traces adds to the dashboard's
+// rollup tables (docs/dashboard.md): per tenant and minute, its executions
+// and errors and latency buckets (top-level traces only: a capability's
+// nested run is part of its caller's execution), its error codes, and its
+// tools' calls. Summing first makes a batch one upsert per row it touches,
+// not one per trace, and Stmts orders them by key, so two writers upsert the
+// same rows in the same order and cannot deadlock. The zero value is empty.
+type Rollups struct {
+	minutes map[dashKey]*[2]int64 // executions, errors
+	latency map[dashKey]int64     // key.bucket: the latency bucket
+	errors  map[dashKey]int64     // key.sub: the error code
+	tools   map[dashKey]*store.ToolStat
+}
+
+// dashKey is one rollup row: a tenant's minute, and the latency bucket,
+// error code or tool within it.
+type dashKey struct {
+	org, project string
+	minute       time.Time
+	bucket       int
+	sub          string
+}
+
+// Add counts the newly stored trace t; a trace without Stats adds nothing.
+func (r *Rollups) Add(t store.Trace) {
 	st := t.Stats
 	if st == nil {
-		return nil
+		return
 	}
-	org, project := t.Scope.Org, t.Scope.Project
-	var out []Stmt
+	if r.minutes == nil {
+		r.minutes, r.latency = map[dashKey]*[2]int64{}, map[dashKey]int64{}
+		r.errors, r.tools = map[dashKey]int64{}, map[dashKey]*store.ToolStat{}
+	}
+	k := dashKey{org: t.Scope.Org, project: t.Scope.Project, minute: Minute(t.StartedAt)}
 	if t.ParentID == "" {
-		errs := 0
-		if !t.Success {
-			errs = 1
+		m := r.minutes[k]
+		if m == nil {
+			m = new([2]int64)
+			r.minutes[k] = m
 		}
-		out = append(out,
-			Stmt{`INSERT INTO dash_minutes (org, project, minute, executions, errors) VALUES ($1, $2, $3, 1, $4)
-				ON CONFLICT (org, project, minute) DO UPDATE SET executions = dash_minutes.executions + 1,
-				errors = dash_minutes.errors + excluded.errors`, []any{org, project, minute, errs}},
-			Stmt{`INSERT INTO dash_latency (org, project, minute, bucket, n) VALUES ($1, $2, $3, $4, 1)
-				ON CONFLICT (org, project, minute, bucket) DO UPDATE SET n = dash_latency.n + 1`,
-				[]any{org, project, minute, store.LatencyBucket(st.DurationMS)}})
+		m[0]++
+		if !t.Success {
+			m[1]++
+		}
+		lk := k
+		lk.bucket = store.LatencyBucket(st.DurationMS)
+		r.latency[lk]++
 		if st.ErrorCode != "" {
-			out = append(out, Stmt{`INSERT INTO dash_errors (org, project, minute, code, n) VALUES ($1, $2, $3, $4, 1)
-				ON CONFLICT (org, project, minute, code) DO UPDATE SET n = dash_errors.n + 1`,
-				[]any{org, project, minute, st.ErrorCode}})
+			r.errors[with(k, st.ErrorCode)]++
 		}
 	}
 	for _, ts := range st.Tools {
-		out = append(out, Stmt{`INSERT INTO dash_tools (org, project, minute, tool, calls, errors, total_ms, max_ms)
+		tk := with(k, ts.Tool)
+		sum := r.tools[tk]
+		if sum == nil {
+			sum = &store.ToolStat{Tool: ts.Tool}
+			r.tools[tk] = sum
+		}
+		sum.Calls += ts.Calls
+		sum.Errors += ts.Errors
+		sum.TotalMS += ts.TotalMS
+		sum.MaxMS = max(sum.MaxMS, ts.MaxMS)
+	}
+}
+
+func with(k dashKey, sub string) dashKey { k.sub = sub; return k }
+
+// Rollup upserts, one SQL text per table, so a backend prepares each once
+// per batch. greatest is the backend's two-argument maximum.
+func rollupSQL(greatest string) [4]string {
+	return [4]string{
+		`INSERT INTO dash_minutes (org, project, minute, executions, errors) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (org, project, minute) DO UPDATE SET executions = dash_minutes.executions + excluded.executions,
+			errors = dash_minutes.errors + excluded.errors`,
+		`INSERT INTO dash_latency (org, project, minute, bucket, n) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (org, project, minute, bucket) DO UPDATE SET n = dash_latency.n + excluded.n`,
+		`INSERT INTO dash_errors (org, project, minute, code, n) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (org, project, minute, code) DO UPDATE SET n = dash_errors.n + excluded.n`,
+		`INSERT INTO dash_tools (org, project, minute, tool, calls, errors, total_ms, max_ms)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 			ON CONFLICT (org, project, minute, tool) DO UPDATE SET calls = dash_tools.calls + excluded.calls,
 			errors = dash_tools.errors + excluded.errors, total_ms = dash_tools.total_ms + excluded.total_ms,
 			max_ms = ` + greatest + `(dash_tools.max_ms, excluded.max_ms)`,
-			[]any{org, project, minute, ts.Tool, ts.Calls, ts.Errors, ts.TotalMS, ts.MaxMS}})
+	}
+}
+
+// Stmts are the upserts of what was added, in key order; minute is the
+// backend's value of a minute, greatest its two-argument maximum.
+func (r *Rollups) Stmts(minute func(time.Time) any, greatest string) []Stmt {
+	sql := rollupSQL(greatest)
+	var out []Stmt
+	for _, k := range sortedKeys(r.minutes) {
+		m := r.minutes[k]
+		out = append(out, Stmt{sql[0], []any{k.org, k.project, minute(k.minute), m[0], m[1]}})
+	}
+	for _, k := range sortedKeys(r.latency) {
+		out = append(out, Stmt{sql[1], []any{k.org, k.project, minute(k.minute), k.bucket, r.latency[k]}})
+	}
+	for _, k := range sortedKeys(r.errors) {
+		out = append(out, Stmt{sql[2], []any{k.org, k.project, minute(k.minute), k.sub, r.errors[k]}})
+	}
+	for _, k := range sortedKeys(r.tools) {
+		ts := r.tools[k]
+		out = append(out, Stmt{sql[3], []any{k.org, k.project, minute(k.minute), ts.Tool, ts.Calls, ts.Errors, ts.TotalMS, ts.MaxMS}})
 	}
 	return out
+}
+
+func sortedKeys[V any](m map[dashKey]V) []dashKey {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b dashKey) int {
+		return cmp.Or(strings.Compare(a.org, b.org), strings.Compare(a.project, b.project),
+			a.minute.Compare(b.minute), cmp.Compare(a.bucket, b.bucket), strings.Compare(a.sub, b.sub))
+	})
+	return keys
 }
 
 // Minute is the start of t's minute, in UTC: the rollups' time key.

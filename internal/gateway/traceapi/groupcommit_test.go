@@ -1,0 +1,123 @@
+package traceapi
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/pml-go/pml/internal/store"
+)
+
+// fakePuts records the groups written; the first write blocks until
+// release is closed, so the traces arriving meanwhile must queue.
+type fakePuts struct {
+	mu      sync.Mutex
+	groups  [][]string
+	release chan struct{}
+	first   sync.Once
+	entered chan struct{}
+}
+
+func (f *fakePuts) put(_ context.Context, rows []store.Trace) error {
+	f.first.Do(func() { close(f.entered); <-f.release })
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+		if r.ID == "bad" {
+			return errors.New("refused: bad")
+		}
+	}
+	f.mu.Lock()
+	f.groups = append(f.groups, ids)
+	f.mu.Unlock()
+	return nil
+}
+
+// Traces that end while a group is written share the next transaction, a
+// trace the store refuses fails alone, and every run hears its own trace's
+// outcome.
+func TestGroupCommit(t *testing.T) {
+	f := &fakePuts{release: make(chan struct{}), entered: make(chan struct{})}
+	g := &groupCommit{put: f.put}
+	ctx := context.Background()
+
+	errs := make(map[string]error)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	keep := func(id string) {
+		wg.Go(func() {
+			err := g.store(ctx, store.Trace{ID: id})
+			mu.Lock()
+			errs[id] = err
+			mu.Unlock()
+		})
+	}
+	keep("lead")
+	<-f.entered // the leader's transaction is under way
+	const followers = 2*maxGroup + 10
+	for i := range followers {
+		keep("f" + strconv.Itoa(i))
+	}
+	keep("bad")
+	// Every follower queues behind the blocked leader before it finishes.
+	for {
+		g.mu.Lock()
+		n := len(g.queue)
+		g.mu.Unlock()
+		if n == followers+1 {
+			break
+		}
+	}
+	close(f.release)
+	wg.Wait()
+
+	if len(errs) != followers+2 {
+		t.Fatalf("%d outcomes", len(errs))
+	}
+	for id, err := range errs {
+		if (err != nil) != (id == "bad") {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	stored := 0
+	for i, grp := range f.groups {
+		stored += len(grp)
+		if len(grp) > maxGroup {
+			t.Errorf("group %d holds %d traces, more than %d", i, len(grp), maxGroup)
+		}
+	}
+	if stored != followers+1 {
+		t.Errorf("%d traces stored, want %d", stored, followers+1)
+	}
+	// lead alone, then the queue maxGroup at a time: three groups, one of
+	// which held bad and was written again trace by trace.
+	full, singles := 0, 0
+	for _, grp := range f.groups[1:] {
+		switch len(grp) {
+		case 1:
+			singles++
+		case maxGroup:
+			full++
+		}
+	}
+	if len(f.groups[0]) != 1 || full < 1 || len(f.groups)-1-singles > 2 || singles > maxGroup-1 {
+		t.Errorf("groups of %v", groupSizes(f.groups))
+	}
+	if g.leading || len(g.queue) != 0 {
+		t.Errorf("left leading=%v with %d queued", g.leading, len(g.queue))
+	}
+	// The next trace, with nothing under way, is written at once.
+	if err := g.store(ctx, store.Trace{ID: "next"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func groupSizes(groups [][]string) []int {
+	out := make([]int, len(groups))
+	for i, g := range groups {
+		out[i] = len(g)
+	}
+	return out
+}
