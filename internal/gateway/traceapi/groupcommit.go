@@ -28,7 +28,7 @@ type groupCommit struct {
 	put func(ctx context.Context, traces []store.Trace) error
 
 	mu      sync.Mutex
-	leading bool            // a group is being written
+	leading bool           // a group is being written
 	queue   []*queuedTrace // arrived while it was
 }
 
