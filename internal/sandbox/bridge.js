@@ -130,7 +130,11 @@
 
   const queue = create(null);   // calls waiting for a free slot, FIFO
   let queueHead = 0, queueTail = 0;
-  const toolErrors = new WeakMapCtor(); // Error -> what Go reported
+  // Error -> what Go reported. Empty when the bridge is loaded, as every
+  // table keyed by objects must be: machines are copies of one loaded
+  // bridge, and a copy cannot find an object key stored before it was made
+  // (internal/sandbox/engine/template.go).
+  const toolErrors = new WeakMapCtor();
 
   // One executor for the promises made here: a closure per call costs more
   // than the rest of the promise.

@@ -84,20 +84,14 @@ func (r *run) host(op int, a, b engine.Value) (ret engine.Value) {
 
 // installHost defines the global __pml_host, which the bridge takes off
 // the global object before user code runs.
-func (m *machine) installHost() error {
-	err := m.vm.InstallHost("__pml_host", func(op int, a, b engine.Value) engine.Value {
-		if m.run == nil {
-			return engine.Int(-1)
-		}
-		return m.run.host(op, a, b)
-	})
-	if err != nil {
+func installHost(vm *engine.VM, host engine.HostFunc) error {
+	if err := vm.InstallHost("__pml_host", host); err != nil {
 		return err
 	}
-	if err := m.vm.InstallHostOp("__pml_now", opNow); err != nil {
+	if err := vm.InstallHostOp("__pml_now", opNow); err != nil {
 		return err
 	}
-	return m.vm.InstallHostOp("__pml_random", opRandom)
+	return vm.InstallHostOp("__pml_random", opRandom)
 }
 
 // engineFailure is the run's error when the engine could not hand over a

@@ -668,3 +668,12 @@ func TestKeptToolErrorsAreBounded(t *testing.T) {
 		t.Errorf("got %q, Err %v", pe.Message, pe.Err)
 	}
 }
+
+// Machines are copies of the machine template (docs/performance.md "VM
+// templates"): an engine change that makes its heap uncopyable must fail
+// here rather than quietly build every VM again.
+func TestMachineTemplateBuilds(t *testing.T) {
+	if _, err := machineTemplate(); err != nil {
+		t.Fatal(err)
+	}
+}

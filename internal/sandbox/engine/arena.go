@@ -52,6 +52,10 @@ type arena struct {
 	failed  bool        // an allocation failed: the engine ran out of memory
 	revoked atomic.Bool // access was revoked; the next allocation panics
 	rt      uintptr     // the runtime whose heap this is, once it exists
+	// scrub zeroes freed blocks: what a block held before (a pointer into
+	// a buffer since freed) then cannot differ between the two builds of a
+	// Template (template.go).
+	scrub bool
 }
 
 // classOf returns the size class of a block of total bytes (header included)
@@ -103,6 +107,9 @@ func (a *arena) release(b uintptr) {
 		// Keep the first page: it holds the header and the list link.
 		a.region.discard(b+pageSize, b-blockHeader+size)
 	}
+	if a.scrub {
+		clear(unsafe.Slice((*byte)(cPointer(b)), size-blockHeader))
+	}
 	*(*uintptr)(cPointer(b)) = a.free[class]
 	a.free[class] = b
 }
@@ -137,6 +144,7 @@ func (a *arena) reset() {
 	clear(a.free[:])
 	a.failed = false
 	a.rt = 0
+	a.scrub = false
 }
 
 // arenaKeep is how much of a recycled region stays mapped in: about what a

@@ -41,6 +41,11 @@ func New(memoryLimit int64) (*VM, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newIn(a)
+}
+
+// newIn creates a VM whose heap is a.
+func newIn(a *arena) (*VM, error) {
 	e := &VM{tls: libc.NewTLS(), arena: a, intr: &interrupter{}}
 	e.intr.deadline.Store(NeverDeadline)
 	e.rt = lib.XJS_NewRuntime2(e.tls, uintptr(unsafe.Pointer(&arenaMallocFunctions)), uintptr(unsafe.Pointer(a)))
