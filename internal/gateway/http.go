@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"github.com/pml-go/pml/internal/buildinfo"
 	"github.com/pml-go/pml/internal/tokenauth"
@@ -23,15 +24,16 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	srv := s.NewMCPServer()
 	// Stateless: every request carries everything it needs, so any replica
 	// behind a round-robin load balancer can serve it (no session affinity).
-	// Each POST is answered as an event stream, which carries the request's
-	// own notifications (an execute's progress) ahead of its answer. The end
-	// of a request (its client gone or cancelling) cancels its handler; the
-	// SDK does this for clients of protocol 2026-07-28 on (the package's),
-	// as a stateless session sees no notifications/cancelled.
+	// The end of a request (its client gone or cancelling) cancels its
+	// handler; the SDK does this for clients of protocol 2026-07-28 on (the
+	// package's), as a stateless session sees no notifications/cancelled.
 	// hostGuard replaces the SDK's DNS rebinding check, which has no
 	// allow-list for a reverse proxy's host names.
-	mcpHandler := hostGuard(lim.PublicHosts, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: s.log, DisableLocalhostProtection: true}))
+	opts := mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: s.log, DisableLocalhostProtection: true}
+	stream := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &opts)
+	opts.JSONResponse = true
+	plain := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &opts)
+	mcpHandler := hostGuard(lim.PublicHosts, plainUnlessProgress(stream, plain))
 
 	// The key is checked before any body is read: a request without one
 	// gets its 401 from the headers alone.
@@ -76,6 +78,24 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	mux.HandleFunc("GET /readyz", s.serveReady)
 	// No /metrics here: MetricsHandler serves it on the operator's listener.
 	return s.accessLog(bodies.deadline(s.traceContext(mux)))
+}
+
+// plainUnlessProgress answers a POST as plain JSON unless its client asked
+// for progress (docs/how-it-works.md "Replicas"): only an event stream carries
+// the request's notifications ahead of its answer, and a request without a
+// progress token gets none, so its answer goes out without the stream's
+// framing, flushes and parsing. The key is looked for in the raw body: code
+// naming it is an escaped string and does not match, and a body with the
+// key anywhere else gets a stream, which is as correct.
+func plainUnlessProgress(stream, plain http.Handler) http.Handler {
+	token := []byte(`"progressToken"`)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, ok := r.Body.(*bufferedBody); ok && r.Method == http.MethodPost && !bytes.Contains(b.data, token) {
+			plain.ServeHTTP(w, r)
+			return
+		}
+		stream.ServeHTTP(w, r)
+	})
 }
 
 func (s *Service) serveRouting(w http.ResponseWriter, r *http.Request) {

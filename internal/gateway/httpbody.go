@@ -134,10 +134,19 @@ func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 		w.Header().Del("Connection")
 		st.read = true
 		held.shrink(int64(cap(body)))
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = &bufferedBody{Reader: bytes.NewReader(body), data: body}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// bufferedBody is a request body bodyLimiter.buffer read whole, which
+// handlers after it may look into without reading it.
+type bufferedBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (*bufferedBody) Close() error { return nil }
 
 // readBody reads the whole body, at most wire.MaxRequestBytes+1 bytes of it: one
 // allocation of the announced length, or for a body of unknown length a

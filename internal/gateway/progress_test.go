@@ -3,7 +3,11 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -76,4 +80,44 @@ func TestGatewayRunReportsProgress(t *testing.T) {
 		t.Fatalf("without a token: %+v", res)
 	}
 	alive(t, s)
+}
+
+// Over HTTP, a call without a progress token is answered as plain JSON; one
+// with a token gets an event stream that carries its progress ahead of the
+// answer.
+func TestAnswerIsPlainJSONWithoutProgress(t *testing.T) {
+	g := startWithFixture(t)
+	post := func(meta, code string) (string, string) {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta +
+			`"name":"execute","arguments":{"code":` + strconv.Quote(code) + `}}}`
+		req, _ := http.NewRequest(http.MethodPost, g.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+g.Key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%d %s", resp.StatusCode, out)
+		}
+		return resp.Header.Get("Content-Type"), string(out)
+	}
+	const code = `const n = await mcp.math.add({a: 1, b: 2}); return await mcp.math.add({a: n, b: 3})`
+	ct, body := post("", code)
+	if ct != "application/json" || !strings.Contains(body, `\"result\":6`) {
+		t.Fatalf("without a token: %s %s", ct, body)
+	}
+	ct, body = post(`"_meta":{"progressToken":"p1"},`, code)
+	if ct != "text/event-stream" || strings.Count(body, "notifications/progress") != 2 || !strings.Contains(body, `\"result\":6`) {
+		t.Fatalf("with a token: %s %s", ct, body)
+	}
+	// A string in the code is escaped JSON: it cannot pass for the key.
+	ct, _ = post("", `const k = "progressToken"; `+code)
+	if ct != "application/json" {
+		t.Fatalf("code naming the token: %s", ct)
+	}
 }
