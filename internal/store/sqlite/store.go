@@ -18,10 +18,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/store/internal/storeutil"
 )
 
 // busyTimeoutMS is how long a connection waits for another process's lock.
@@ -31,6 +33,12 @@ const busyTimeoutMS = 5000
 type Store struct {
 	w *sql.DB // writes: one connection
 	r *sql.DB // reads: query-only connections (the same pool as w for ":memory:")
+
+	// prepared are the writer's statements of the hot write path (a
+	// trace and its rollups), parsed once rather than in every
+	// transaction: parsing them was most of a lone trace's write.
+	mu       sync.Mutex
+	prepared map[string]*sql.Stmt
 }
 
 var _ store.Store = (*Store)(nil)
@@ -68,6 +76,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(err, w.Close())
 	}
+	if err := s.prepareWrites(ctx); err != nil {
+		return nil, errors.Join(err, w.Close())
+	}
 
 	r, err := sql.Open("sqlite", uri+"?_pragma=query_only(1)&"+common)
 	if err != nil {
@@ -101,7 +112,37 @@ func openMemory(ctx context.Context) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
+	if err := s.prepareWrites(ctx); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
 	return s, nil
+}
+
+// prepareWrites prepares the hot write path's statements on the writer.
+// It runs at Open: the writer has one connection, which a transaction
+// holds, so nothing can be prepared on it from inside one.
+func (s *Store) prepareWrites(ctx context.Context) error {
+	s.prepared = map[string]*sql.Stmt{}
+	for _, q := range append([]string{insertTrace}, storeutil.RollupSQL("max")...) {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("sqlite: prepare: %w", err)
+		}
+		s.prepared[q] = st
+	}
+	return nil
+}
+
+// txStmt is query for use in tx (which closes it): prepared at Open when it
+// is one of the hot write path's, else now.
+func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	st := s.prepared[query]
+	s.mu.Unlock()
+	if st == nil {
+		return tx.PrepareContext(ctx, query)
+	}
+	return tx.StmtContext(ctx, st), nil
 }
 
 // Ping checks that both pools can reach the file.
@@ -118,6 +159,12 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes both pools.
 func (s *Store) Close() error {
 	var errs []error
+	s.mu.Lock()
+	for _, st := range s.prepared {
+		errs = append(errs, st.Close())
+	}
+	s.prepared = nil
+	s.mu.Unlock()
 	if s.r != nil && s.r != s.w {
 		errs = append(errs, s.r.Close())
 	}

@@ -12,6 +12,10 @@ import (
 
 const traceColumns = `id, parent_id, org, project, workflow_id, capability_fqdn, tools, success, started_at, body, caller`
 
+const insertTrace = `INSERT INTO traces (` + traceColumns + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+	ON CONFLICT (org, project, id) DO NOTHING`
+
 // PutTraces stores a batch in one transaction; a trace whose ID its scope
 // already has is ignored, so re-sending a batch is harmless.
 func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error) {
@@ -27,13 +31,10 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error)
 		return wrap("put traces: begin", err)
 	}
 	defer rollbackUnlessCommitted(tx, &err)
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO traces (`+traceColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-		ON CONFLICT (org, project, id) DO NOTHING`)
+	stmt, err := s.txStmt(ctx, tx, insertTrace)
 	if err != nil {
 		return wrap("put traces: prepare", err)
 	}
-	defer stmt.Close()
 	var rollups storeutil.Rollups
 	for _, t := range traces {
 		tools, err := encodeStrings(t.Tools)
@@ -50,16 +51,10 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error)
 		}
 		rollups.Add(t)
 	}
-	// One prepared statement per rollup table and batch.
-	prepared := map[string]*sql.Stmt{}
 	for _, r := range rollups.Stmts(func(m time.Time) any { return formatTime(m) }, "max") {
-		st := prepared[r.SQL]
-		if st == nil {
-			if st, err = tx.PrepareContext(ctx, r.SQL); err != nil {
-				return wrap("put traces: dashboard rollup", err)
-			}
-			defer st.Close()
-			prepared[r.SQL] = st
+		st, err := s.txStmt(ctx, tx, r.SQL)
+		if err != nil {
+			return wrap("put traces: dashboard rollup", err)
 		}
 		if _, err := st.ExecContext(ctx, r.Args...); err != nil {
 			return wrap("put traces: dashboard rollup", err)

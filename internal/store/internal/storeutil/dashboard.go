@@ -84,10 +84,11 @@ func (r *Rollups) Add(t store.Trace) {
 
 func with(k dashKey, sub string) dashKey { k.sub = sub; return k }
 
-// Rollup upserts, one SQL text per table, so a backend prepares each once
-// per batch. greatest is the backend's two-argument maximum.
-func rollupSQL(greatest string) [4]string {
-	return [4]string{
+// RollupSQL are the rollup upserts, one SQL text per table (dash_minutes,
+// dash_latency, dash_errors, dash_tools), so that a backend can prepare
+// them once. greatest is the backend's two-argument maximum.
+func RollupSQL(greatest string) []string {
+	return []string{
 		`INSERT INTO dash_minutes (org, project, minute, executions, errors) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (org, project, minute) DO UPDATE SET executions = dash_minutes.executions + excluded.executions,
 			errors = dash_minutes.errors + excluded.errors`,
@@ -106,7 +107,7 @@ func rollupSQL(greatest string) [4]string {
 // Stmts are the upserts of what was added, in key order; minute is the
 // backend's value of a minute, greatest its two-argument maximum.
 func (r *Rollups) Stmts(minute func(time.Time) any, greatest string) []Stmt {
-	sql := rollupSQL(greatest)
+	sql := RollupSQL(greatest)
 	var out []Stmt
 	for _, k := range sortedKeys(r.minutes) {
 		m := r.minutes[k]
