@@ -120,6 +120,9 @@ func (px *tamperProxy) modify(resp *http.Response) error {
 	switch {
 	case path == "/mcp" && editAnswer != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"):
 		edit = func(body []byte) []byte { return editEventStream(body, editAnswer) }
+	case path == "/mcp" && editAnswer != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"):
+		// An answer without progress is plain JSON (docs/how-it-works.md).
+		edit = func(body []byte) []byte { return editExecuteLocally(body, editAnswer) }
 	case !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"):
 	case strings.HasPrefix(path, "/mcp/pml.mcp.") && resp.StatusCode == http.StatusOK && editRegistry != nil:
 		edit = func(body []byte) []byte {
