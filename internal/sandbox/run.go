@@ -212,9 +212,12 @@ func growStack() {
 	touch(pad[:])
 }
 
-// stackReserve is about what running a small snippet takes: of 16 to 128
-// KiB, 64 gave the lowest latency for a pooled run.
-const stackReserve = 64 << 10
+// stackReserve makes the stack 32 KiB, about what running a small snippet
+// takes (a deeper run grows it on). A goroutine's stack does not shrink
+// while it waits, and the VM goroutine waits inside the slow calls it makes
+// (callInline): a reserve of 64 KiB made every parked execution hold a
+// 128 KiB stack (docs/performance.md "What one parked execution holds").
+const stackReserve = 16 << 10
 
 //go:noinline
 func touch(b []byte) { b[len(b)-1] = 0 }
