@@ -266,8 +266,9 @@ type run struct {
 	// The rest belongs to the goroutine driving the VM: the one Run
 	// started, or the one that took over from it (see callInline).
 	stopWatch     func()
-	queued        []callJob // calls the code made, not started yet
-	seq           int       // issue position of the next call
+	parkTimer     *time.Timer // awaitResult's, made at its first wait
+	queued        []callJob   // calls the code made, not started yet
+	seq           int         // issue position of the next call
 	inflight      int
 	inflightBytes int64 // argument bytes of the calls in flight
 	toolErrs      toolErrors
@@ -403,20 +404,56 @@ func (r *run) loop() (json.RawMessage, error) {
 		}
 		clear(r.queued)
 		r.queued = r.queued[:0]
-		select {
-		case res := <-r.results:
-			if err := r.deliver(res); err != nil {
-				return nil, err
-			}
-			if err := r.deliverReady(); err != nil {
-				return nil, err
-			}
-			if err := r.dispatchQueued(); err != nil {
-				return nil, err
-			}
-		case <-r.ctx.Done():
+		res, ok := r.awaitResult()
+		if !ok {
 			return nil, r.timeout()
 		}
+		if err := r.deliver(res); err != nil {
+			return nil, err
+		}
+		if err := r.deliverReady(); err != nil {
+			return nil, err
+		}
+		if err := r.dispatchQueued(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// awaitResult waits for the next result of the calls in flight, false when
+// the run's context ends first. When they are slow it puts the VM's heap
+// away while it waits (see parkHeap).
+func (r *run) awaitResult() (callResult, bool) {
+	select {
+	case res := <-r.results:
+		return res, true
+	case <-r.ctx.Done():
+		return callResult{}, false
+	default:
+	}
+	if r.parkTimer == nil {
+		r.parkTimer = time.NewTimer(r.parkAfter())
+	} else {
+		r.parkTimer.Reset(r.parkAfter())
+	}
+	select {
+	case res := <-r.results:
+		r.parkTimer.Stop()
+		return res, true
+	case <-r.ctx.Done():
+		r.parkTimer.Stop()
+		return callResult{}, false
+	case <-r.parkTimer.C:
+	}
+	// This goroutine faults into a panic, so a revoked heap needs no check.
+	vm := r.m.vm
+	heap := vm.Freeze()
+	defer vm.Thaw(heap)
+	select {
+	case res := <-r.results:
+		return res, true
+	case <-r.ctx.Done():
+		return callResult{}, false
 	}
 }
 
