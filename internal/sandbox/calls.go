@@ -43,6 +43,13 @@ type callJob struct {
 // goroutine start and the growth of its stack. There are as many as calls in
 // flight, plus any still inside a CallFunc that ignored its timeout.
 func (r *run) startInvoke(job callJob) {
+	if r.results == nil {
+		// Made here, before the first worker starts, rather than with the
+		// run: a run whose calls all go inline never needs it, and its
+		// buffer (a result per call in flight) was 7 KiB of every parked
+		// execution.
+		r.results = make(chan callResult, maxConcurrentCalls)
+	}
 	select {
 	case r.jobs <- job: // an idle worker took it
 	default:
@@ -317,8 +324,11 @@ const maxKeptToolErrors = 1024
 
 // toolErrors keeps the most recent failed calls' Go errors by call id.
 type toolErrors struct {
-	byID  map[int]error
-	order [maxKeptToolErrors]int // ids, a ring
+	byID map[int]error
+	// order holds the ids in the order kept, a ring once it is full. It
+	// grows with the errors kept: most runs keep none, and a ring of its
+	// full size in every run was 8 KiB of each parked execution.
+	order []int
 	next  int
 }
 
@@ -326,9 +336,12 @@ func (k *toolErrors) keep(id int, err error) {
 	if k.byID == nil {
 		k.byID = map[int]error{}
 	}
-	if len(k.byID) == maxKeptToolErrors {
-		delete(k.byID, k.order[k.next])
+	if len(k.order) < maxKeptToolErrors {
+		k.byID[id] = err
+		k.order = append(k.order, id)
+		return
 	}
+	delete(k.byID, k.order[k.next])
 	k.byID[id] = err
 	k.order[k.next] = id
 	k.next = (k.next + 1) % maxKeptToolErrors

@@ -56,7 +56,6 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 		call:     call,
 		lim:      lim,
 		finished: make(chan struct{}),
-		results:  make(chan callResult, maxConcurrentCalls),
 		jobs:     make(chan callJob),
 		done:     make(chan runOutput, 1),
 		revoked:  make(chan struct{}),
@@ -253,7 +252,7 @@ type run struct {
 	budget   *tools.Budget // bytes moved through mcp.*, shared with the calls
 	m        *machine
 	finished chan struct{}              // closed when the run is over
-	results  chan callResult            // call goroutines -> VM goroutine
+	results  chan callResult            // call goroutines -> VM goroutine; made with the first worker (startInvoke)
 	jobs     chan callJob               // VM goroutine -> idle call workers (unbuffered)
 	done     chan runOutput             // the goroutine ending the run -> Run
 	claimed  atomic.Bool                // set by the first of: the VM ending the run, Run giving up at the deadline
