@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -47,6 +49,10 @@ func relocate(w, base, size uint64) uint64 {
 // a dictionary, not state any VM depends on.
 var heapReference atomic.Pointer[[]uint64]
 
+// freezeScratch holds the buffers Freeze writes an image in before it knows
+// its size.
+var freezeScratch = sync.Pool{New: func() any { return new([]uint64) }}
+
 // HeapImage is a VM heap put away by Freeze.
 type HeapImage struct {
 	pages int
@@ -71,7 +77,9 @@ func (e *VM) Freeze() *HeapImage {
 	if p := heapReference.Load(); p != nil {
 		ref = *p
 	}
-	img := &HeapImage{pages: pages, ref: ref, data: make([]uint64, 0, pages*8+len(mem)/8)}
+	scratch := freezeScratch.Get().(*[]uint64)
+	defer freezeScratch.Put(scratch)
+	img := &HeapImage{pages: pages, ref: ref, data: (*scratch)[:0]}
 	var zeros [pageWords]uint64
 	for p := range pages {
 		at := len(img.data)
@@ -99,9 +107,8 @@ func (e *VM) Freeze() *HeapImage {
 	// Give back the heap and the pages above it that a recycled region kept
 	// mapped in (arenaKeep): nothing lies above the bump pointer.
 	a.region.discard(base, max(base+uintptr(pages)*pageSize, base+arenaKeep))
-	if len(img.data) < cap(img.data)/2 {
-		img.data = append([]uint64(nil), img.data...)
-	}
+	*scratch = img.data
+	img.data = slices.Clone(img.data) // the image keeps no spare room
 	return img
 }
 
