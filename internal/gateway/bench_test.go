@@ -396,10 +396,14 @@ func BenchmarkTenThousandParked(b *testing.B) {
 		b.Skip("10,000 parked executions: not under -short or -race")
 	}
 	const n = 10_000
-	adm := admission.New(admission.Limits{MaxExecutions: n + 64, MaxExecutionsPerTenant: -1, MaxQueue: n, QueueWait: time.Minute, MemoryCeiling: -1}, sandbox.Limits{})
+	// The last call of a wave arrives tens of seconds after the first on
+	// two shared cores, past the default RPC timeout of 30 s, and the
+	// barrier holds the first until then.
+	lim := sandbox.Limits{Timeout: sandbox.MaxTimeout, RPCTimeout: sandbox.MaxTimeout}
+	adm := admission.New(admission.Limits{MaxExecutions: n + 64, MaxExecutionsPerTenant: -1, MaxQueue: n, QueueWait: time.Minute, MemoryCeiling: -1}, lim)
 	g := gatewaytest.Start(b, gateway.Options{Config: gateway.FileConfig{Servers: map[string]gateway.ServerEntry{
 		"fx": {ServerConfig: upstream.ServerConfig{Command: testfixture.BuildServer(b)}, Hosted: true},
-	}}, Admission: adm})
+	}}, Admission: adm, Limits: lim})
 	ln := newPipeListener()
 	counter := &inflight{}
 	srv := &http.Server{Handler: counter.wrap(g.Service.Handler())}
