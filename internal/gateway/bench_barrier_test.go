@@ -23,6 +23,7 @@ type barrier struct {
 	waiting int
 	open    chan struct{}
 	rssMiB  float64 // process RSS when the last wave's n-th call arrived
+	onFull  func()  // called when the n-th call arrives, if set
 }
 
 // startBarrier serves a barrier for waves of n and returns its /mcp URL.
@@ -61,6 +62,9 @@ func (b *barrier) wait(ctx context.Context) error {
 	b.waiting++
 	if b.waiting == b.n {
 		b.rssMiB, _, _ = readMemory()
+		if b.onFull != nil {
+			b.onFull()
+		}
 		close(open)
 		b.open, b.waiting = make(chan struct{}), 0
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
@@ -262,6 +265,13 @@ type parking struct {
 // each on its own keep-alive connection.
 func startParking(tb testing.TB, n int) *parking {
 	tb.Helper()
+	return startParkingWith(tb, n, nil)
+}
+
+// startParkingWith is startParking with the gateway's admission control
+// (nil: the defaults).
+func startParkingWith(tb testing.TB, n int, adm *admission.Controller) *parking {
+	tb.Helper()
 	// Per parked execution: a client and a server socket, and one to the
 	// HTTP upstream.
 	ensureFiles(tb, uint64(3*n+256))
@@ -269,7 +279,7 @@ func startParking(tb testing.TB, n int) *parking {
 	g := gatewaytest.Start(tb, gateway.Options{Config: gateway.FileConfig{Servers: map[string]gateway.ServerEntry{
 		"fx":   {ServerConfig: upstream.ServerConfig{Command: testfixture.BuildServer(tb)}, Hosted: true},
 		"park": {ServerConfig: upstream.ServerConfig{Type: upstream.TypeHTTP, URL: url}, Hosted: true},
-	}}})
+	}}, Admission: adm})
 	endpoint, counter := serveCounted(tb, g)
 	p := &parking{n: n, sessions: connectMany(tb, g, endpoint, max(1, n/20), loadTransport(n)), inflight: counter, barrier: b}
 	// discover lists every provider's tools, which starts both upstreams.
@@ -359,4 +369,73 @@ func BenchmarkThousandParked(b *testing.B) {
 			reportMemory(b)
 		})
 	}
+}
+
+// BenchmarkTenThousandParked parks 10,000 executions at once, one op a
+// wave, and reports the peak resident memory of the process (the gateway
+// with its in-process clients) and how many executions failed; none may.
+// They park on the fixture server's barrier over stdio, which answers only
+// once all 10,000 calls wait in it: the wave is held whole at once.
+//
+// Two things differ from BenchmarkThousandParked, for the open-file limit:
+// over loopback TCP each parked execution holds about three descriptors,
+// 30,000 here, past this machine's hard limit of 20,000, which a process
+// can raise only with CAP_SYS_RESOURCE (ensureFiles). So the clients reach
+// the gateway's HTTP server over in-memory connections (net.Pipe: the same
+// HTTP and MCP stacks on both sides, no socket), and the upstream is the
+// stdio one, whose calls share a pipe.
+//
+// The default admission control admits at most 2,048 executions, half of
+// them per tenant, and stops admitting near the machine's memory
+// (docs/limits.md "Admission and overload"), so this gateway's limits admit
+// the whole wave: the benchmark measures what the wave costs, not how
+// admission refuses it. It needs a few GiB of memory and a minute, so it
+// does not run under -short or -race.
+func BenchmarkTenThousandParked(b *testing.B) {
+	if testing.Short() || raceEnabled {
+		b.Skip("10,000 parked executions: not under -short or -race")
+	}
+	const n = 10_000
+	// The last call of a wave arrives tens of seconds after the first on
+	// two shared cores, past the default RPC timeout of 30 s, and the
+	// barrier holds the first until then.
+	lim := sandbox.Limits{Timeout: sandbox.MaxTimeout, RPCTimeout: sandbox.MaxTimeout}
+	adm := admission.New(admission.Limits{MaxExecutions: n + 64, MaxExecutionsPerTenant: -1, MaxQueue: n, QueueWait: time.Minute, MemoryCeiling: -1}, lim)
+	g := gatewaytest.Start(b, gateway.Options{Config: gateway.FileConfig{Servers: map[string]gateway.ServerEntry{
+		"fx": {ServerConfig: upstream.ServerConfig{Command: testfixture.BuildServer(b)}, Hosted: true},
+	}}, Admission: adm, Limits: lim})
+	ln := newPipeListener()
+	counter := &inflight{}
+	srv := &http.Server{Handler: counter.wrap(g.Service.Handler())}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = srv.Close() })
+	tr := loadTransport(n)
+	tr.DialContext = ln.dial
+	sessions := connectMany(b, g, "http://pipe/mcp", n/20, tr)
+	code := fmt.Sprintf(`return await mcp.fx.barrier({ n: %d })`, n)
+	// The first call starts the upstream server.
+	if res, err := sessions[0].CallTool(context.Background(), &mcp.CallToolParams{Name: "discover", Arguments: map[string]any{"query": "barrier"}}); err != nil || res.IsError {
+		b.Fatalf("starting the upstream server: %v %+v", err, res)
+	}
+	ctx := context.Background()
+	runtime.GC()
+	resetPeakRSS()
+	failed := 0
+	var lat []time.Duration
+	cpu := cpuTime()
+	for b.Loop() {
+		counter.peak.Store(0)
+		l := runLoad(ctx, sessions, n, n, code, barrierWant)
+		failed += len(l.errs)
+		if len(l.errs) > 0 {
+			b.Logf("%d executions failed; first: %v", len(l.errs), l.errs[0])
+		}
+		lat = append(lat, l.latency...)
+	}
+	reportCPU(b, cpu)
+	slices.Sort(lat)
+	reportLatency(b, lat)
+	b.ReportMetric(float64(counter.peak.Load()), "max-inflight")
+	b.ReportMetric(float64(failed), "failures")
+	reportMemory(b)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +43,13 @@ type callJob struct {
 // goroutine start and the growth of its stack. There are as many as calls in
 // flight, plus any still inside a CallFunc that ignored its timeout.
 func (r *run) startInvoke(job callJob) {
+	if r.results == nil {
+		// Made here, before the first worker starts, rather than with the
+		// run: a run whose calls all go inline never needs it, and its
+		// buffer (a result per call in flight) was 7 KiB of every parked
+		// execution.
+		r.results = make(chan callResult, maxConcurrentCalls)
+	}
 	select {
 	case r.jobs <- job: // an idle worker took it
 	default:
@@ -91,7 +99,9 @@ func (r *run) invokeJob(job callJob) {
 // timeout, nor the VM past the run's end, so at either point a new goroutine
 // takes the VM over (abandon): it delivers the timeout and drives the run on,
 // and callInline reports false once the CallFunc returns, telling its
-// goroutine to leave the VM alone and end.
+// goroutine to leave the VM alone and end. The same timer first puts the
+// VM's heap away when the call is slow (parkHeap); whichever goroutine
+// drives the VM on writes it back first (unpark).
 func (r *run) callInline(job callJob) (callResult, bool) {
 	c := &inlineCall{job: job}
 	r.inline.Store(c)
@@ -101,17 +111,84 @@ func (r *run) callInline(job callJob) (callResult, bool) {
 	}
 	ctx := newCallContext(r.callContext(job), r.lim.RPCTimeout)
 	defer ctx.end()
-	watchdog := time.AfterFunc(r.lim.RPCTimeout, func() { r.abandon(c, r.rpcTimeout(job.tool, context.DeadlineExceeded)) })
+	c.mu.Lock()
+	c.timer = time.AfterFunc(min(r.parkAfter(), r.lim.RPCTimeout), func() { r.inlineTimer(c) })
+	c.mu.Unlock()
 	value, err := r.invoke(ctx, job.tool, job.args)
 	r.inline.Store(nil)
 	if !c.state.CompareAndSwap(0, 1) {
 		return callResult{}, false
 	}
-	watchdog.Stop()
+	r.unpark(c)
 	if err != nil {
 		err = r.callError(ctx, job.tool, err)
 	}
 	return callResult{id: job.seq, tool: job.tool, value: value, err: err, argBytes: int64(len(job.args))}, true
+}
+
+// inlineTimer fires while c runs: first, when the call is slow, to put the
+// VM's heap away, then at the RPC timeout.
+func (r *run) inlineTimer(c *inlineCall) {
+	c.mu.Lock()
+	if !c.parked && r.parkAfter() < r.lim.RPCTimeout {
+		c.parked = true
+		if c.state.Load() == 0 {
+			c.heap = r.parkHeap()
+		}
+		c.timer.Reset(r.lim.RPCTimeout - r.parkAfter())
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	r.abandon(c, r.rpcTimeout(c.job.tool, context.DeadlineExceeded))
+}
+
+// unpark stops c's timer and writes back the heap it put away, if any. The
+// goroutine that drives the VM on after c calls it first: the one that made
+// the call, or the one that took over.
+func (r *run) unpark(c *inlineCall) {
+	c.mu.Lock()
+	c.timer.Stop()
+	heap := c.heap
+	c.heap = nil
+	c.mu.Unlock()
+	if heap != nil {
+		r.m.vm.Thaw(heap)
+	}
+}
+
+// parkHeap puts the VM's heap away while the code waits on a slow call
+// (engine.VM.Freeze): a parked execution then holds a fraction of it. It
+// runs on a timer's goroutine, while the goroutine driving the VM waits;
+// nil when the VM was revoked, whose heap faults (see revoke).
+func (r *run) parkHeap() (heap *engine.HeapImage) {
+	vm := r.m.vm
+	if vm.Revoked() {
+		return nil
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			heap = nil
+		}
+	}()
+	return vm.Freeze()
+}
+
+// defaultParkAfter is how long the code waits on tools before the VM's heap
+// is put away: long past a fast tool's round trip, so that those never pay
+// the 0.3 to 0.7 ms of CPU of putting it away and writing it back (most of
+// it the page faults of writing it back; BenchmarkFreezeThaw), a few
+// percent of a call this slow at worst.
+const defaultParkAfter = 20 * time.Millisecond
+
+// parkAfter is how long the code waits on tools before the VM's heap is put
+// away.
+func (r *run) parkAfter() time.Duration {
+	if r.lim.parkAfter > 0 {
+		return r.lim.parkAfter
+	}
+	return defaultParkAfter
 }
 
 // callContext is what a call's context carries: its issue position, and from
@@ -124,13 +201,18 @@ func (r *run) callContext(job callJob) context.Context {
 type inlineCall struct {
 	job   callJob
 	state atomic.Int32 // 0 running, 1 returned, 2 abandoned
+
+	mu     sync.Mutex // held while the heap is put away or written back
+	timer  *time.Timer
+	parked bool              // the timer fired once: the next firing is the RPC timeout
+	heap   *engine.HeapImage // the VM's heap while put away
 }
 
 // abandon lets a new goroutine drive the run on, with err as the result of
 // c, unless c returned already.
 func (r *run) abandon(c *inlineCall, err error) {
 	if c.state.CompareAndSwap(0, 2) {
-		go r.takeOver(callResult{id: c.job.seq, tool: c.job.tool, err: err, argBytes: int64(len(c.job.args))})
+		go r.takeOver(c, callResult{id: c.job.seq, tool: c.job.tool, err: err, argBytes: int64(len(c.job.args))})
 	}
 }
 
@@ -141,10 +223,11 @@ var errMovedOn = errors.New("sandbox: the run moved to another goroutine")
 // takeOver drives the run on after its VM goroutine was left inside a
 // CallFunc: it delivers res, the abandoned call's timeout, and goes on as
 // that goroutine would have.
-func (r *run) takeOver(res callResult) {
+func (r *run) takeOver(c *inlineCall, res callResult) {
 	debug.SetPanicOnFault(true) // see revoke
 	growStack()
 	r.drive(func() (json.RawMessage, error) {
+		r.unpark(c)
 		if err := r.deliver(res); err != nil {
 			return nil, err
 		}
@@ -241,8 +324,11 @@ const maxKeptToolErrors = 1024
 
 // toolErrors keeps the most recent failed calls' Go errors by call id.
 type toolErrors struct {
-	byID  map[int]error
-	order [maxKeptToolErrors]int // ids, a ring
+	byID map[int]error
+	// order holds the ids in the order kept, a ring once it is full. It
+	// grows with the errors kept: most runs keep none, and a ring of its
+	// full size in every run was 8 KiB of each parked execution.
+	order []int
 	next  int
 }
 
@@ -250,9 +336,12 @@ func (k *toolErrors) keep(id int, err error) {
 	if k.byID == nil {
 		k.byID = map[int]error{}
 	}
-	if len(k.byID) == maxKeptToolErrors {
-		delete(k.byID, k.order[k.next])
+	if len(k.order) < maxKeptToolErrors {
+		k.byID[id] = err
+		k.order = append(k.order, id)
+		return
 	}
+	delete(k.byID, k.order[k.next])
 	k.byID[id] = err
 	k.order[k.next] = id
 	k.next = (k.next + 1) % maxKeptToolErrors

@@ -15,6 +15,11 @@ type Limits struct {
 	MaxCallBytes   int64         // arguments plus results moved through mcp.*; default 64 MiB -> MEMORY_LIMIT
 	MaxLogBytes    int           // console output kept; default 64 KiB
 	MaxResultBytes int           // serialized return value; default 8 MiB
+
+	// parkAfter is how long the code waits on tools before its VM heap is
+	// put away (parkHeap); 0: defaultParkAfter. Tests shorten it; it is not
+	// a limit, and withDefaults leaves it alone.
+	parkAfter time.Duration
 }
 
 // DefaultLimits returns the limits a zero field stands for.

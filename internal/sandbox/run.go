@@ -56,7 +56,6 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 		call:     call,
 		lim:      lim,
 		finished: make(chan struct{}),
-		results:  make(chan callResult, maxConcurrentCalls),
 		jobs:     make(chan callJob),
 		done:     make(chan runOutput, 1),
 		revoked:  make(chan struct{}),
@@ -212,9 +211,12 @@ func growStack() {
 	touch(pad[:])
 }
 
-// stackReserve is about what running a small snippet takes: of 16 to 128
-// KiB, 64 gave the lowest latency for a pooled run.
-const stackReserve = 64 << 10
+// stackReserve makes the stack 32 KiB, about what running a small snippet
+// takes (a deeper run grows it on). A goroutine's stack does not shrink
+// while it waits, and the VM goroutine waits inside the slow calls it makes
+// (callInline): a reserve of 64 KiB made every parked execution hold a
+// 128 KiB stack (docs/performance.md "What one parked execution holds").
+const stackReserve = 16 << 10
 
 //go:noinline
 func touch(b []byte) { b[len(b)-1] = 0 }
@@ -250,7 +252,7 @@ type run struct {
 	budget   *tools.Budget // bytes moved through mcp.*, shared with the calls
 	m        *machine
 	finished chan struct{}              // closed when the run is over
-	results  chan callResult            // call goroutines -> VM goroutine
+	results  chan callResult            // call goroutines -> VM goroutine; made with the first worker (startInvoke)
 	jobs     chan callJob               // VM goroutine -> idle call workers (unbuffered)
 	done     chan runOutput             // the goroutine ending the run -> Run
 	claimed  atomic.Bool                // set by the first of: the VM ending the run, Run giving up at the deadline
@@ -263,8 +265,9 @@ type run struct {
 	// The rest belongs to the goroutine driving the VM: the one Run
 	// started, or the one that took over from it (see callInline).
 	stopWatch     func()
-	queued        []callJob // calls the code made, not started yet
-	seq           int       // issue position of the next call
+	parkTimer     *time.Timer // awaitResult's, made at its first wait
+	queued        []callJob   // calls the code made, not started yet
+	seq           int         // issue position of the next call
 	inflight      int
 	inflightBytes int64 // argument bytes of the calls in flight
 	toolErrs      toolErrors
@@ -400,20 +403,56 @@ func (r *run) loop() (json.RawMessage, error) {
 		}
 		clear(r.queued)
 		r.queued = r.queued[:0]
-		select {
-		case res := <-r.results:
-			if err := r.deliver(res); err != nil {
-				return nil, err
-			}
-			if err := r.deliverReady(); err != nil {
-				return nil, err
-			}
-			if err := r.dispatchQueued(); err != nil {
-				return nil, err
-			}
-		case <-r.ctx.Done():
+		res, ok := r.awaitResult()
+		if !ok {
 			return nil, r.timeout()
 		}
+		if err := r.deliver(res); err != nil {
+			return nil, err
+		}
+		if err := r.deliverReady(); err != nil {
+			return nil, err
+		}
+		if err := r.dispatchQueued(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// awaitResult waits for the next result of the calls in flight, false when
+// the run's context ends first. When they are slow it puts the VM's heap
+// away while it waits (see parkHeap).
+func (r *run) awaitResult() (callResult, bool) {
+	select {
+	case res := <-r.results:
+		return res, true
+	case <-r.ctx.Done():
+		return callResult{}, false
+	default:
+	}
+	if r.parkTimer == nil {
+		r.parkTimer = time.NewTimer(r.parkAfter())
+	} else {
+		r.parkTimer.Reset(r.parkAfter())
+	}
+	select {
+	case res := <-r.results:
+		r.parkTimer.Stop()
+		return res, true
+	case <-r.ctx.Done():
+		r.parkTimer.Stop()
+		return callResult{}, false
+	case <-r.parkTimer.C:
+	}
+	// This goroutine faults into a panic, so a revoked heap needs no check.
+	vm := r.m.vm
+	heap := vm.Freeze()
+	defer vm.Thaw(heap)
+	select {
+	case res := <-r.results:
+		return res, true
+	case <-r.ctx.Done():
+		return callResult{}, false
 	}
 }
 

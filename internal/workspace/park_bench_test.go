@@ -90,20 +90,22 @@ func endParkedRun(tb testing.TB, p *Workspace, id string) {
 }
 
 // BenchmarkParkedRunCost parks 200 runs at once and reports what each
-// costs while it waits: Go heap and the process's resident memory (the
-// engine's heap lives outside the Go heap), then declines them all.
+// costs while it waits: Go heap, goroutine stacks and the process's
+// resident memory (the engine's heap lives outside the Go heap), then
+// declines them all.
 func BenchmarkParkedRunCost(b *testing.B) {
 	const n = 200
 	p := openParkBench(b, "1000")
 	continueOK(b, p, pauseFor(b, p)) // warm: servers, caches, pools
 	for b.Loop() {
-		heap0, rss0 := memNow(b)
+		heap0, stack0, rss0 := memNow(b)
 		answers := make([]wire.Answer, n)
 		for i := range answers {
 			answers[i] = pauseFor(b, p)
 		}
-		heap1, rss1 := memNow(b)
+		heap1, stack1, rss1 := memNow(b)
 		b.ReportMetric(float64(heap1-heap0)/n/1024, "heap-KiB/parked")
+		b.ReportMetric(float64(stack1-stack0)/n/1024, "stack-KiB/parked")
 		b.ReportMetric(float64(rss1-rss0)/n/1024, "rss-KiB/parked")
 		for _, a := range answers {
 			r := p.Execute(context.Background(), wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: a.WorkflowID, Approved: wire.Bool(false)}})
@@ -114,8 +116,10 @@ func BenchmarkParkedRunCost(b *testing.B) {
 	}
 }
 
-// memNow is the Go heap in use after a collection, and the resident set.
-func memNow(tb testing.TB) (heap, rss int64) {
+// memNow is the Go heap in use after a collection, the goroutine stacks in
+// use, and the resident set. The resident set can grow less than heap and
+// stacks when they reuse memory freed earlier in the process.
+func memNow(tb testing.TB) (heap, stack, rss int64) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -125,7 +129,7 @@ func memNow(tb testing.TB) (heap, rss int64) {
 	}
 	f := strings.Fields(string(data))
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return int64(ms.HeapInuse), pages * int64(os.Getpagesize())
+	return int64(ms.HeapInuse), int64(ms.StackInuse), pages * int64(os.Getpagesize())
 }
 
 // Runs parked for an approval keep their execution places: an AI client

@@ -140,6 +140,11 @@ func (a *arena) grow(b, n uintptr) uintptr {
 // its last VM touched.
 func (a *arena) reset() {
 	a.region.discard(a.region.base+arenaKeep, a.top)
+	// The kept pages are cleared: stale bytes in the slack of the next VM's
+	// blocks would differ from every other heap, and a heap put away
+	// (Freeze) keeps the words that differ: 32 KiB for a recycled region
+	// against 6 KiB for a fresh one.
+	clear(unsafe.Slice((*byte)(cPointer(a.region.base)), min(a.top, a.region.base+arenaKeep)-a.region.base))
 	a.top = a.region.base
 	clear(a.free[:])
 	a.failed = false

@@ -21,10 +21,11 @@ func reserveRegion(size int) (region, error) {
 	return region{mem: mem, base: uintptr(unsafe.Pointer(unsafe.SliceData(mem)))}, nil
 }
 
-func (r region) size() int                { return len(r.mem) }
-func (r region) end() uintptr             { return r.base + uintptr(len(r.mem)) }
-func (r region) valid() bool              { return r.mem != nil }
-func (r region) discard(from, to uintptr) {}
+func (r region) size() int                 { return len(r.mem) }
+func (r region) end() uintptr              { return r.base + uintptr(len(r.mem)) }
+func (r region) valid() bool               { return r.mem != nil }
+func (r region) discard(from, to uintptr)  {}
+func (r region) populate(from, to uintptr) {}
 func (r region) revoke() error {
 	return errors.New("revoking a VM heap is not supported on this system")
 }

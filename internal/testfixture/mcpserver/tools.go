@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,6 +36,43 @@ type sleepArgs struct {
 	// cancel a call under way and see the cancellation reach the server.
 	Started   string `json:"started,omitempty"`
 	Cancelled string `json:"cancelled,omitempty"`
+}
+
+type barrierArgs struct {
+	N int `json:"n"`
+}
+
+// barrier answers calls only once n of them wait at once, then starts over:
+// a benchmark proves with it that a gateway holds n calls at the same time.
+type barrier struct {
+	mu      sync.Mutex
+	waiting int
+	open    chan struct{}
+}
+
+func (b *barrier) wait(ctx context.Context, n int) error {
+	b.mu.Lock()
+	if b.open == nil {
+		b.open = make(chan struct{})
+	}
+	open := b.open
+	b.waiting++
+	if b.waiting >= n {
+		close(open)
+		b.open, b.waiting = make(chan struct{}), 0
+	}
+	b.mu.Unlock()
+	select {
+	case <-open:
+		return nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		if b.open == open {
+			b.waiting--
+		}
+		b.mu.Unlock()
+		return ctx.Err()
+	}
 }
 
 type messageArgs struct {
@@ -87,6 +125,15 @@ func addTools(s *mcp.Server) {
 				}
 				return nil, nil, ctx.Err()
 			}
+		})
+
+	var bar barrier
+	mcp.AddTool(s, &mcp.Tool{Name: "barrier", Description: "returns \"released\" once n calls wait in it at the same time"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in barrierArgs) (*mcp.CallToolResult, any, error) {
+			if err := bar.wait(ctx, in.N); err != nil {
+				return nil, nil, err
+			}
+			return text(`"released"`), nil, nil
 		})
 
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "exits the process mid-call"},
