@@ -118,7 +118,10 @@ func TestResumeStillRefusesDivergingCode(t *testing.T) {
 		for (let i = 0; i < 70000; i++) Math.random();
 		await mcp.filesystem.write_file({path: "runs/" + Math.random(), content: "1"});
 		return await mcp[ns].echo({text: "hi"});`
-	a := e.pkg.Execute(context.Background(), wire.ExecuteRequest{Code: code, Options: &wire.ExecuteOptions{TimeoutMS: 1500}})
+	// 70,000 draws under the race detector, beside the rest of the suite,
+	// took more than 1.5 s of JS time on a loaded machine: the deadline the
+	// parked run ends at leaves room for them.
+	a := e.pkg.Execute(context.Background(), wire.ExecuteRequest{Code: code, Options: &wire.ExecuteOptions{TimeoutMS: 5000}})
 	wantStatus(t, a, wire.StatusApprovalRequired)
 	afterParkedRunEnds(t, e, a)
 	a = approve(e, code, a)
