@@ -79,24 +79,8 @@ func wantSuccess(t *testing.T, a wire.Answer, result string) {
 	}
 }
 
-// mcpCall is a raw tools/call of execute, as any HTTP client would send it.
-func mcpCall(t *testing.T, g *gatewaytest.Gateway, key string) *http.Response {
-	t.Helper()
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":{"code":"return 1"}}}`
-	req, err := http.NewRequest(http.MethodPost, g.URL+"/mcp", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = resp.Body.Close() })
-	return resp
-}
+// executeOne is a raw tools/call of execute, as any HTTP client would send it.
+const executeOne = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":{"code":"return 1"}}}`
 
 // metricsText reads the operator's metrics listener.
 func metricsText(t *testing.T, g *gatewaytest.Gateway) string {
@@ -142,7 +126,7 @@ func TestOverloadedThenServedAgain(t *testing.T) {
 	wantMetric(t, metrics, "pml_executions_running 0") // both wait on the tool
 
 	// Places and queue full: 429 at the HTTP level, for raw HTTP clients,
-	resp := mcpCall(t, g, g.Key)
+	resp, raw := g.PostMCP(t, g.Key, executeOne)
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "4" {
 		t.Fatalf("status %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
@@ -150,12 +134,12 @@ func TestOverloadedThenServedAgain(t *testing.T) {
 		Error        string `json:"error"`
 		RetryAfterMS int64  `json:"retry_after_ms"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Error != "overloaded" || body.RetryAfterMS != 4000 {
+	if err := json.Unmarshal(raw, &body); err != nil || body.Error != "overloaded" || body.RetryAfterMS != 4000 {
 		t.Fatalf("429 body %+v (%v)", body, err)
 	}
 	// A request without a valid key is still 401: load is shown only to
 	// callers with a key.
-	if resp := mcpCall(t, g, "pml_not_a_key"); resp.StatusCode != http.StatusUnauthorized {
+	if resp, _ := g.PostMCP(t, "pml_not_a_key", executeOne); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("bad key while saturated: status %d", resp.StatusCode)
 	}
 	// ...and for the Go SDK client, whose session survives it.

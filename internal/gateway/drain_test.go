@@ -48,16 +48,7 @@ func TestDrainReadinessThenRefusal(t *testing.T) {
 	}
 
 	g.Service.StopAdmitting()
-	req, _ := http.NewRequest(http.MethodPost, g.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-	req.Header.Set("Authorization", "Bearer "+g.Key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, body := g.PostMCP(t, g.Key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	var refusal struct {
 		Error        string `json:"error"`
 		RetryAfterMS int64  `json:"retry_after_ms"`

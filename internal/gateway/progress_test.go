@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -91,16 +90,7 @@ func TestAnswerIsPlainJSONWithoutProgress(t *testing.T) {
 		t.Helper()
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta +
 			`"name":"execute","arguments":{"code":` + strconv.Quote(code) + `}}}`
-		req, _ := http.NewRequest(http.MethodPost, g.URL+"/mcp", strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+g.Key)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
+		resp, out := g.PostMCP(t, g.Key, body)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("%d %s", resp.StatusCode, out)
 		}

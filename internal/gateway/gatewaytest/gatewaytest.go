@@ -5,9 +5,11 @@ package gatewaytest
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -168,4 +170,28 @@ func DecodeAnswer(t testing.TB, res *mcp.CallToolResult) wire.Answer {
 		t.Fatalf("isError=%v but status=%s: %s", res.IsError, a.Status, text)
 	}
 	return a
+}
+
+// PostMCP posts a raw JSON-RPC body to /mcp with key, as any MCP client over
+// HTTP would (accepting an event stream or plain JSON), and returns the
+// response with its body read.
+func (g *Gateway) PostMCP(t testing.TB, key, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, g.URL+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, out
 }
