@@ -56,6 +56,21 @@ type arena struct {
 	// a buffer since freed) then cannot differ between the two builds of a
 	// Template (template.go).
 	scrub bool
+	// stale is the end of the kept pages an earlier VM wrote, which the
+	// next one clears (clearStale) before using them.
+	stale uintptr
+}
+
+// clearStale zeroes what an earlier VM left at and above from: stale bytes
+// in the slack of the next VM's blocks would differ from every other heap,
+// and a heap put away (Freeze) keeps the words that differ: 32 KiB for a
+// recycled region against 6 KiB for a fresh one. A VM copied from a
+// template clears only above the copy, which overwrites the rest.
+func (a *arena) clearStale(from uintptr) {
+	if a.stale > from {
+		clear(unsafe.Slice((*byte)(cPointer(from)), a.stale-from))
+	}
+	a.stale = 0
 }
 
 // classOf returns the size class of a block of total bytes (header included)
@@ -140,11 +155,7 @@ func (a *arena) grow(b, n uintptr) uintptr {
 // its last VM touched.
 func (a *arena) reset() {
 	a.region.discard(a.region.base+arenaKeep, a.top)
-	// The kept pages are cleared: stale bytes in the slack of the next VM's
-	// blocks would differ from every other heap, and a heap put away
-	// (Freeze) keeps the words that differ: 32 KiB for a recycled region
-	// against 6 KiB for a fresh one.
-	clear(unsafe.Slice((*byte)(cPointer(a.region.base)), min(a.top, a.region.base+arenaKeep)-a.region.base))
+	a.stale = min(a.top, a.region.base+arenaKeep)
 	a.top = a.region.base
 	clear(a.free[:])
 	a.failed = false

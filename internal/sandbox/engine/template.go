@@ -191,6 +191,7 @@ func (t *Template) Clone(memoryLimit int64, host HostFunc) (*VM, []Value, error)
 		return nil, nil, fmt.Errorf("%w: the arena is smaller than the template", errNotRelocatable)
 	}
 	base := a.region.base
+	a.clearStale(base + t.top)
 	heap := unsafe.Slice((*byte)(cPointer(base)), t.top)
 	copy(heap, t.image)
 	delta := uint64(base - t.base)

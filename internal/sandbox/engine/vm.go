@@ -46,6 +46,7 @@ func New(memoryLimit int64) (*VM, error) {
 
 // newIn creates a VM whose heap is a.
 func newIn(a *arena) (*VM, error) {
+	a.clearStale(a.region.base)
 	e := &VM{tls: libc.NewTLS(), arena: a, intr: &interrupter{}}
 	e.intr.deadline.Store(NeverDeadline)
 	e.rt = lib.XJS_NewRuntime2(e.tls, uintptr(unsafe.Pointer(&arenaMallocFunctions)), uintptr(unsafe.Pointer(a)))
