@@ -246,3 +246,54 @@ func TestRetentionValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Runs of two tenants that end together share group commits: each tenant
+// still sees its own traces only, each counted once in its own dashboard,
+// and a trace that cannot be stored (arguments that are not JSON) is the
+// only one dropped. (TestGroupCommit retries a group the store refuses.)
+func TestKeepGroupsKeepTenantsApart(t *testing.T) {
+	api, obs, st := newAPI(t)
+	ctx := context.Background()
+	const each = 40
+	var wg sync.WaitGroup
+	for i := range each {
+		for _, sc := range []store.Scope{acme, globex} {
+			wg.Go(func() {
+				tr := localTrace(fmt.Sprintf("%s-%d", sc.Org, i), "")
+				tr.StartedAt = time.Now().UTC()
+				api.Keep(ctx, sc, tr)
+			})
+		}
+	}
+	wg.Go(func() {
+		bad := localTrace("bad", "")
+		bad.Tasks[0].Args = json.RawMessage(`{not json`)
+		api.Keep(ctx, acme, bad)
+	})
+	wg.Wait()
+	for _, sc := range []store.Scope{acme, globex} {
+		page, err := api.List(ctx, sc, traceapi.Query{Limit: 100})
+		if err != nil || page.Total != each {
+			t.Fatalf("%s: %d traces, %v", sc.Org, page.Total, err)
+		}
+		for _, s := range page.Traces {
+			if !strings.HasPrefix(s.TraceID, sc.Org+"-") {
+				t.Fatalf("%s lists %s", sc.Org, s.TraceID)
+			}
+		}
+		d, err := st.Dashboard(ctx, sc, time.Now().Add(-time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int64(0)
+		for _, m := range d.Minutes {
+			n += m.Executions
+		}
+		if n != each {
+			t.Fatalf("%s dashboard counts %d executions, want %d", sc.Org, n, each)
+		}
+	}
+	if got := obs.get(&obs.dropped); got != 1 {
+		t.Fatalf("%d traces dropped, want the bad one", got)
+	}
+}
