@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +19,13 @@ type callContext struct {
 	once   sync.Once
 	real   context.Context // made by the first Done or Err, or canceled by end
 	cancel context.CancelFunc
+	// derived says real is the deadline context made from Context: from
+	// then on it answers Value too. A context derived from this one (an
+	// HTTP request's, an MCP call's) then finds real's canceler there and
+	// registers as its child; otherwise the context package would start a
+	// goroutine per derived context to watch Done, one more per call and
+	// per parked execution.
+	derived atomic.Bool
 }
 
 func newCallContext(parent context.Context, timeout time.Duration) *callContext {
@@ -35,8 +43,18 @@ func (c *callContext) Done() <-chan struct{} { return c.materialize().Done() }
 
 func (c *callContext) Err() error { return c.materialize().Err() }
 
+func (c *callContext) Value(key any) any {
+	if c.derived.Load() {
+		return c.real.Value(key)
+	}
+	return c.Context.Value(key)
+}
+
 func (c *callContext) materialize() context.Context {
-	c.once.Do(func() { c.real, c.cancel = context.WithDeadline(c.Context, c.deadline) })
+	c.once.Do(func() {
+		c.real, c.cancel = context.WithDeadline(c.Context, c.deadline)
+		c.derived.Store(true)
+	})
 	return c.real
 }
 

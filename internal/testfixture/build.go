@@ -1,8 +1,9 @@
-// Package testfixture gives tests in any package a real MCP server to talk to:
-// BuildServer compiles ./mcpserver (once per source version, shared by all
-// test binaries) and StartHTTPServer runs it over Streamable HTTP;
-// StartGate serves, in process, a tool that waits until the test opens it;
-// Workspace writes a workspace configured with such servers.
+// Package testfixture gives tests in any package a real MCP server to talk
+// to, and the pml binary: BuildServer compiles ./mcpserver and BuildPML
+// cmd/pml (once per source version, shared by all test binaries);
+// StartHTTPServer runs the server over Streamable HTTP; StartGate serves, in
+// process, a tool that waits until the test opens it; Workspace writes a
+// workspace configured with such servers.
 package testfixture
 
 import (
@@ -17,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pml-go/pml/internal/filelock"
@@ -28,19 +30,58 @@ import (
 // different packages build it once between them and a source change rebuilds it.
 func BuildServer(t testing.TB) string {
 	t.Helper()
-	bin, err := buildServer()
+	bin, err := buildCached("mcpserver", "internal/testfixture/mcpserver", func(modRoot string) ([]string, error) {
+		files, err := filepath.Glob(filepath.Join(modRoot, "internal", "testfixture", "mcpserver", "*.go"))
+		if err != nil {
+			return nil, fmt.Errorf("list sources: %w", err)
+		}
+		return files, nil
+	})
 	if err != nil {
 		t.Fatalf("testfixture: building the fixture MCP server: %v", err)
 	}
 	return bin
 }
 
-func buildServer() (string, error) {
-	srcDir, modRoot, err := sourceDirs()
+// BuildPML returns the path of the pml binary of this module, built as
+// BuildServer builds the fixture: cached, keyed by every file of cmd/ and
+// internal/ that is not a test (embedded scripts and pages included).
+func BuildPML(t testing.TB) string {
+	t.Helper()
+	bin, err := buildCached("pml", "cmd/pml", func(modRoot string) ([]string, error) {
+		var files []string
+		for _, dir := range []string{"cmd", "internal"} {
+			err := filepath.WalkDir(filepath.Join(modRoot, dir), func(path string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && !strings.HasSuffix(path, "_test.go") {
+					files = append(files, path)
+				}
+				return err
+			})
+			if err != nil {
+				return nil, fmt.Errorf("list sources: %w", err)
+			}
+		}
+		return files, nil
+	})
+	if err != nil {
+		t.Fatalf("testfixture: building pml: %v", err)
+	}
+	return bin
+}
+
+// buildCached builds the main package at pkgDir (relative to the module
+// root) into the cache as name-<key>, unless it is there already; sources
+// lists the files besides go.mod and go.sum whose contents make the key.
+func buildCached(name, pkgDir string, sources func(modRoot string) ([]string, error)) (string, error) {
+	modRoot, err := moduleRoot()
 	if err != nil {
 		return "", err
 	}
-	key, err := sourceKey(srcDir, modRoot)
+	files, err := sources(modRoot)
+	if err != nil {
+		return "", err
+	}
+	key, err := sourceKey(modRoot, files)
 	if err != nil {
 		return "", err
 	}
@@ -48,7 +89,7 @@ func buildServer() (string, error) {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return "", fmt.Errorf("cache dir: %w", err)
 	}
-	bin := filepath.Join(cacheDir, "mcpserver-"+key)
+	bin := filepath.Join(cacheDir, name+"-"+key)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
@@ -64,10 +105,10 @@ func buildServer() (string, error) {
 	}
 
 	tmp := fmt.Sprintf("%s.%d.tmp", bin, os.Getpid())
-	cmd := exec.Command("go", "build", "-o", tmp, ".")
-	cmd.Dir = srcDir
+	cmd := exec.Command("go", "build", "-o", tmp, "./"+pkgDir)
+	cmd.Dir = modRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %w\n%s", err, out)
+		return "", fmt.Errorf("go build ./%s: %w\n%s", pkgDir, err, out)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		return "", fmt.Errorf("install binary: %w", err)
@@ -75,51 +116,47 @@ func buildServer() (string, error) {
 	return bin, nil
 }
 
-// sourceDirs locates the fixture's sources next to this file and the module
-// root above them. Tests always run on the machine that compiled them, so
-// the compile-time path is valid.
-func sourceDirs() (srcDir, modRoot string, err error) {
+// moduleRoot is the directory of the go.mod above this file. Tests always
+// run on the machine that compiled them, so the compile-time path is valid.
+func moduleRoot() (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
-		return "", "", errors.New("cannot locate testfixture sources")
+		return "", errors.New("cannot locate testfixture sources")
 	}
-	srcDir = filepath.Join(filepath.Dir(file), "mcpserver")
-	for dir := srcDir; ; dir = filepath.Dir(dir) {
+	for dir := filepath.Dir(file); ; dir = filepath.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return srcDir, dir, nil
+			return dir, nil
 		}
 		if filepath.Dir(dir) == dir {
-			return "", "", fmt.Errorf("no go.mod above %s", srcDir)
+			return "", fmt.Errorf("no go.mod above %s", file)
 		}
 	}
 }
 
-func sourceKey(srcDir, modRoot string) (string, error) {
-	files := []string{filepath.Join(modRoot, "go.mod"), filepath.Join(modRoot, "go.sum")}
-	goFiles, err := filepath.Glob(filepath.Join(srcDir, "*.go"))
-	if err != nil {
-		return "", fmt.Errorf("list sources: %w", err)
-	}
-	slices.Sort(goFiles)
-	files = append(files, goFiles...)
-
+func sourceKey(modRoot string, sources []string) (string, error) {
+	files := append([]string{filepath.Join(modRoot, "go.mod"), filepath.Join(modRoot, "go.sum")}, sources...)
+	slices.Sort(files[2:])
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	for _, name := range files {
-		if err := hashFile(h, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := hashFile(h, modRoot, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", err
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-func hashFile(w io.Writer, name string) error {
+func hashFile(w io.Writer, modRoot, name string) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return fmt.Errorf("hash source: %w", err)
 	}
 	defer f.Close()
-	fmt.Fprintf(w, "%s\n", filepath.Base(name))
+	rel, err := filepath.Rel(modRoot, name)
+	if err != nil {
+		return fmt.Errorf("hash source: %w", err)
+	}
+	fmt.Fprintf(w, "%s\n", rel)
 	if _, err := io.Copy(w, f); err != nil {
 		return fmt.Errorf("hash source %s: %w", name, err)
 	}

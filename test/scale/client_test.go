@@ -80,6 +80,11 @@ func (c *mcpClient) callTool(ctx context.Context, name string, args any) (string
 		c.close()
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
+	return resultText(name, res)
+}
+
+// resultText is the text of a tool result's one content item.
+func resultText(name string, res *mcp.CallToolResult) (string, error) {
 	if len(res.Content) != 1 {
 		return "", fmt.Errorf("%s: %d content items", name, len(res.Content))
 	}
@@ -93,11 +98,15 @@ func (c *mcpClient) callTool(ctx context.Context, name string, args any) (string
 // execute runs code once. err is a transport failure; an error answer is
 // an Answer with status error.
 func (c *mcpClient) execute(ctx context.Context, code string) (wire.Answer, error) {
-	var a wire.Answer
 	text, err := c.callTool(ctx, "execute", wire.ExecuteRequest{Code: code})
 	if err != nil {
-		return a, err
+		return wire.Answer{}, err
 	}
+	return decodeAnswer(text)
+}
+
+func decodeAnswer(text string) (wire.Answer, error) {
+	var a wire.Answer
 	if err := json.Unmarshal([]byte(text), &a); err != nil {
 		return a, fmt.Errorf("execute answer %q: %w", text, err)
 	}

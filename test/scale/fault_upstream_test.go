@@ -17,7 +17,7 @@ import (
 
 // fixtureConfig writes, in dir, a gateway config hosting the test fixture
 // MCP server as "fx", and returns its path.
-func fixtureConfig(t *testing.T, dir string) string {
+func fixtureConfig(t testing.TB, dir string) string {
 	t.Helper()
 	config := filepath.Join(dir, "gateway.json")
 	cfg, _ := json.Marshal(map[string]any{"servers": map[string]any{
