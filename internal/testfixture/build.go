@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pml-go/pml/internal/filelock"
 )
@@ -113,7 +114,24 @@ func buildCached(name, pkgDir string, sources func(modRoot string) ([]string, er
 	if err := os.Rename(tmp, bin); err != nil {
 		return "", fmt.Errorf("install binary: %w", err)
 	}
+	pruneOlder(bin, name)
 	return bin, nil
+}
+
+// pruneOlder removes the builds of other source versions of name that are
+// over an hour old: each edit of the sources makes a new one (pml's is
+// tens of megabytes), and a test binary of an older version still running
+// has had its own for less than that.
+func pruneOlder(keep, name string) {
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(keep), name+"-*"))
+	for _, path := range old {
+		if strings.HasPrefix(path, keep) {
+			continue // keep itself and its lock
+		}
+		if info, err := os.Stat(path); err == nil && time.Since(info.ModTime()) > time.Hour {
+			_ = os.Remove(path)
+		}
+	}
 }
 
 // moduleRoot is the directory of the go.mod above this file. Tests always
