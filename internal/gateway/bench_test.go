@@ -390,7 +390,9 @@ func BenchmarkThousandParked(b *testing.B) {
 // (docs/limits.md "Admission and overload"), so this gateway's limits admit
 // the whole wave: the benchmark measures what the wave costs, not how
 // admission refuses it. It needs a few GiB of memory and a minute, so it
-// does not run under -short or -race.
+// does not run under -short or -race. test/scale's
+// BenchmarkTenThousandParkedGateway measures a `pml gateway` process alone,
+// its clients in another process.
 func BenchmarkTenThousandParked(b *testing.B) {
 	if testing.Short() || raceEnabled {
 		b.Skip("10,000 parked executions: not under -short or -race")
