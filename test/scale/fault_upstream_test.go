@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -112,5 +113,30 @@ func waitForFile(t *testing.T, path string) {
 			t.Fatalf("%s never appeared", path)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A hosted tool that never answers fails its call with RPC_TIMEOUT after
+// the gateway's --rpc-timeout, naming the tool; the server goes on serving.
+func TestFaultUpstreamPastRPCTimeout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gateway.db")
+	r := startReplica(t, "gateway", db, "--config", fixtureConfig(t, dir), "--rpc-timeout", "300ms")
+	c := newMCPClient(r.url, createKey(t, db))
+	defer c.close()
+	ctx := t.Context()
+
+	start := time.Now()
+	a, err := c.execute(ctx, `return await mcp.fx.hang({})`)
+	if err != nil || a.Status != wire.StatusError || a.ErrorCode != pmlerr.RPCTimeout || !strings.Contains(a.Error, "fx:hang") {
+		t.Fatalf("want RPC_TIMEOUT naming fx:hang, got %v %s", err, a)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("RPC_TIMEOUT after %v, want about 300ms", d)
+	}
+	a, err = c.execute(ctx, `return await mcp.fx.echo({ text: "next" })`)
+	if err != nil || a.Status != wire.StatusSuccess || string(a.Result) != `"next"` {
+		t.Fatalf("the next call: %v %s %s", err, a, a.Result)
 	}
 }
