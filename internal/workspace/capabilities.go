@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/gatewayclient"
@@ -70,7 +71,10 @@ const learnTimeout = gatewayclient.ConnectTimeout
 // answer does not wait for a second gateway round trip; Close waits for the
 // reports still under way (each bounded by learnTimeout). The gateway
 // deduplicates by code hash, so each distinct code is reported once per
-// session: repeating it would only cost a request and a write per run.
+// session: repeating it would only cost a request and a write per run. That
+// holds for code the gateway answers but does not save (one direct call of
+// a tool, docs/how-it-works.md "Learned capabilities"): only a report that
+// failed is tried again, at the next run of that code.
 func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis) {
 	if p.holdsSecret(code, intent) {
 		p.log.Debug("run not reported for learning: it holds a secret", "code_hash", an.CodeHash)
@@ -88,9 +92,9 @@ func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis) {
 		defer p.learning.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), learnTimeout)
 		defer cancel()
-		if p.learnLocal(ctx, code, intent, an) == nil {
+		if _, err := p.learnLocal(ctx, code, intent, an); err != nil {
 			p.mu.Lock()
-			delete(p.learned, an.CodeHash) // not saved: try again next run
+			delete(p.learned, an.CodeHash) // not delivered: try again next run
 			p.mu.Unlock()
 		}
 	}()
@@ -121,14 +125,15 @@ func (p *Workspace) noLearn(req wire.ExecuteRequest) wire.ExecuteRequest {
 
 // learnLocal reports a successful local run to the gateway, which saves it
 // as a capability (the same as its own runs). The run's answer does not
-// depend on it: unreachable or failing, it is logged and nil.
-func (p *Workspace) learnLocal(ctx context.Context, code, intent string, an *analysis.Analysis) *wire.CapabilityRef {
+// depend on it: unreachable or failing, it is logged. A nil ref with a nil
+// error is the gateway's answer that it does not save this code.
+func (p *Workspace) learnLocal(ctx context.Context, code, intent string, an *analysis.Analysis) (*wire.CapabilityRef, error) {
 	ctx, cancel := context.WithTimeout(ctx, learnTimeout)
 	defer cancel()
 	ref, err := p.gw.LearnCapability(ctx, code, intent)
 	if err != nil {
 		p.log.Debug("capability not saved", "code_hash", an.CodeHash, "err", err)
-		return nil
+		return nil, fmt.Errorf("report run %s for learning: %w", an.CodeHash, err)
 	}
-	return ref
+	return ref, nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -119,17 +120,86 @@ func TestLearnLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := e.pkg.learnLocal(context.Background(), code, "count entries", an)
-	if ref == nil || ref.Name != "cap:count_entries" || !strings.HasPrefix(ref.FQDN, "local.default.cap.count_entries.") {
-		t.Fatalf("%+v", ref)
+	ref, err := e.pkg.learnLocal(context.Background(), code, "count entries", an)
+	if err != nil || ref == nil || ref.Name != "cap:count_entries" || !strings.HasPrefix(ref.FQDN, "local.default.cap.count_entries.") {
+		t.Fatalf("%+v %v", ref, err)
 	}
-	if again := e.pkg.learnLocal(context.Background(), code, "", an); again == nil || again.ID != ref.ID {
-		t.Fatalf("same code again: %+v", again)
+	if again, err := e.pkg.learnLocal(context.Background(), code, "", an); err != nil || again == nil || again.ID != ref.ID {
+		t.Fatalf("same code again: %+v %v", again, err)
 	}
-	// A report the gateway refuses is no capability, not a failure.
+	// Code the gateway does not learn (one direct call) is answered, not failed.
+	direct := `return await mcp.filesystem.list_directory({ path: "." })`
+	dan, _ := e.pkg.analyzer.Analyze(direct)
+	if ref, err := e.pkg.learnLocal(context.Background(), direct, "", dan); ref != nil || err != nil {
+		t.Fatalf("direct call: %+v %v", ref, err)
+	}
+	// A report the gateway refuses is no capability, and an error.
 	bad, _ := e.pkg.analyzer.Analyze("return 1")
-	if ref := e.pkg.learnLocal(context.Background(), "return (", "broken", bad); ref != nil {
-		t.Fatalf("%+v", ref)
+	if ref, err := e.pkg.learnLocal(context.Background(), "return (", "broken", bad); ref != nil || err == nil {
+		t.Fatalf("%+v %v", ref, err)
+	}
+}
+
+// learnCounter is a gateway that counts the package's learn reports and
+// fails the first fail of them.
+type learnCounter struct {
+	*gatewayclient.InProcess
+	mu      sync.Mutex
+	reports int
+	fail    int
+}
+
+func (g *learnCounter) LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error) {
+	g.mu.Lock()
+	g.reports++
+	n := g.reports
+	g.mu.Unlock()
+	if n <= g.fail {
+		return nil, pmlerr.New(pmlerr.NetworkError, "gateway down for this report")
+	}
+	return g.InProcess.LearnCapability(ctx, code, intent)
+}
+
+func (g *learnCounter) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reports
+}
+
+// A run is reported for learning once per session and code, including code
+// the gateway answers but does not save (one direct call, the common hybrid
+// case: it was reported again on every run, a request and a gateway write
+// each); a report that failed is made again at the next run.
+func TestLearnReportedOncePerCode(t *testing.T) {
+	e := capEnv(t)
+	gw := &learnCounter{InProcess: e.pkg.gw.(*gatewayclient.InProcess), fail: 1}
+	pkg, err := New(Options{Workspace: e.ws, Gateway: gw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pkg.Close()
+	run := func(code string) {
+		t.Helper()
+		if a := pkg.Execute(context.Background(), wire.ExecuteRequest{Code: code}); a.Status != wire.StatusSuccess {
+			t.Fatalf("%s: %s %s", code, a.Status, a.Error)
+		}
+		pkg.learning.Wait()
+	}
+	direct := `return await mcp.filesystem.read_file({ path: "note.txt" })`
+	run(direct) // reported, and the report fails
+	run(direct) // reported again: the gateway answers that it does not save it
+	if n := gw.count(); n != 2 {
+		t.Fatalf("%d reports after a failed one and a retry, want 2", n)
+	}
+	for range 3 {
+		run(direct)
+	}
+	if n := gw.count(); n != 2 {
+		t.Fatalf("%d reports of the same unsaved code, want 2", n)
+	}
+	run(`const text = await mcp.filesystem.read_file({ path: "note.txt" }); return text.length`)
+	if n := gw.count(); n != 3 {
+		t.Fatalf("%d reports after other code, want 3", n)
 	}
 }
 
