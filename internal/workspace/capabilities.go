@@ -14,7 +14,6 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/tools"
-	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -101,10 +100,17 @@ func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis) {
 }
 
 // holdsSecret reports whether code or its intent holds a literal secret: by
-// the trace sanitizer's secret rules, or a value of the workspace .env. Such
-// code is never learned: a capability is served as it is, and may be shared.
+// the trace sanitizer's secret rules, or a value of the workspace .env (or
+// the package's own gateway key). Such code is never learned: a capability
+// is served as it is, and may be shared.
+//
+// It asks the package's trace sanitizer, rebuilt only when the secret values
+// change (secretFilters): it is asked twice per execution, once before the
+// gateway round trip (noLearn) and once before the answer (learnLater), and
+// building a sanitizer for a .env of twenty values takes most of a
+// millisecond (docs/performance.md "The hybrid path").
 func (p *Workspace) holdsSecret(code, intent string) bool {
-	san := tracing.NewSanitizer(p.env.DotEnvValues())
+	san, _ := p.secretFilters()
 	return san.HasSecret(code) || san.HasSecret(intent)
 }
 

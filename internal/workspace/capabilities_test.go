@@ -284,3 +284,43 @@ func TestRemoteCapabilityEndpoints(t *testing.T) {
 		t.Fatalf("call: %s %v", v, err)
 	}
 }
+
+// Code holding a value of the workspace .env, or the package's own key, is
+// not learned; the check follows a .env edit (its filters are cached and
+// rebuilt when the values change).
+func TestHoldsSecretFollowsDotEnv(t *testing.T) {
+	const key = "pml_test_key_0123456789abcdef"
+	t.Setenv("PML_API_KEY", key)
+	e := capEnv(t)
+	const first, second = "first-value-7f3a9c2e", "second-value-b81d44e0"
+	writeDotEnv := func(v string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(e.ws, ".env"), []byte("TOKEN="+v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.pkg.env.Reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code := func(v string) string { return `return await mcp.filesystem.read_file({ path: "` + v + `" })` }
+	if e.pkg.holdsSecret(code(first), "") {
+		t.Fatal("no .env yet: nothing to hold")
+	}
+	writeDotEnv(first)
+	if !e.pkg.holdsSecret(code(first), "") || !e.pkg.holdsSecret("return 1", "read "+first) {
+		t.Fatal("a .env value in the code or the intent is a secret")
+	}
+	writeDotEnv(second)
+	if e.pkg.holdsSecret(code(first), "") || !e.pkg.holdsSecret(code(second), "") {
+		t.Fatal("after a .env edit, its new value is the secret, not the old one")
+	}
+	if !e.pkg.holdsSecret(code(key), "") {
+		t.Fatal("the package's own key is a secret")
+	}
+	if e.pkg.noLearn(wire.ExecuteRequest{Code: code(second)}).Options.Learns() {
+		t.Fatal("code holding a .env value is sent with learn: false")
+	}
+	if req := e.pkg.noLearn(wire.ExecuteRequest{Code: code("note.txt")}); req.Options != nil {
+		t.Fatalf("code without a secret is sent as it is: %+v", req.Options)
+	}
+}
