@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/secretmask"
 	"github.com/pml-go/pml/internal/textcut"
 )
@@ -57,6 +59,37 @@ const (
 type Sanitizer struct {
 	secrets     *strings.Replacer // nil when no secret values were given
 	transformed *secretmask.Set   // nil likewise; see sanitize_transforms.go
+
+	// dags keeps the sanitized DAG of each recent trace DAG, by its JSON.
+	// The same code runs again and again and its DAG is the same each time,
+	// while decoding, walking and encoding it costs more than the rest of a
+	// short run's trace, on the answer's path (docs/performance.md "The
+	// hybrid path"). The result depends on nothing but the input and s.
+	dagsOnce sync.Once
+	dags     *lru.Cache[string, json.RawMessage]
+}
+
+// The DAG cache's bounds: a DAG is small (a node per call site), and a
+// larger one is sanitized each time rather than kept.
+const (
+	dagCacheEntries  = 256
+	dagCacheBytes    = 4 << 20
+	dagCacheMaxInput = 64 << 10
+)
+
+// dag sanitizes a trace's DAG through s.dags.
+func (s *Sanitizer) dag(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 || len(v) > dagCacheMaxInput {
+		return s.Value(v)
+	}
+	s.dagsOnce.Do(func() { s.dags = lru.New[string, json.RawMessage](dagCacheEntries, dagCacheBytes) })
+	key := string(v)
+	if out, ok := s.dags.Get(key); ok {
+		return slices.Clone(out)
+	}
+	out := s.Value(v)
+	// Callers get their own copy of a kept value, which they may change.
+	return slices.Clone(s.dags.Add(key, slices.Clone(out), 2*len(key)+len(out)))
 }
 
 // NewSanitizer returns a Sanitizer that also redacts every exact occurrence of
@@ -117,7 +150,7 @@ func (s *Sanitizer) fields(t Trace) Trace {
 	out := t
 	out.Error = s.String(t.Error)
 	out.Code = s.String(t.Code)
-	out.DAG = s.Value(t.DAG)
+	out.DAG = s.dag(t.DAG)
 	if t.Logs != nil {
 		out.Logs = make([]string, len(t.Logs))
 		for i, l := range t.Logs {

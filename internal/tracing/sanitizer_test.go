@@ -3,6 +3,7 @@ package tracing
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -256,4 +257,62 @@ func FuzzSanitizerIdempotent(f *testing.F) {
 			t.Errorf("Value produced invalid JSON %q from %q", v, in)
 		}
 	})
+}
+
+// A trace's DAG is sanitized once per distinct DAG and sanitizer: the kept
+// result is what sanitizing it again would give (secrets in a decision's
+// condition included), callers get copies they may change, and a DAG over
+// the bound is sanitized each time without being kept.
+func TestSanitizerDAGCache(t *testing.T) {
+	s := NewSanitizer([]string{"hunter2-very-secret"})
+	dags := []string{
+		`{"tasks":[{"id":"t1","tool":"fx:echo","layer":0,"depends_on":[]}]}`,
+		`{"tasks":[],"decisions":[{"id":"d1","kind":"if","condition":"x === \"hunter2-very-secret\"","depends_on":[],"branches":[]}]}`,
+		`{"tasks":[],"decisions":[{"id":"d1","kind":"if","condition":"k == 'sk-proj-AbCdEfGhIjKlMnOpQrStUv12'","depends_on":[],"branches":[]}]}`,
+	}
+	for _, d := range dags {
+		want := string(s.Value(json.RawMessage(d)))
+		for i := range 3 {
+			got := s.fields(Trace{DAG: json.RawMessage(d)}).DAG
+			if string(got) != want {
+				t.Fatalf("run %d of %s: %s, want %s", i, d, got, want)
+			}
+			if strings.Contains(string(got), "hunter2") || strings.Contains(string(got), "sk-proj") {
+				t.Fatalf("a secret left in %s", got)
+			}
+			clear(got) // a caller's change stays in its copy
+		}
+	}
+	if n := s.dags.Len(); n != len(dags) {
+		t.Fatalf("%d DAGs kept, want %d", n, len(dags))
+	}
+	big := `{"tasks":[],"decisions":[{"id":"d1","kind":"if","condition":"` + strings.Repeat("a", dagCacheMaxInput) + `","depends_on":[],"branches":[]}]}`
+	if got, want := s.fields(Trace{DAG: json.RawMessage(big)}).DAG, s.Value(json.RawMessage(big)); string(got) != string(want) {
+		t.Fatal("a large DAG is sanitized as before")
+	}
+	if n := s.dags.Len(); n != len(dags) {
+		t.Fatalf("a DAG over %d bytes was kept", dagCacheMaxInput)
+	}
+	if other := NewSanitizer(nil); other.dags != nil {
+		t.Fatal("a sanitizer keeps no DAG before it sanitizes one")
+	}
+}
+
+// Traces finished at once share a sanitizer and its DAG cache.
+func TestSanitizerDAGCacheConcurrent(t *testing.T) {
+	s := NewSanitizer(nil)
+	d := json.RawMessage(`{"tasks":[{"id":"t1","tool":"fx:echo","layer":0,"depends_on":[]}]}`)
+	want := string(s.Value(d))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				if got := s.fields(Trace{DAG: d}).DAG; string(got) != want {
+					t.Errorf("%s, want %s", got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/gatewayclient"
@@ -13,7 +14,6 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/tools"
-	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -70,7 +70,10 @@ const learnTimeout = gatewayclient.ConnectTimeout
 // answer does not wait for a second gateway round trip; Close waits for the
 // reports still under way (each bounded by learnTimeout). The gateway
 // deduplicates by code hash, so each distinct code is reported once per
-// session: repeating it would only cost a request and a write per run.
+// session: repeating it would only cost a request and a write per run. That
+// holds for code the gateway answers but does not save (one direct call of
+// a tool, docs/how-it-works.md "Learned capabilities"): only a report that
+// failed is tried again, at the next run of that code.
 func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis) {
 	if p.holdsSecret(code, intent) {
 		p.log.Debug("run not reported for learning: it holds a secret", "code_hash", an.CodeHash)
@@ -88,19 +91,26 @@ func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis) {
 		defer p.learning.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), learnTimeout)
 		defer cancel()
-		if p.learnLocal(ctx, code, intent, an) == nil {
+		if _, err := p.learnLocal(ctx, code, intent, an); err != nil {
 			p.mu.Lock()
-			delete(p.learned, an.CodeHash) // not saved: try again next run
+			delete(p.learned, an.CodeHash) // not delivered: try again next run
 			p.mu.Unlock()
 		}
 	}()
 }
 
 // holdsSecret reports whether code or its intent holds a literal secret: by
-// the trace sanitizer's secret rules, or a value of the workspace .env. Such
-// code is never learned: a capability is served as it is, and may be shared.
+// the trace sanitizer's secret rules, or a value of the workspace .env (or
+// the package's own gateway key). Such code is never learned: a capability
+// is served as it is, and may be shared.
+//
+// It asks the package's trace sanitizer, rebuilt only when the secret values
+// change (secretFilters): it is asked twice per execution, once before the
+// gateway round trip (noLearn) and once before the answer (learnLater), and
+// building a sanitizer for a .env of twenty values takes most of a
+// millisecond (docs/performance.md "The hybrid path").
 func (p *Workspace) holdsSecret(code, intent string) bool {
-	san := tracing.NewSanitizer(p.env.DotEnvValues())
+	san, _ := p.secretFilters()
 	return san.HasSecret(code) || san.HasSecret(intent)
 }
 
@@ -121,14 +131,15 @@ func (p *Workspace) noLearn(req wire.ExecuteRequest) wire.ExecuteRequest {
 
 // learnLocal reports a successful local run to the gateway, which saves it
 // as a capability (the same as its own runs). The run's answer does not
-// depend on it: unreachable or failing, it is logged and nil.
-func (p *Workspace) learnLocal(ctx context.Context, code, intent string, an *analysis.Analysis) *wire.CapabilityRef {
+// depend on it: unreachable or failing, it is logged. A nil ref with a nil
+// error is the gateway's answer that it does not save this code.
+func (p *Workspace) learnLocal(ctx context.Context, code, intent string, an *analysis.Analysis) (*wire.CapabilityRef, error) {
 	ctx, cancel := context.WithTimeout(ctx, learnTimeout)
 	defer cancel()
 	ref, err := p.gw.LearnCapability(ctx, code, intent)
 	if err != nil {
 		p.log.Debug("capability not saved", "code_hash", an.CodeHash, "err", err)
-		return nil
+		return nil, fmt.Errorf("report run %s for learning: %w", an.CodeHash, err)
 	}
-	return ref
+	return ref, nil
 }

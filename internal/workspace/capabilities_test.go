@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -119,17 +120,86 @@ func TestLearnLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := e.pkg.learnLocal(context.Background(), code, "count entries", an)
-	if ref == nil || ref.Name != "cap:count_entries" || !strings.HasPrefix(ref.FQDN, "local.default.cap.count_entries.") {
-		t.Fatalf("%+v", ref)
+	ref, err := e.pkg.learnLocal(context.Background(), code, "count entries", an)
+	if err != nil || ref == nil || ref.Name != "cap:count_entries" || !strings.HasPrefix(ref.FQDN, "local.default.cap.count_entries.") {
+		t.Fatalf("%+v %v", ref, err)
 	}
-	if again := e.pkg.learnLocal(context.Background(), code, "", an); again == nil || again.ID != ref.ID {
-		t.Fatalf("same code again: %+v", again)
+	if again, err := e.pkg.learnLocal(context.Background(), code, "", an); err != nil || again == nil || again.ID != ref.ID {
+		t.Fatalf("same code again: %+v %v", again, err)
 	}
-	// A report the gateway refuses is no capability, not a failure.
+	// Code the gateway does not learn (one direct call) is answered, not failed.
+	direct := `return await mcp.filesystem.list_directory({ path: "." })`
+	dan, _ := e.pkg.analyzer.Analyze(direct)
+	if ref, err := e.pkg.learnLocal(context.Background(), direct, "", dan); ref != nil || err != nil {
+		t.Fatalf("direct call: %+v %v", ref, err)
+	}
+	// A report the gateway refuses is no capability, and an error.
 	bad, _ := e.pkg.analyzer.Analyze("return 1")
-	if ref := e.pkg.learnLocal(context.Background(), "return (", "broken", bad); ref != nil {
-		t.Fatalf("%+v", ref)
+	if ref, err := e.pkg.learnLocal(context.Background(), "return (", "broken", bad); ref != nil || err == nil {
+		t.Fatalf("%+v %v", ref, err)
+	}
+}
+
+// learnCounter is a gateway that counts the package's learn reports and
+// fails the first fail of them.
+type learnCounter struct {
+	*gatewayclient.InProcess
+	mu      sync.Mutex
+	reports int
+	fail    int
+}
+
+func (g *learnCounter) LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error) {
+	g.mu.Lock()
+	g.reports++
+	n := g.reports
+	g.mu.Unlock()
+	if n <= g.fail {
+		return nil, pmlerr.New(pmlerr.NetworkError, "gateway down for this report")
+	}
+	return g.InProcess.LearnCapability(ctx, code, intent)
+}
+
+func (g *learnCounter) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reports
+}
+
+// A run is reported for learning once per session and code, including code
+// the gateway answers but does not save (one direct call, the common hybrid
+// case: it was reported again on every run, a request and a gateway write
+// each); a report that failed is made again at the next run.
+func TestLearnReportedOncePerCode(t *testing.T) {
+	e := capEnv(t)
+	gw := &learnCounter{InProcess: e.pkg.gw.(*gatewayclient.InProcess), fail: 1}
+	pkg, err := New(Options{Workspace: e.ws, Gateway: gw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pkg.Close()
+	run := func(code string) {
+		t.Helper()
+		if a := pkg.Execute(context.Background(), wire.ExecuteRequest{Code: code}); a.Status != wire.StatusSuccess {
+			t.Fatalf("%s: %s %s", code, a.Status, a.Error)
+		}
+		pkg.learning.Wait()
+	}
+	direct := `return await mcp.filesystem.read_file({ path: "note.txt" })`
+	run(direct) // reported, and the report fails
+	run(direct) // reported again: the gateway answers that it does not save it
+	if n := gw.count(); n != 2 {
+		t.Fatalf("%d reports after a failed one and a retry, want 2", n)
+	}
+	for range 3 {
+		run(direct)
+	}
+	if n := gw.count(); n != 2 {
+		t.Fatalf("%d reports of the same unsaved code, want 2", n)
+	}
+	run(`const text = await mcp.filesystem.read_file({ path: "note.txt" }); return text.length`)
+	if n := gw.count(); n != 3 {
+		t.Fatalf("%d reports after other code, want 3", n)
 	}
 }
 
@@ -212,5 +282,45 @@ func TestRemoteCapabilityEndpoints(t *testing.T) {
 	v, err := r.Call(ctx, wire.CallRequest{Tool: "cap:add_n", Args: json.RawMessage(`{"n": 41}`)})
 	if err != nil || string(v) != "42" {
 		t.Fatalf("call: %s %v", v, err)
+	}
+}
+
+// Code holding a value of the workspace .env, or the package's own key, is
+// not learned; the check follows a .env edit (its filters are cached and
+// rebuilt when the values change).
+func TestHoldsSecretFollowsDotEnv(t *testing.T) {
+	const key = "pml_test_key_0123456789abcdef"
+	t.Setenv("PML_API_KEY", key)
+	e := capEnv(t)
+	const first, second = "first-value-7f3a9c2e", "second-value-b81d44e0"
+	writeDotEnv := func(v string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(e.ws, ".env"), []byte("TOKEN="+v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.pkg.env.Reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code := func(v string) string { return `return await mcp.filesystem.read_file({ path: "` + v + `" })` }
+	if e.pkg.holdsSecret(code(first), "") {
+		t.Fatal("no .env yet: nothing to hold")
+	}
+	writeDotEnv(first)
+	if !e.pkg.holdsSecret(code(first), "") || !e.pkg.holdsSecret("return 1", "read "+first) {
+		t.Fatal("a .env value in the code or the intent is a secret")
+	}
+	writeDotEnv(second)
+	if e.pkg.holdsSecret(code(first), "") || !e.pkg.holdsSecret(code(second), "") {
+		t.Fatal("after a .env edit, its new value is the secret, not the old one")
+	}
+	if !e.pkg.holdsSecret(code(key), "") {
+		t.Fatal("the package's own key is a secret")
+	}
+	if e.pkg.noLearn(wire.ExecuteRequest{Code: code(second)}).Options.Learns() {
+		t.Fatal("code holding a .env value is sent with learn: false")
+	}
+	if req := e.pkg.noLearn(wire.ExecuteRequest{Code: code("note.txt")}); req.Options != nil {
+		t.Fatalf("code without a secret is sent as it is: %+v", req.Options)
 	}
 }
