@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/tracing"
 )
 
@@ -28,26 +29,7 @@ func apiCall(t *testing.T, method, url, key string, body any, hdr map[string]str
 		}
 		rd = bytes.NewReader(enc)
 	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, out := gatewaytest.Do(t, method, url, key, rd, hdr)
 	return resp.StatusCode, out
 }
 

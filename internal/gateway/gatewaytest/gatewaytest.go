@@ -177,13 +177,26 @@ func DecodeAnswer(t testing.TB, res *mcp.CallToolResult) wire.Answer {
 // response with its body read.
 func (g *Gateway) PostMCP(t testing.TB, key, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, g.URL+"/mcp", strings.NewReader(body))
+	return Do(t, http.MethodPost, g.URL+"/mcp", key, strings.NewReader(body),
+		map[string]string{"Accept": "application/json, text/event-stream"})
+}
+
+// Do sends one request with a JSON body to url, with key as its bearer
+// token (none when empty) and the headers hdr, and returns the response
+// with its body read.
+func Do(t testing.TB, method, url, key string, body io.Reader, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
