@@ -212,10 +212,11 @@ func growStack() {
 }
 
 // stackReserve makes the stack 32 KiB, about what running a small snippet
-// takes (a deeper run grows it on). A goroutine's stack does not shrink
-// while it waits, and the VM goroutine waits inside the slow calls it makes
-// (callInline): a reserve of 64 KiB made every parked execution hold a
-// 128 KiB stack (docs/performance.md "What one parked execution holds").
+// takes (a deeper run grows it on). The VM goroutine waits inside the slow
+// calls it makes (callInline) on that stack, which the collector shrinks
+// only at a collection and only while three quarters of it are unused: a
+// reserve of 64 KiB made every parked execution hold a 128 KiB stack
+// (docs/performance.md "What one parked execution holds").
 const stackReserve = 16 << 10
 
 //go:noinline
