@@ -66,7 +66,17 @@ type Capability struct {
 	ToolsUsed  []string        `json:"tools_used"`
 	Routing    string          `json:"routing"` // "client" | "server"
 	ArgsSchema json.RawMessage `json:"args_schema,omitempty"`
-	Visibility Visibility      `json:"visibility"`
+	// OutputSchema is the union of the types its successful runs returned
+	// (docs/how-it-works.md "Learned capabilities"); nil until one did.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// ParamsLifted says Code reads its runs' literal values from args and
+	// ArgsSchema holds their defaults and examples; false for capabilities
+	// learned before parameters were lifted, served as they are.
+	ParamsLifted bool `json:"params_lifted"`
+	// RecentRuns are the outcomes of its last runs, oldest first: '1' a
+	// success, '0' a failure (RecordCapabilityRun), at most MaxRecentRuns.
+	RecentRuns string     `json:"recent_runs"`
+	Visibility Visibility `json:"visibility"`
 	UsageCount int64           `json:"usage_count"`
 	// Uses counts the calls of the capability (CountCapabilityUse), where
 	// UsageCount counts the runs that saved it.
@@ -74,6 +84,19 @@ type Capability struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
+
+// MaxRecentRuns bounds Capability.RecentRuns.
+const MaxRecentRuns = 20
+
+// ToolEdge is one edge of a tenant's tool graph: how many runs fed From's
+// result into To's arguments (Feeds) and called From before To (Follows).
+type ToolEdge struct {
+	From, To       string
+	Feeds, Follows int64
+}
+
+// MaxToolEdges bounds one tenant's tool graph in the store.
+const MaxToolEdges = 4096
 
 // CapabilityFilter selects capabilities visible to a scope.
 type CapabilityFilter struct {
@@ -231,7 +254,8 @@ type Store interface {
 	// the total count before pagination.
 	ListCapabilities(ctx context.Context, f CapabilityFilter) ([]Capability, int, error)
 	// UpdateCapability replaces the mutable fields (Namespace, Action,
-	// Description, Visibility, ArgsSchema) of the capability with c.ID.
+	// Description, Visibility, Code, ArgsSchema, OutputSchema, ParamsLifted)
+	// of the capability with c.ID.
 	// c.Scope must be the capability's own scope: another scope's
 	// capability is ErrNotFound.
 	UpdateCapability(ctx context.Context, c Capability) error
@@ -239,6 +263,17 @@ type Store interface {
 	// id, in one statement (concurrent calls all count); an unknown id is
 	// ErrNotFound. It changes nothing else, UpdatedAt included.
 	CountCapabilityUse(ctx context.Context, id string) error
+	// RecordCapabilityRun appends one outcome to the RecentRuns of the
+	// capability with id, keeping the last MaxRecentRuns, in one statement;
+	// an unknown id is ErrNotFound. It changes nothing else.
+	RecordCapabilityRun(ctx context.Context, id string, ok bool) error
+
+	// The tool graph (docs/how-it-works.md "The tool graph"). AddToolEdges
+	// adds the counts of edges to scope's graph in one transaction, then
+	// keeps its MaxToolEdges heaviest edges (the most recently updated
+	// first among equals); ToolEdges returns scope's edges, heaviest first.
+	AddToolEdges(ctx context.Context, scope Scope, edges []ToolEdge) error
+	ToolEdges(ctx context.Context, scope Scope) ([]ToolEdge, error)
 
 	// Traces. PutTraces is idempotent on trace ID (a re-sent trace is ignored).
 	PutTraces(ctx context.Context, traces []Trace) error

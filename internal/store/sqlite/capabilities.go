@@ -22,13 +22,14 @@ func (s *Store) SaveCapability(ctx context.Context, c store.Capability) (store.C
 	}
 	row := s.w.QueryRowContext(ctx, `
 		INSERT INTO capabilities (id, org, project, namespace, action, description, code, code_hash,
-			tools_used, routing, args_schema, visibility, usage_count, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+			tools_used, routing, args_schema, visibility, usage_count, created_at, updated_at,
+			output_schema, params_lifted)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		ON CONFLICT (org, project, code_hash) DO UPDATE SET usage_count = usage_count + 1
 		RETURNING `+storeutil.CapabilityColumns,
 		c.ID, c.Scope.Org, c.Scope.Project, c.Namespace, c.Action, c.Description, c.Code, c.CodeHash,
 		tools, c.Routing, nullJSON(c.ArgsSchema), string(c.Visibility), c.UsageCount,
-		formatTime(c.CreatedAt), formatTime(c.UpdatedAt))
+		formatTime(c.CreatedAt), formatTime(c.UpdatedAt), nullJSON(c.OutputSchema), c.ParamsLifted)
 	saved, err := scanCapability(row)
 	return saved, wrap("save capability", err)
 }
@@ -96,10 +97,11 @@ func (s *Store) UpdateCapability(ctx context.Context, c store.Capability) error 
 		return wrap("update capability", err)
 	}
 	res, err := s.w.ExecContext(ctx, `UPDATE capabilities
-		SET namespace = $1, action = $2, description = $3, visibility = $4, args_schema = $5, updated_at = $6
+		SET namespace = $1, action = $2, description = $3, visibility = $4, args_schema = $5, updated_at = $6,
+			code = $10, output_schema = $11, params_lifted = $12
 		WHERE id = $7 AND org = $8 AND project = $9`,
 		c.Namespace, c.Action, c.Description, string(c.Visibility), nullJSON(c.ArgsSchema),
-		formatTime(c.UpdatedAt), c.ID, c.Scope.Org, c.Scope.Project)
+		formatTime(c.UpdatedAt), c.ID, c.Scope.Org, c.Scope.Project, c.Code, nullJSON(c.OutputSchema), c.ParamsLifted)
 	if err != nil {
 		return wrap("update capability", err)
 	}
@@ -117,17 +119,19 @@ func scanCapability(row scanner) (store.Capability, error) {
 	var (
 		c                store.Capability
 		tools            string
-		args             sql.NullString
+		args, output     sql.NullString
 		vis              string
 		created, updated string
 	)
 	err := row.Scan(&c.ID, &c.Scope.Org, &c.Scope.Project, &c.Namespace, &c.Action, &c.Description,
-		&c.Code, &c.CodeHash, &tools, &c.Routing, &args, &vis, &c.UsageCount, &created, &updated, &c.Uses)
+		&c.Code, &c.CodeHash, &tools, &c.Routing, &args, &vis, &c.UsageCount, &created, &updated, &c.Uses,
+		&output, &c.ParamsLifted, &c.RecentRuns)
 	if err != nil {
 		return store.Capability{}, err
 	}
 	c.Visibility = store.Visibility(vis)
 	c.ArgsSchema = rawJSON(args)
+	c.OutputSchema = rawJSON(output)
 	if c.ToolsUsed, err = decodeStrings(tools); err != nil {
 		return store.Capability{}, err
 	}

@@ -24,6 +24,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Concurrency", runConcurrency},
 		{"Uses", runUses},
 		{"Dashboard", runDashboard},
+		{"Learning", runLearning},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,604 @@
+package analysis
+
+import (
+	"bytes"
+	"cmp"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/tdewolff/parse/v2"
+	"github.com/tdewolff/parse/v2/js"
+)
+
+// Param is one input of learned code: a literal of a run lifted into
+// `args.<Name>` (docs/how-it-works.md "Parameters from literals").
+type Param struct {
+	Name string
+	// Value is the literal as JSON (string, float64, bool, []any or an
+	// object of those): the run's value, the parameter's default.
+	Value any
+	// Arg is the tool argument the value flows into ("path"), empty for a
+	// literal lifted because it varied between runs elsewhere in the code.
+	Arg string
+	// Tool is the tool whose argument it is, "ns:action", or "".
+	Tool string
+}
+
+// Type is the parameter's JSON Schema type, from its value.
+func (p Param) Type() string { return valueType(p.Value) }
+
+// JSONValue is Value encoded as JSON.
+func (p Param) JSONValue() []byte { return appendJSON(nil, p.Value) }
+
+// Lifted is code whose run values became parameters.
+type Lifted struct {
+	Code   string
+	Params []Param
+	// Reads are the args properties the code read itself before lifting.
+	Reads []string
+}
+
+// Lift rewrites code so the literal values of its run read from args
+// (docs/how-it-works.md "Parameters from literals"):
+//
+//   - a literal (string, number, boolean, a template without
+//     substitutions, an array or object of those) that is the value of a
+//     property of a tool call's argument object, directly or through a
+//     `const` initialised with it, becomes args.<property>;
+//   - a literal anywhere else whose value differs in one of variants (code
+//     of the same shape, analysis.ShapeOf) becomes a parameter too, named
+//     from its context; one that is the same in every run stays, as it
+//     shapes the code (a separator, a key, a constant).
+//
+// The rewrite replaces source ranges the parser and the tokenizer give,
+// never text found by search. ok is false when nothing can be lifted
+// safely: the code is not plain JavaScript, reaches tools dynamically
+// (mcp[x], a computed key in a tool's arguments), or binds `args` itself.
+func Lift(code string, variants ...string) (out Lifted, ok bool) {
+	defer func() {
+		if recover() != nil { // a walk over untrusted input costs one lift
+			out, ok = Lifted{}, false
+		}
+	}()
+	l, ok := newLifter(code)
+	if !ok {
+		return Lifted{}, false
+	}
+	for _, v := range variants {
+		if !l.markVarying(v) {
+			return Lifted{}, false
+		}
+	}
+	// Tool arguments first: a literal reaching one is named after it, even
+	// when it also varies.
+	js.Walk(toolArgsPass{l}, l.body)
+	js.Walk(varyingPass{l}, l.body)
+	if l.unsafe {
+		return Lifted{}, false
+	}
+	return l.rewrite(), true
+}
+
+// lifter is one Lift: the code wrapped as the analysis wraps it, its AST and
+// tokens, and the ranges found to lift.
+type lifter struct {
+	src     []byte // wrapPrefix + code + wrapSuffix; AST data slices into it
+	body    *js.BlockStmt
+	argsVar *js.Var
+	toks    []token
+	byStart map[int]int // token start offset -> index in toks
+	varying map[int]bool
+	consts  map[*js.Var]js.IExpr // const bindings and their initialisers
+	reads   []string
+	lifts   []lift
+	keys    map[int]bool // start offsets of property keys, never lifted
+	unsafe  bool
+}
+
+type lift struct {
+	start, end int // in src
+	param      Param
+	template   bool   // a template part: replaced as ${args.x}
+	context    string // a name from context, for a second parameter of the same name
+}
+
+func newLifter(code string) (*lifter, bool) {
+	wrapped := wrapPrefix + code + wrapSuffix
+	// One spare byte of capacity: the parser puts its NUL there instead of
+	// copying, so every data slice of the AST is into src (see offset).
+	src := make([]byte, len(wrapped), len(wrapped)+1)
+	copy(src, wrapped)
+	tree, err := js.Parse(parse.NewInputBytes(src), js.Options{})
+	if err != nil {
+		return nil, false
+	}
+	fd := wrapperFunc(tree)
+	if fd == nil {
+		return nil, false
+	}
+	l := &lifter{src: src, body: &fd.Body, argsVar: canon(fd.Params.List[0].Binding.(*js.Var)),
+		byStart: map[int]int{}, varying: map[int]bool{}, consts: map[*js.Var]js.IExpr{}, keys: map[int]bool{}}
+	s := newScanner(wrapped)
+	for {
+		t, ok := s.next()
+		if !ok {
+			break
+		}
+		if t.tt == js.SemicolonToken {
+			continue
+		}
+		l.byStart[t.start] = len(l.toks)
+		l.toks = append(l.toks, t)
+	}
+	if s.err {
+		return nil, false
+	}
+	js.Walk(declarations{l}, l.body)
+	return l, !l.unsafe
+}
+
+// offset is where data, a slice of the AST, starts in src; -1 when it is
+// not a slice of src. The parser cuts its slices to their length, so the
+// offset comes from the addresses of their first bytes.
+func (l *lifter) offset(data []byte) int {
+	if len(data) == 0 {
+		return -1
+	}
+	off := int(reflect.ValueOf(data).Pointer() - reflect.ValueOf(l.src).Pointer())
+	if off < 0 || off+len(data) > len(l.src) || !bytes.Equal(l.src[off:off+len(data)], data) {
+		return -1
+	}
+	return off
+}
+
+// markVarying marks the literal tokens whose text differs in variant. A
+// variant of another shape makes the lift unsafe.
+func (l *lifter) markVarying(variant string) bool {
+	s := newScanner(wrapPrefix + variant + wrapSuffix)
+	i := 0
+	for {
+		t, ok := s.next()
+		if !ok {
+			break
+		}
+		if t.tt == js.SemicolonToken {
+			continue
+		}
+		if i >= len(l.toks) || l.toks[i].tt != t.tt {
+			return false
+		}
+		if isLiteralToken(t.tt) && !bytes.Equal(l.toks[i].text, t.text) {
+			l.varying[l.toks[i].start] = true
+		}
+		i++
+	}
+	return !s.err && i == len(l.toks)
+}
+
+func isLiteralToken(tt js.TokenType) bool {
+	return js.IsNumeric(tt) || tt == js.StringToken || tt == js.TemplateToken ||
+		tt == js.TemplateStartToken || tt == js.TemplateMiddleToken || tt == js.TemplateEndToken
+}
+
+// declarations records const bindings, the args properties the code reads,
+// and whether the code binds args or reaches mcp dynamically.
+type declarations struct{ l *lifter }
+
+func (d declarations) Enter(n js.INode) js.IVisitor {
+	l := d.l
+	switch n := n.(type) {
+	case *js.VarDecl:
+		for _, el := range n.List {
+			if v, ok := el.Binding.(*js.Var); ok {
+				if string(v.Data) == "args" {
+					l.unsafe = true
+				}
+				if n.TokenType == js.ConstToken && el.Default != nil {
+					l.consts[canon(v)] = el.Default
+				}
+			}
+		}
+	case *js.Var:
+		if string(n.Data) == "args" && canon(n) != l.argsVar {
+			l.unsafe = true // a parameter or binding of its own named args
+		}
+	case *js.ObjectExpr:
+		for _, p := range n.List {
+			if p.Name != nil && !p.Name.IsComputed() {
+				if off := l.offset(p.Name.Literal.Data); off >= 0 {
+					l.keys[off] = true
+				}
+			}
+		}
+	case *js.DotExpr:
+		if v, ok := n.X.(*js.Var); ok && canon(v) == l.argsVar {
+			if name := dotName(n); name != "" && !slices.Contains(l.reads, name) {
+				l.reads = append(l.reads, name)
+			}
+		}
+	case *js.IndexExpr:
+		if isMCP(n.X) || isMCPNamespace(n.X) {
+			l.unsafe = true // mcp[x], mcp.ns[x], mcp["ns"]: a literal may name the tool
+		}
+		if v, ok := n.X.(*js.Var); ok && canon(v) == l.argsVar {
+			if key, ok := stringKey(n.Y); ok && !slices.Contains(l.reads, key) {
+				l.reads = append(l.reads, key)
+			}
+		}
+	}
+	return d
+}
+
+func (declarations) Exit(js.INode) {}
+
+func isMCP(e js.IExpr) bool {
+	v, ok := unparen(e).(*js.Var)
+	return ok && string(v.Data) == "mcp" && canon(v).Decl == js.NoDecl
+}
+
+func isMCPNamespace(e js.IExpr) bool {
+	d, ok := unparen(e).(*js.DotExpr)
+	return ok && isMCP(d.X)
+}
+
+// toolOf names the tool a callee is, "ns:action", or "".
+func toolOf(callee js.IExpr) string {
+	d, ok := unparen(callee).(*js.DotExpr)
+	if !ok || !isMCPNamespace(d.X) {
+		return ""
+	}
+	return dotName(d.X.(*js.DotExpr)) + ":" + dotName(d)
+}
+
+// toolArgsPass lifts the literals of tool arguments.
+type toolArgsPass struct{ l *lifter }
+
+func (p toolArgsPass) Enter(n js.INode) js.IVisitor {
+	if c, ok := n.(*js.CallExpr); ok {
+		if tool := toolOf(c.X); tool != "" && len(c.Args.List) > 0 {
+			if o, ok := unparen(c.Args.List[0].Value).(*js.ObjectExpr); ok && !c.Args.List[0].Rest {
+				p.l.toolArgs(tool, o)
+			}
+		}
+	}
+	return p
+}
+
+func (toolArgsPass) Exit(js.INode) {}
+
+// varyingPass lifts the literals that differ between runs.
+type varyingPass struct{ l *lifter }
+
+func (p varyingPass) Enter(n js.INode) js.IVisitor {
+	l := p.l
+	switch n := n.(type) {
+	case *js.LiteralExpr:
+		l.liftVarying(n.Data, n.TokenType, "value")
+	case *js.VarDecl:
+		for _, el := range n.List {
+			if v, ok := el.Binding.(*js.Var); ok && el.Default != nil {
+				if lit, ok := unparen(el.Default).(*js.LiteralExpr); ok {
+					l.liftVarying(lit.Data, lit.TokenType, snake(string(v.Data)))
+				}
+			}
+		}
+	case *js.TemplateExpr:
+		if n.Tag == nil {
+			for _, p := range n.List {
+				l.liftTemplatePart(p.Value)
+			}
+			l.liftTemplatePart(n.Tail)
+		}
+	}
+	return p
+}
+
+func (varyingPass) Exit(js.INode) {}
+
+// toolArgs lifts the literal values of a tool call's argument object,
+// recursing into nested objects.
+func (l *lifter) toolArgs(tool string, o *js.ObjectExpr) {
+	for _, p := range o.List {
+		if p.Spread || p.Name == nil {
+			continue
+		}
+		if p.Name.IsComputed() {
+			if _, ok := stringKey(p.Name.Computed); !ok {
+				l.unsafe = true // {[k]: v}: which argument it is depends on the run
+				return
+			}
+		}
+		key, ok := propertyName(*p.Name)
+		if !ok {
+			continue
+		}
+		value := p.Value
+		context := ""
+		if v, isVar := unparen(value).(*js.Var); isVar {
+			init, isConst := l.consts[canon(v)]
+			if !isConst {
+				continue
+			}
+			value, context = init, snake(string(v.Data))
+		}
+		if inner, isObj := unparen(value).(*js.ObjectExpr); isObj && context == "" {
+			if _, pure := literalValue(inner); !pure {
+				l.toolArgs(tool, inner)
+				continue
+			}
+		}
+		l.liftValue(value, Param{Name: key, Arg: key, Tool: tool}, context)
+	}
+}
+
+// liftValue lifts e when it is a pure literal with a source range.
+func (l *lifter) liftValue(e js.IExpr, p Param, context string) {
+	v, pure := literalValue(e)
+	if !pure {
+		return
+	}
+	start, end, ok := l.rangeOf(e)
+	if !ok || l.overlaps(start, end) {
+		return
+	}
+	p.Value = v
+	l.lifts = append(l.lifts, lift{start: start, end: end, param: p, context: context})
+}
+
+// liftVarying lifts a scalar literal whose value differs between runs.
+func (l *lifter) liftVarying(data []byte, tt js.TokenType, name string) {
+	off := l.offset(data)
+	if off < 0 || !l.varying[off] || l.keys[off] || !(js.IsNumeric(tt) || tt == js.StringToken) {
+		return
+	}
+	e := &js.LiteralExpr{TokenType: tt, Data: data}
+	l.liftValue(e, Param{Name: name}, "")
+}
+
+// liftTemplatePart lifts the text of a template part (between ` or } and ${
+// or `) whose value differs between runs.
+func (l *lifter) liftTemplatePart(raw []byte) {
+	off := l.offset(raw)
+	if off < 0 || !l.varying[off] || len(raw) < 2 || l.overlaps(off, off+len(raw)) {
+		return
+	}
+	i, ok := l.byStart[off]
+	if !ok {
+		return
+	}
+	tt := l.toks[i].tt
+	start, end := off+1, off+len(raw)-1 // after ` or }
+	if tt == js.TemplateStartToken || tt == js.TemplateMiddleToken {
+		end = off + len(raw) - 2 // before ${
+	}
+	if end < start {
+		return
+	}
+	text, ok := unquoteJS("`" + string(l.src[start:end]) + "`")
+	if !ok {
+		return
+	}
+	l.lifts = append(l.lifts, lift{start: start, end: end, param: Param{Name: "text", Value: text}, template: true})
+}
+
+// overlaps reports whether [start, end) meets a range already lifted.
+func (l *lifter) overlaps(start, end int) bool {
+	for _, lf := range l.lifts {
+		if start < lf.end && lf.start < end {
+			return true
+		}
+	}
+	return false
+}
+
+// rangeOf is the source range of a literal expression: its token for a
+// scalar, from its opening to its matching closing bracket for an array or
+// an object, found in the token stream from the offset of its first token.
+func (l *lifter) rangeOf(e js.IExpr) (start, end int, ok bool) {
+	switch e := unparen(e).(type) {
+	case *js.LiteralExpr:
+		return l.tokenRange(e.Data)
+	case *js.TemplateExpr:
+		return l.tokenRange(e.Tail)
+	case *js.UnaryExpr:
+		lit, isLit := e.X.(*js.LiteralExpr)
+		if !isLit {
+			return 0, 0, false
+		}
+		s, end, ok := l.tokenRange(lit.Data)
+		i := l.byStart[s]
+		if !ok || i == 0 {
+			return 0, 0, false
+		}
+		return l.toks[i-1].start, end, true
+	case *js.ArrayExpr, *js.ObjectExpr:
+		first, ok := l.firstData(e)
+		if !ok {
+			return 0, 0, false
+		}
+		s, _, ok := l.tokenRange(first)
+		i := l.byStart[s]
+		if !ok || i == 0 {
+			return 0, 0, false
+		}
+		// The first leaf may sit under nested brackets: walk back to the
+		// outermost bracket that opens e, then forward to its match.
+		open := i - 1
+		for depth := nestingOf(e); depth > 0 && open > 0; depth-- {
+			open--
+		}
+		if !isOpen(l.toks[open].tt) {
+			return 0, 0, false
+		}
+		close := matching(l.toks, open)
+		if close < 0 {
+			return 0, 0, false
+		}
+		return l.toks[open].start, l.toks[close].start + len(l.toks[close].text), true
+	}
+	return 0, 0, false
+}
+
+func (l *lifter) tokenRange(data []byte) (int, int, bool) {
+	off := l.offset(data)
+	if off < 0 {
+		return 0, 0, false
+	}
+	if _, ok := l.byStart[off]; !ok {
+		return 0, 0, false
+	}
+	return off, off + len(data), true
+}
+
+// firstData is the source bytes of the first token inside an array or
+// object literal: a key or a scalar, through nested literals.
+func (l *lifter) firstData(e js.IExpr) ([]byte, bool) {
+	switch e := unparen(e).(type) {
+	case *js.LiteralExpr:
+		return e.Data, true
+	case *js.TemplateExpr:
+		return e.Tail, true
+	case *js.UnaryExpr:
+		return nil, false // its first token is the sign, not a slice we can place
+	case *js.ArrayExpr:
+		if len(e.List) == 0 || e.List[0].Value == nil {
+			return nil, false
+		}
+		return l.firstData(e.List[0].Value)
+	case *js.ObjectExpr:
+		if len(e.List) == 0 || e.List[0].Name == nil || e.List[0].Name.IsComputed() {
+			return nil, false
+		}
+		return e.List[0].Name.Literal.Data, true
+	}
+	return nil, false
+}
+
+// nestingOf is how many brackets open between e's own and its first token.
+func nestingOf(e js.IExpr) int {
+	n := 0
+	for {
+		switch x := unparen(e).(type) {
+		case *js.ArrayExpr:
+			if len(x.List) == 0 {
+				return n
+			}
+			if _, inner := unparen(x.List[0].Value).(*js.ArrayExpr); inner {
+				n++
+				e = x.List[0].Value
+				continue
+			}
+			if _, inner := unparen(x.List[0].Value).(*js.ObjectExpr); inner {
+				n++
+				e = x.List[0].Value
+				continue
+			}
+		}
+		return n
+	}
+}
+
+func isOpen(tt js.TokenType) bool { return tt == js.OpenBracketToken || tt == js.OpenBraceToken }
+
+// matching is the index of the bracket closing toks[open], or -1.
+func matching(toks []token, open int) int {
+	depth := 0
+	for i := open; i < len(toks); i++ {
+		switch toks[i].tt {
+		case js.OpenBracketToken, js.OpenBraceToken, js.OpenParenToken, js.TemplateStartToken:
+			depth++
+		case js.CloseBracketToken, js.CloseBraceToken, js.CloseParenToken, js.TemplateEndToken:
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// rewrite names the parameters and writes the code with each lifted range
+// replaced by its args read.
+func (l *lifter) rewrite() Lifted {
+	slices.SortFunc(l.lifts, func(a, b lift) int { return cmp.Compare(a.start, b.start) })
+	used := map[string]bool{}
+	for _, r := range l.reads {
+		used[r] = true // the code's own args keep their names
+	}
+	params := make([]Param, 0, len(l.lifts))
+	for i := range l.lifts {
+		lf := &l.lifts[i]
+		name := paramName(lf.param.Name, lf.context, used)
+		used[name] = true
+		lf.param.Name = name
+		params = append(params, lf.param)
+	}
+	var b strings.Builder
+	code := l.src[len(wrapPrefix) : len(l.src)-len(wrapSuffix)]
+	pos := len(wrapPrefix)
+	for _, lf := range l.lifts {
+		b.Write(l.src[pos:lf.start])
+		read := argsRead(lf.param.Name)
+		if lf.template {
+			read = "${" + read + "}"
+		}
+		b.WriteString(read)
+		pos = lf.end
+	}
+	b.Write(l.src[pos : len(wrapPrefix)+len(code)])
+	return Lifted{Code: b.String(), Params: params, Reads: l.reads}
+}
+
+// paramName is base made a unique identifier: the context's name when base
+// is taken, else base_2, base_3, ...
+func paramName(base, context string, used map[string]bool) string {
+	base = snake(base)
+	if base == "" {
+		base = "value"
+	}
+	if !used[base] {
+		return base
+	}
+	if context != "" && !used[context] {
+		return context
+	}
+	for i := 2; ; i++ {
+		if n := base + "_" + strconv.Itoa(i); !used[n] {
+			return n
+		}
+	}
+}
+
+func argsRead(name string) string {
+	return "args." + name
+}
+
+// snake turns a property or variable name into a snake_case identifier:
+// "inputFile" -> "input_file", "max-items" -> "max_items".
+func snake(s string) string {
+	var b strings.Builder
+	var prev rune
+	for _, r := range s {
+		switch {
+		case unicode.IsUpper(r) && (unicode.IsLower(prev) || unicode.IsDigit(prev)):
+			b.WriteByte('_')
+			b.WriteRune(unicode.ToLower(r))
+		case r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			b.WriteRune(unicode.ToLower(r))
+		case b.Len() > 0 && prev != '_':
+			r = '_'
+			b.WriteByte('_')
+		default:
+			continue
+		}
+		prev = r
+	}
+	out := strings.Trim(b.String(), "_")
+	if out != "" && out[0] >= '0' && out[0] <= '9' {
+		out = "p_" + out
+	}
+	return out
+}

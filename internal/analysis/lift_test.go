@@ -1,0 +1,60 @@
+package analysis
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestLiftToolArguments(t *testing.T) {
+	cases := []struct {
+		name, code, want string
+		params         []string // name=json value
+		variants       []string
+	}{
+		{
+			name:   "direct literal",
+			code:   `const t = await mcp.filesystem.read_file({path: "a.json"}); const p = await mcp.json.parse({data: t}); return p.items.length`,
+			want:   `const t = await mcp.filesystem.read_file({path: args.path}); const p = await mcp.json.parse({data: t}); return p.items.length`,
+			params: []string{`path="a.json"`},
+		},
+		{
+			name:   "second path, const, number, array, nested object",
+			code:   "const out = \"b.txt\";\nawait mcp.fs.copy({path: 'a.txt', to: out, opts: {limit: -3, tags: [\"x\", [1, 2]], deep: {ok: true}}});\nreturn await mcp.fs.read({path: out})",
+			want:   "const out = args.to;\nawait mcp.fs.copy({path: args.path, to: out, opts: args.opts});\nreturn await mcp.fs.read({path: out})",
+			params: []string{`to="b.txt"`, `path="a.txt"`, `opts={"limit":-3,"tags":["x",[1,2]],"deep":{"ok":true}}`},
+		},
+		{
+			name:   "collision with the code's own args",
+			code:   `const a = await mcp.fs.read({path: args.path}); return await mcp.fs.read({path: "z", n: 2})`,
+			want:   `const a = await mcp.fs.read({path: args.path}); return await mcp.fs.read({path: args.path_2, n: args.n})`,
+			params: []string{`path_2="z"`, `n=2`},
+		},
+		{
+			name:     "varying literal outside tool arguments, template text",
+			code:     "const t = await mcp.fs.read({path: `a.csv`}); return t.split(\",\").map(x => `row ${x} of a`).concat(await mcp.json.parse({data: \"[]\"}))",
+			variants: []string{"const t = await mcp.fs.read({path: `b.csv`}); return t.split(\";\").map(x => `row ${x} of b`).concat(await mcp.json.parse({data: \"[]\"}))"},
+			want:     "const t = await mcp.fs.read({path: args.path}); return t.split(args.value).map(x => `row ${x}${args.text}`).concat(await mcp.json.parse({data: args.data}))",
+			params:   []string{`path="a.csv"`, `value=","`, `text=" of a"`, `data="[]"`},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := Lift(c.code, c.variants...)
+			if !ok {
+				t.Fatal("not lifted")
+			}
+			if got.Code != c.want {
+				t.Errorf("code\n got %s\nwant %s", got.Code, c.want)
+			}
+			var ps []string
+			for _, p := range got.Params {
+				ps = append(ps, p.Name+"="+string(p.JSONValue()))
+			}
+			b1, _ := json.Marshal(ps)
+			b2, _ := json.Marshal(c.params)
+			if string(b1) != string(b2) {
+				t.Errorf("params %s, want %s", b1, b2)
+			}
+		})
+	}
+}

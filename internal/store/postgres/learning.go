@@ -1,0 +1,66 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/store/internal/storeutil"
+)
+
+// RecordCapabilityRun appends one outcome to the capability's recent runs.
+func (s *Store) RecordCapabilityRun(ctx context.Context, id string, ok bool) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE capabilities SET recent_runs = right(recent_runs || $1, $2) WHERE id = $3`,
+		storeutil.Outcome(ok), store.MaxRecentRuns, id)
+	if err != nil {
+		return wrap(ctx, "record capability run", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return wrap(ctx, "record capability run "+id, pgx.ErrNoRows)
+	}
+	return nil
+}
+
+// AddToolEdges adds edges to scope's tool graph and keeps its heaviest.
+func (s *Store) AddToolEdges(ctx context.Context, sc store.Scope, edges []store.ToolEdge) error {
+	if err := storeutil.CheckToolEdges(edges); err != nil {
+		return wrap(ctx, "add tool edges", err)
+	}
+	now := storeutil.Now()
+	return wrap(ctx, "add tool edges", pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, e := range edges {
+			b.Queue(`INSERT INTO tool_edges (org, project, from_tool, to_tool, feeds, follows, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)
+				ON CONFLICT (org, project, from_tool, to_tool)
+				DO UPDATE SET feeds = tool_edges.feeds + excluded.feeds, follows = tool_edges.follows + excluded.follows,
+					updated_at = excluded.updated_at`,
+				sc.Org, sc.Project, e.From, e.To, e.Feeds, e.Follows, now)
+		}
+		b.Queue(`DELETE FROM tool_edges WHERE org = $1 AND project = $2 AND (from_tool, to_tool) IN (
+				SELECT from_tool, to_tool FROM tool_edges WHERE org = $1 AND project = $2
+				ORDER BY feeds + follows DESC, updated_at DESC OFFSET $3)`,
+			sc.Org, sc.Project, store.MaxToolEdges)
+		return tx.SendBatch(ctx, b).Close()
+	}))
+}
+
+// ToolEdges returns scope's tool graph, heaviest edges first.
+func (s *Store) ToolEdges(ctx context.Context, sc store.Scope) ([]store.ToolEdge, error) {
+	rows, err := s.pool.Query(ctx, `SELECT from_tool, to_tool, feeds, follows FROM tool_edges
+		WHERE org = $1 AND project = $2 ORDER BY feeds + follows DESC, from_tool, to_tool LIMIT $3`,
+		sc.Org, sc.Project, store.MaxToolEdges)
+	if err != nil {
+		return nil, wrap(ctx, "tool edges", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.ToolEdge, error) {
+		var e store.ToolEdge
+		err := r.Scan(&e.From, &e.To, &e.Feeds, &e.Follows)
+		return e, err
+	})
+	if err != nil {
+		return nil, wrap(ctx, "tool edges", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,75 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/store/internal/storeutil"
+)
+
+// RecordCapabilityRun appends one outcome to the capability's recent runs.
+func (s *Store) RecordCapabilityRun(ctx context.Context, id string, ok bool) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE capabilities SET recent_runs = substr(recent_runs || $1, -$2) WHERE id = $3`,
+		storeutil.Outcome(ok), store.MaxRecentRuns, id)
+	if err != nil {
+		return wrap("record capability run", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return wrap("record capability run", err)
+	}
+	if n == 0 {
+		return wrap("record capability run "+id, sql.ErrNoRows)
+	}
+	return nil
+}
+
+// AddToolEdges adds edges to scope's tool graph and keeps its heaviest.
+func (s *Store) AddToolEdges(ctx context.Context, sc store.Scope, edges []store.ToolEdge) (err error) {
+	if err := storeutil.CheckToolEdges(edges); err != nil {
+		return wrap("add tool edges", err)
+	}
+	now := formatTime(storeutil.Now())
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("add tool edges: begin", err)
+	}
+	defer rollbackUnlessCommitted(tx, &err)
+	for _, e := range edges {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tool_edges (org, project, from_tool, to_tool, feeds, follows, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (org, project, from_tool, to_tool)
+			DO UPDATE SET feeds = feeds + excluded.feeds, follows = follows + excluded.follows, updated_at = excluded.updated_at`,
+			sc.Org, sc.Project, e.From, e.To, e.Feeds, e.Follows, now); err != nil {
+			return wrap("add tool edge", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM tool_edges WHERE org = $1 AND project = $2 AND (from_tool, to_tool) IN (
+			SELECT from_tool, to_tool FROM tool_edges WHERE org = $1 AND project = $2
+			ORDER BY feeds + follows DESC, updated_at DESC LIMIT -1 OFFSET $3)`,
+		sc.Org, sc.Project, store.MaxToolEdges); err != nil {
+		return wrap("add tool edges: keep the heaviest", err)
+	}
+	return wrap("add tool edges: commit", tx.Commit())
+}
+
+// ToolEdges returns scope's tool graph, heaviest edges first.
+func (s *Store) ToolEdges(ctx context.Context, sc store.Scope) ([]store.ToolEdge, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT from_tool, to_tool, feeds, follows FROM tool_edges
+		WHERE org = $1 AND project = $2 ORDER BY feeds + follows DESC, from_tool, to_tool LIMIT $3`,
+		sc.Org, sc.Project, store.MaxToolEdges)
+	if err != nil {
+		return nil, wrap("tool edges", err)
+	}
+	defer rows.Close()
+	out := []store.ToolEdge{}
+	for rows.Next() {
+		var e store.ToolEdge
+		if err := rows.Scan(&e.From, &e.To, &e.Feeds, &e.Follows); err != nil {
+			return nil, wrap("tool edges", err)
+		}
+		out = append(out, e)
+	}
+	return out, wrap("tool edges", rows.Err())
+}
