@@ -77,7 +77,7 @@ type Capability struct {
 	// success, '0' a failure (RecordCapabilityRun), at most MaxRecentRuns.
 	RecentRuns string     `json:"recent_runs"`
 	Visibility Visibility `json:"visibility"`
-	UsageCount int64           `json:"usage_count"`
+	UsageCount int64      `json:"usage_count"`
 	// Uses counts the calls of the capability (CountCapabilityUse), where
 	// UsageCount counts the runs that saved it.
 	Uses      int64     `json:"uses"`
@@ -254,8 +254,7 @@ type Store interface {
 	// the total count before pagination.
 	ListCapabilities(ctx context.Context, f CapabilityFilter) ([]Capability, int, error)
 	// UpdateCapability replaces the mutable fields (Namespace, Action,
-	// Description, Visibility, Code, ArgsSchema, OutputSchema, ParamsLifted)
-	// of the capability with c.ID.
+	// Description, Visibility, ArgsSchema) of the capability with c.ID.
 	// c.Scope must be the capability's own scope: another scope's
 	// capability is ErrNotFound.
 	UpdateCapability(ctx context.Context, c Capability) error
@@ -263,6 +262,11 @@ type Store interface {
 	// id, in one statement (concurrent calls all count); an unknown id is
 	// ErrNotFound. It changes nothing else, UpdatedAt included.
 	CountCapabilityUse(ctx context.Context, id string) error
+	// UpdateLearned replaces what learning refines as runs of the same
+	// shape arrive (Code, ArgsSchema, OutputSchema, ParamsLifted) of the
+	// capability with c.ID owned by c.Scope (else ErrNotFound). Its name,
+	// visibility and counters stay.
+	UpdateLearned(ctx context.Context, c Capability) error
 	// RecordCapabilityRun appends one outcome to the RecentRuns of the
 	// capability with id, keeping the last MaxRecentRuns, in one statement;
 	// an unknown id is ErrNotFound. It changes nothing else.

@@ -84,11 +84,10 @@ func (s *Store) UpdateCapability(ctx context.Context, c store.Capability) error 
 		return wrap(ctx, "update capability", err)
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE capabilities
-		SET namespace = $1, action = $2, description = $3, visibility = $4, args_schema = $5, updated_at = $6,
-			code = $10, output_schema = $11, params_lifted = $12
+		SET namespace = $1, action = $2, description = $3, visibility = $4, args_schema = $5, updated_at = $6
 		WHERE id = $7 AND org = $8 AND project = $9`,
 		c.Namespace, c.Action, c.Description, string(c.Visibility), nullJSON(c.ArgsSchema),
-		c.UpdatedAt, c.ID, c.Scope.Org, c.Scope.Project, c.Code, nullJSON(c.OutputSchema), c.ParamsLifted)
+		c.UpdatedAt, c.ID, c.Scope.Org, c.Scope.Project)
 	if err != nil {
 		return wrap(ctx, "update capability", err)
 	}

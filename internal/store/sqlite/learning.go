@@ -73,3 +73,23 @@ func (s *Store) ToolEdges(ctx context.Context, sc store.Scope) ([]store.ToolEdge
 	}
 	return out, wrap("tool edges", rows.Err())
 }
+
+// UpdateLearned replaces the learned fields of the capability c.ID of c.Scope.
+func (s *Store) UpdateLearned(ctx context.Context, c store.Capability) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE capabilities
+		SET code = $1, args_schema = $2, output_schema = $3, params_lifted = $4, updated_at = $5
+		WHERE id = $6 AND org = $7 AND project = $8`,
+		c.Code, nullJSON(c.ArgsSchema), nullJSON(c.OutputSchema), c.ParamsLifted, formatTime(storeutil.Now()),
+		c.ID, c.Scope.Org, c.Scope.Project)
+	if err != nil {
+		return wrap("update learned capability", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return wrap("update learned capability", err)
+	}
+	if n == 0 {
+		return wrap("update learned capability "+c.ID, sql.ErrNoRows)
+	}
+	return nil
+}

@@ -13,7 +13,7 @@ import (
 func runLearning(t *testing.T, open func(t *testing.T) store.Store) {
 	subtests(t, open, map[string]func(t *testing.T, s store.Store){
 		"CapabilityLearnedBeforeIsServedAsIs": testLearnedBefore,
-		"UpdateKeepsLearnedFields":            testUpdateLearned,
+		"UpdateLearnedFields":                 testUpdateLearned,
 		"RecentRunsAreBounded":                testRecentRuns,
 		"ToolEdgesAddUpPerTenant":             testToolEdges,
 		"ToolEdgesAreBounded":                 testToolEdgesBounded,
@@ -43,12 +43,15 @@ func testUpdateLearned(t *testing.T, s store.Store) {
 	sameJSON(t, "output schema", saved.OutputSchema, c.OutputSchema)
 	saved.Code = `return args.path`
 	saved.OutputSchema = json.RawMessage(`{"type":["number","string"]}`)
-	noErr(t, s.UpdateCapability(t.Context(), saved))
+	noErr(t, s.UpdateLearned(t.Context(), saved))
 	got := must(s.CapabilityByID(t.Context(), saved.ID)).of(t)
-	if got.Code != saved.Code || !got.ParamsLifted {
+	if got.Code != saved.Code || !got.ParamsLifted || got.UsageCount != saved.UsageCount || got.Action != "read" {
 		t.Fatalf("after update: %+v", got)
 	}
 	sameJSON(t, "output schema after update", got.OutputSchema, saved.OutputSchema)
+	other := saved
+	other.Scope = acmeAPI
+	wantNotFound(t, s.UpdateLearned(t.Context(), other))
 }
 
 func testRecentRuns(t *testing.T, s store.Store) {
