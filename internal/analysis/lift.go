@@ -324,11 +324,12 @@ func (l *lifter) toolArgs(tool string, o *js.ObjectExpr) {
 			}
 			value, context = init, snake(string(v.Data))
 		}
-		if inner, isObj := unparen(value).(*js.ObjectExpr); isObj && context == "" {
-			if _, pure := literalValue(inner); !pure {
-				l.toolArgs(tool, inner)
-				continue
-			}
+		if inner, isObj := unparen(value).(*js.ObjectExpr); isObj {
+			// An object's parameters are its properties: a default written
+			// back (Substitute) keeps the code's shape only for scalars and
+			// arrays, whose order JSON keeps.
+			l.toolArgs(tool, inner)
+			continue
 		}
 		l.liftValue(value, Param{Name: key, Arg: key, Tool: tool}, context)
 	}
@@ -337,7 +338,7 @@ func (l *lifter) toolArgs(tool string, o *js.ObjectExpr) {
 // liftValue lifts e when it is a pure literal with a source range.
 func (l *lifter) liftValue(e js.IExpr, p Param, context string) {
 	v, pure := literalValue(e)
-	if !pure {
+	if !pure || holdsObject(v) {
 		return
 	}
 	start, end, ok := l.rangeOf(e)
@@ -390,6 +391,16 @@ func (l *lifter) overlaps(start, end int) bool {
 		if start < lf.end && lf.start < end {
 			return true
 		}
+	}
+	return false
+}
+
+func holdsObject(v any) bool {
+	switch x := v.(type) {
+	case object:
+		return true
+	case []any:
+		return slices.ContainsFunc(x, holdsObject)
 	}
 	return false
 }
@@ -601,4 +612,69 @@ func snake(s string) string {
 		out = "p_" + out
 	}
 	return out
+}
+
+// Substitute writes values back into code in place of the args reads Lift
+// made (args.name, and ${args.name} in a template): the run that lifted code
+// came from, for comparing with another run of its shape. ok is false when
+// code does not parse.
+func Substitute(code string, values map[string]any) (string, bool) {
+	l, ok := newLifter(code)
+	if !ok {
+		return "", false
+	}
+	type edit struct {
+		start, end int
+		text       string
+	}
+	var edits []edit
+	for i := 2; i < len(l.toks); i++ {
+		t := l.toks[i]
+		v, named := values[string(t.text)]
+		if !named || t.tt != js.IdentifierToken || l.toks[i-1].tt != js.DotToken ||
+			string(l.toks[i-2].text) != "args" || l.toks[i-2].tt != js.IdentifierToken {
+			continue
+		}
+		if i >= 3 && i+1 < len(l.toks) && isTemplateOpen(l.toks[i-3].tt) && isTemplateClose(l.toks[i+1].tt) {
+			s, isString := v.(string)
+			if !isString {
+				continue
+			}
+			open, close := l.toks[i-3], l.toks[i+1]
+			edits = append(edits, edit{open.start + len(open.text) - 2, close.start + 1, templateText(s)})
+			continue
+		}
+		if i >= 3 && l.toks[i-3].tt == js.DotToken {
+			continue // x.args.name is not a read of args
+		}
+		if _, isObject := v.(map[string]any); isObject {
+			continue // Lift never makes one
+		}
+		text := string(appendJSON(nil, v))
+		edits = append(edits, edit{l.toks[i-2].start, t.start + len(t.text), text})
+	}
+	var b strings.Builder
+	pos := len(wrapPrefix)
+	for _, e := range edits {
+		b.Write(l.src[pos:e.start])
+		b.WriteString(e.text)
+		pos = e.end
+	}
+	b.Write(l.src[pos : len(l.src)-len(wrapSuffix)])
+	return b.String(), true
+}
+
+func isTemplateOpen(tt js.TokenType) bool {
+	return tt == js.TemplateStartToken || tt == js.TemplateMiddleToken
+}
+
+func isTemplateClose(tt js.TokenType) bool {
+	return tt == js.TemplateMiddleToken || tt == js.TemplateEndToken
+}
+
+// templateText escapes s as the raw text of a template literal.
+func templateText(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	s = strings.ReplaceAll(s, "`", "\\`")
+	return strings.ReplaceAll(s, "${", "\\${")
 }

@@ -8,8 +8,8 @@ import (
 func TestLiftToolArguments(t *testing.T) {
 	cases := []struct {
 		name, code, want string
-		params         []string // name=json value
-		variants       []string
+		params           []string // name=json value
+		variants         []string
 	}{
 		{
 			name:   "direct literal",
@@ -20,8 +20,8 @@ func TestLiftToolArguments(t *testing.T) {
 		{
 			name:   "second path, const, number, array, nested object",
 			code:   "const out = \"b.txt\";\nawait mcp.fs.copy({path: 'a.txt', to: out, opts: {limit: -3, tags: [\"x\", [1, 2]], deep: {ok: true}}});\nreturn await mcp.fs.read({path: out})",
-			want:   "const out = args.to;\nawait mcp.fs.copy({path: args.path, to: out, opts: args.opts});\nreturn await mcp.fs.read({path: out})",
-			params: []string{`to="b.txt"`, `path="a.txt"`, `opts={"limit":-3,"tags":["x",[1,2]],"deep":{"ok":true}}`},
+			want:   "const out = args.to;\nawait mcp.fs.copy({path: args.path, to: out, opts: {limit: args.limit, tags: args.tags, deep: {ok: args.ok}}});\nreturn await mcp.fs.read({path: out})",
+			params: []string{`to="b.txt"`, `path="a.txt"`, `limit=-3`, `tags=["x",[1,2]]`, `ok=true`},
 		},
 		{
 			name:   "collision with the code's own args",
@@ -56,5 +56,33 @@ func TestLiftToolArguments(t *testing.T) {
 				t.Errorf("params %s, want %s", b1, b2)
 			}
 		})
+	}
+}
+
+func TestSubstituteUndoesLift(t *testing.T) {
+	for _, code := range []string{
+		`const t = await mcp.filesystem.read_file({path: "a.json"}); const p = await mcp.json.parse({data: t}); return p.items.length`,
+		"const o = {k: 1}; await mcp.fs.copy({path: 'a.txt', to: \"x`${y}\", opts: {limit: -3, tags: [\"x\", [1, 2]]}, n: 2.5, ok: false}); return `got ${o.k} now`",
+	} {
+		l, ok := Lift(code, "const o = {k: 2}; await mcp.fs.copy({path: 'a.txt', to: \"x`${y}\", opts: {limit: -3, tags: [\"x\", [1, 2]]}, n: 2.5, ok: false}); return `got ${o.k} then`")
+		if !ok {
+			l, ok = Lift(code)
+		}
+		if !ok {
+			t.Fatalf("not lifted: %s", code)
+		}
+		values := map[string]any{}
+		for _, p := range l.Params {
+			var v any
+			_ = json.Unmarshal(p.JSONValue(), &v)
+			values[p.Name] = v
+		}
+		back, ok := Substitute(l.Code, values)
+		if !ok {
+			t.Fatalf("substitute failed on %s", l.Code)
+		}
+		if ShapeOf(back).Hash != ShapeOf(code).Hash {
+			t.Errorf("substituted code has another shape:\n got %s\nfrom %s", back, code)
+		}
 	}
 }

@@ -3,12 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/learning"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
@@ -37,6 +36,9 @@ func (s *Service) bridge(c Caller) tools.CallFunc {
 		an, err := s.analyzer.Analyze(string(e.Body))
 		if err != nil {
 			return nil, pmlerr.New(pmlerr.ToolError, "capability %s: stored code no longer analyses: %v", tool, err)
+		}
+		if args, err = learning.CallArgs(s.validate, tool, *e.Capability, args); err != nil {
+			return nil, err
 		}
 		s.countUse(ctx, e)
 		return s.runner.RunNested(ctx, runner.Nested{Tenant: c.tenant(), Tool: tool, FQDN: e.FQDN(), Analysis: an,
@@ -124,7 +126,7 @@ func (s *Service) isCapability(ctx context.Context, c Caller, id string) bool {
 // A capability is deduplicated by its code's shape, so the same code run again
 // within learnCacheTTL reuses the reference instead of writing to the store
 // on every run (its usage count then grows once per TTL, not once per run).
-func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, an *analysis.Analysis, plan Plan) *wire.CapabilityRef {
+func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, an *analysis.Analysis, plan Plan, result json.RawMessage) *wire.CapabilityRef {
 	if !req.Options.Learns() {
 		return nil
 	}
@@ -133,7 +135,7 @@ func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, 
 	if ref, ok := s.learned.Get(k, now); ok {
 		return ref
 	}
-	ref, err := s.saveCapability(ctx, c, req.Code, req.Intent, an, plan.Side)
+	ref, err := s.saveCapability(ctx, c, learning.Run{Code: req.Code, Intent: req.Intent, Analysis: an, Routing: string(plan.Side), Result: result})
 	if err != nil {
 		s.log.Warn("saving capability", "err", err)
 		return nil
@@ -154,77 +156,29 @@ const (
 
 // LearnLocal saves code the package ran successfully on the user's machine.
 // The gateway analyses and routes it itself rather than trusting the
-// package's account of its tools.
-func (s *Service) LearnLocal(ctx context.Context, c Caller, code, intent string) (*wire.CapabilityRef, error) {
-	an, err := s.analyzer.Analyze(code)
+// package's account of its tools; of its result it takes only the schema
+// the package reported (bounded), which types the capability's own result.
+func (s *Service) LearnLocal(ctx context.Context, c Caller, req wire.LearnRequest) (*wire.CapabilityRef, error) {
+	an, err := s.analyzer.Analyze(req.Code)
 	if err != nil {
 		return nil, err
 	}
-	return s.saveCapability(ctx, c, code, intent, an, s.Plan(ctx, c, an).Side)
+	return s.saveCapability(ctx, c, learning.Run{Code: req.Code, Intent: req.Intent, Analysis: an,
+		Routing: string(s.Plan(ctx, c, an).Side), OutputSchema: req.OutputSchema})
 }
 
-// saveCapability applies the learning policy (docs/how-it-works.md "Learned capabilities"): code that calls no tool, or is one direct call of a tool,
-// is not learned; code of the same shape (analysis.Shape: the same tokens
-// but for whitespace, comments and literal values) in the same project is
-// one capability, however often it runs and whatever its intent. Code or an
-// intent holding a literal secret is not saved: a capability is served as
-// it is, and may be shared.
-func (s *Service) saveCapability(ctx context.Context, c Caller, code, intent string, an *analysis.Analysis, side routing.Side) (*wire.CapabilityRef, error) {
-	if s.store == nil || c.Scope.Org == "" {
-		return nil, nil
-	}
-	shape := analysis.ShapeOf(code)
-	switch {
-	case len(an.Tools) == 0:
-		return nil, nil
-	case shape.DirectCall:
-		return nil, nil
-	case holdsSecret(code, intent):
-		s.log.Info("run not learned: its code or intent holds a secret", "org", c.Scope.Org, "project", c.Scope.Project, "code_hash", an.CodeHash)
-		return nil, nil
-	}
-	action, err := s.learnedAction(ctx, c, intent, shape.Hash, an.Tools)
+// saveCapability applies the learning policy (internal/learning,
+// docs/how-it-works.md "Learned capabilities") to a successful run of c.
+func (s *Service) saveCapability(ctx context.Context, c Caller, run learning.Run) (*wire.CapabilityRef, error) {
+	run.Scope = c.Scope
+	saved, ok, err := s.learner.Learn(ctx, run)
 	if err != nil {
-		return nil, err
+		return nil, pmlerr.Wrap(pmlerr.Internal, err)
 	}
-	saved, err := s.registry.Save(ctx, store.Capability{
-		Scope:       c.Scope,
-		Namespace:   registry.DefaultNamespace,
-		Action:      action,
-		Description: intent,
-		Code:        code,
-		CodeHash:    shape.Hash,
-		ToolsUsed:   wire.NonNil(an.Tools),
-		Routing:     string(side),
-		ArgsSchema:  an.ArgsSchema,
-	})
-	if err != nil {
-		return nil, pmlerr.Wrap(pmlerr.Internal, fmt.Errorf("saving capability: %w", err))
+	if !ok {
+		return nil, nil
 	}
 	return capabilityRef(saved)
-}
-
-// learnedAction names new code from its intent (registry.DefaultAction).
-// When the project already has that name for code using other tools, the
-// new code is something else that happens to read alike: it gets the name
-// and the first four hex digits of its shape instead of replacing the
-// other's current version. Code using the same tools under the same name is
-// a new version of it.
-func (s *Service) learnedAction(ctx context.Context, c Caller, intent, shapeHash string, used []string) (string, error) {
-	action := registry.DefaultAction(intent, shapeHash)
-	if intent == "" {
-		return action, nil
-	}
-	prev, err := s.store.CapabilityByName(ctx, c.Scope, registry.DefaultNamespace, action)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return action, nil
-	case err != nil:
-		return "", pmlerr.Wrap(pmlerr.Internal, fmt.Errorf("naming capability: %w", err))
-	case prev.Scope != c.Scope || prev.CodeHash == shapeHash || slices.Equal(prev.ToolsUsed, used):
-		return action, nil
-	}
-	return action + "_" + shapeHash[:4], nil
 }
 
 func capabilityRef(c store.Capability) (*wire.CapabilityRef, error) {

@@ -117,7 +117,7 @@ func TestCapabilityNestedFailures(t *testing.T) {
 	boom := learn(t, s, "if (args.fail) throw new Error('asked to fail'); return (await mcp.math.add({a: 1, b: 1})) && 'fine'", "maybe fail")
 	// Saved without running (as a package's report is): it calls itself.
 	loop, err := g.Service.LearnLocal(context.Background(), gateway.Caller{Scope: store.Scope{Org: "acme", Project: "web"}},
-		"const r = await mcp.cap.loop_forever(args); return r", "loop forever")
+		wire.LearnRequest{Code: "const r = await mcp.cap.loop_forever(args); return r", Intent: "loop forever"})
 	if err != nil || loop.Name != "cap:loop_forever" || boom.Name != "cap:maybe_fail" {
 		t.Fatalf("names %+v %s (%v)", loop, boom.Name, err)
 	}
@@ -140,7 +140,7 @@ func TestCapabilityRoutingInPlan(t *testing.T) {
 	g := startRegistry(t)
 	scope := gateway.Caller{Scope: store.Scope{Org: "acme", Project: "web"}, IsPackage: true}
 	ref, err := g.Service.LearnLocal(context.Background(), scope,
-		`const text = await mcp.filesystem.read_file({ path: args.path }); return text`, "Read a file")
+		wire.LearnRequest{Code: `const text = await mcp.filesystem.read_file({ path: args.path }); return text`, Intent: "Read a file"})
 	if err != nil || ref == nil || ref.Name != "cap:read_a_file" {
 		t.Fatalf("learn local: %+v %v", ref, err)
 	}

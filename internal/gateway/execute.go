@@ -72,7 +72,7 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 		return s.fail(start, "server", out.Answer)
 	}
 	s.metrics.observe("server", wire.StatusSuccess, "", time.Since(start), out.MemoryBytes)
-	out.Answer.Capability = s.learn(ctx, c, req, an, plan)
+	out.Answer.Capability = s.learn(ctx, c, req, an, plan, out.Answer.Result)
 	return out.Answer
 }
 

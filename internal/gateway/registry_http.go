@@ -145,7 +145,7 @@ func (s *Service) serveLearn(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, http.StatusBadRequest, "bad_request", "capability report: "+err.Error())
 		return
 	}
-	ref, err := s.LearnLocal(r.Context(), Caller{Scope: sc, IsPackage: true, ClientNamespaces: clientNamespaces(r.Header)}, req.Code, req.Intent)
+	ref, err := s.LearnLocal(r.Context(), Caller{Scope: sc, IsPackage: true, ClientNamespaces: clientNamespaces(r.Header)}, req)
 	switch {
 	case err != nil && pmlerr.CodeOf(err, pmlerr.Internal) == pmlerr.Internal:
 		s.log.Error("learning a local run", "err", err)

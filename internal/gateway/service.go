@@ -14,6 +14,7 @@ import (
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/gateway/traceapi"
+	"github.com/pml-go/pml/internal/learning"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/runner"
@@ -22,6 +23,7 @@ import (
 	"github.com/pml-go/pml/internal/telemetry"
 	"github.com/pml-go/pml/internal/tokenauth"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/ttlcache"
 	"github.com/pml-go/pml/internal/upstream"
 	"github.com/pml-go/pml/internal/wire"
@@ -86,6 +88,7 @@ type Service struct {
 	admission    *admission.Controller
 	runner       *runner.Runner
 	traces       *traceapi.API
+	learner      *learning.Learner
 	upstream     *upstream.Pool
 }
 
@@ -138,6 +141,8 @@ func New(cfg Config) *Service {
 		s.byok[name] = byokServer{cfg: cfg, keys: envRequired(cfg), log: s.log}
 	}
 	s.registry = s.newRegistry(cfg.Hosted)
+	s.learner = learning.New(learning.Config{Store: s.store, Registry: s.registry, Analyzer: s.analyzer,
+		HasSecret: tracing.NewSanitizer(nil).HasSecret, Logger: s.log})
 	s.traces = s.newTraceAPI(cfg.Retention)
 	return s
 }

@@ -235,6 +235,7 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 	return svc, closerFunc(func() error {
 		stopPruning()
 		<-pruned
+		svc.learner.Close()
 		return errors.Join(pool.Close(), st.Close(), shutdownTelemetry(tel))
 	}), nil
 }

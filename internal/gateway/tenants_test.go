@@ -77,7 +77,7 @@ func TestClientNamespacesPinToClient(t *testing.T) {
 	}
 	// A local run reported with the header is learned as client code.
 	ref2, err := g.Service.LearnLocal(context.Background(), gateway.Caller{Scope: store.Scope{Org: "acme", Project: "web"}, IsPackage: true,
-		ClientNamespaces: []string{"fx"}}, `const p = await mcp.fx.pid({}); return p`, "fx pid")
+		ClientNamespaces: []string{"fx"}}, wire.LearnRequest{Code: `const p = await mcp.fx.pid({}); return p`, Intent: "fx pid"})
 	if err != nil {
 		t.Fatal(err)
 	}

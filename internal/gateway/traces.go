@@ -21,6 +21,7 @@ func (s *Service) newTraceAPI(policy *traceapi.Retention) *traceapi.API {
 		Sanitizer: tracing.NewSanitizer(nil), // the gateway's: it holds no .env values
 		Export:    func(ctx context.Context, t tracing.Trace) { s.telemetry.Export(t, remoteTrace(ctx)) },
 		Observer:  traceMetrics{s.metrics},
+		Learn:     s.learner.ObserveTrace,
 		Logger:    s.log,
 		Scope: func(r *http.Request) store.Scope {
 			sc, _ := scopeFrom(r)

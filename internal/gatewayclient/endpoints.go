@@ -89,9 +89,9 @@ func (g *Remote) ReportTools(ctx context.Context, clientID string, list []wire.C
 }
 
 // LearnCapability implements Gateway: POST /api/v1/capabilities.
-func (g *Remote) LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error) {
+func (g *Remote) LearnCapability(ctx context.Context, req wire.LearnRequest) (*wire.CapabilityRef, error) {
 	ans, err := g.do(ctx, apiRequest{method: http.MethodPost, path: "/api/v1/capabilities",
-		body: wire.LearnRequest{Code: code, Intent: intent}})
+		body: req})
 	if err != nil {
 		return nil, err
 	}

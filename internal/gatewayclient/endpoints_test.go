@@ -43,10 +43,10 @@ func TestRemoteAPIRequests(t *testing.T) {
 	if err != nil || found.Total != 1 || found.Tools[0].Routing != "client" {
 		t.Fatalf("discover the reported tool: %+v %v", found, err)
 	}
-	if ref, err := r.LearnCapability(ctx, "return 7", "seven"); err != nil || ref != nil && ref.Name == "" {
+	if ref, err := r.LearnCapability(ctx, wire.LearnRequest{Code: "return 7", Intent: "seven"}); err != nil || ref != nil && ref.Name == "" {
 		t.Fatalf("learn: %+v %v", ref, err)
 	}
-	if _, err := r.LearnCapability(ctx, "return (", "broken"); pmlerr.CodeOf(err, "") != pmlerr.NetworkError {
+	if _, err := r.LearnCapability(ctx, wire.LearnRequest{Code: "return (", Intent: "broken"}); pmlerr.CodeOf(err, "") != pmlerr.NetworkError {
 		t.Fatalf("learn broken code: want NETWORK_ERROR (HTTP 400), got %v", err)
 	}
 	if err := r.ReportTools(ctx, "client-1", tools); err != nil {
@@ -68,7 +68,7 @@ func TestRemoteAPIFailures(t *testing.T) {
 	if err := r.ReportTools(ctx, "c", nil); pmlerr.CodeOf(err, "") != pmlerr.Unauthorized {
 		t.Fatalf("report, refused key: %v", err)
 	}
-	if _, err := r.LearnCapability(ctx, "return 1", ""); pmlerr.CodeOf(err, "") != pmlerr.Unauthorized {
+	if _, err := r.LearnCapability(ctx, wire.LearnRequest{Code: "return 1", Intent: ""}); pmlerr.CodeOf(err, "") != pmlerr.Unauthorized {
 		t.Fatalf("learn, refused key: %v", err)
 	}
 	status.Store(http.StatusInternalServerError)
@@ -83,7 +83,7 @@ func TestRemoteAPIFailures(t *testing.T) {
 	if err := r.ReportTools(ctx, "c", nil); pmlerr.CodeOf(err, "") != pmlerr.NetworkError {
 		t.Fatalf("report, gateway gone: %v", err)
 	}
-	if _, err := r.LearnCapability(ctx, "return 1", ""); pmlerr.CodeOf(err, "") != pmlerr.NetworkError {
+	if _, err := r.LearnCapability(ctx, wire.LearnRequest{Code: "return 1", Intent: ""}); pmlerr.CodeOf(err, "") != pmlerr.NetworkError {
 		t.Fatalf("learn, gateway gone: %v", err)
 	}
 }

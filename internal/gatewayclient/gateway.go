@@ -28,7 +28,7 @@ type Gateway interface {
 	Admin(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 	// LearnCapability reports code that ran successfully here, which the
 	// gateway saves as a capability.
-	LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error)
+	LearnCapability(ctx context.Context, req wire.LearnRequest) (*wire.CapabilityRef, error)
 	// Registry returns a client of the gateway's registry (GET /mcp/{fqdn}).
 	Registry() *regclient.Client
 	// SetClientNamespaces names the namespaces the package serves on this

@@ -72,8 +72,8 @@ func (g *InProcess) Admin(ctx context.Context, args json.RawMessage) (json.RawMe
 }
 
 // LearnCapability implements Gateway.
-func (g *InProcess) LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error) {
-	return g.Service.LearnLocal(ctx, g.caller(), code, intent)
+func (g *InProcess) LearnCapability(ctx context.Context, req wire.LearnRequest) (*wire.CapabilityRef, error) {
+	return g.Service.LearnLocal(ctx, g.caller(), req)
 }
 
 // Registry implements Gateway: the same HTTP registry, served in this

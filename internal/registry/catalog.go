@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/pml-go/pml/internal/routing"
@@ -36,6 +37,10 @@ type Item struct {
 	// Uses counts a capability's calls (its current version's); absent for
 	// tools and servers.
 	Uses *int64 `json:"uses,omitempty"`
+	// InputSchema and OutputSchema are a capability's, as the viewer sees
+	// them (ViewFor): what a call is validated against and returns.
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // Catalog is one page of the catalog.
@@ -80,6 +85,7 @@ func (r *Registry) List(ctx context.Context, viewer store.Scope, o ListOptions) 
 				uses = r.usesOf(ctx, e.Capability)
 			}
 			it.Uses = &uses
+			it.InputSchema, it.OutputSchema = e.Capability.ArgsSchema, e.Capability.OutputSchema
 		}
 		c.Items = append(c.Items, it)
 	}
@@ -134,7 +140,7 @@ func (r *Registry) Capabilities(ctx context.Context, viewer store.Scope, name st
 		if err != nil {
 			continue // a scope whose org or project cannot be an FQDN part
 		}
-		out = append(out, e)
+		out = append(out, viewed(e, viewer))
 	}
 	return out, nil
 }

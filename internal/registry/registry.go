@@ -163,7 +163,17 @@ func (r *Registry) current(ctx context.Context, viewer store.Scope, n fqdn.Name)
 	case !found || e.Capability.Scope != owner || !Visible(viewer, *e.Capability):
 		return Entry{}, notFound(n)
 	}
-	return e, nil
+	return viewed(e, viewer), nil
+}
+
+// viewed is e as viewer sees it (ViewFor).
+func viewed(e Entry, viewer store.Scope) Entry {
+	if e.Capability == nil || e.Capability.Scope == viewer {
+		return e
+	}
+	c := ViewFor(*e.Capability, viewer)
+	e.Capability, e.Description = &c, c.Description
+	return e
 }
 
 // lookup is the store's CapabilityByName in scope's view, as an entry,
@@ -218,7 +228,7 @@ func (r *Registry) Resolve(ctx context.Context, viewer store.Scope, toolID strin
 	if ok && e.Capability.Scope.Org != viewer.Org {
 		return Entry{}, false, nil // the store's view includes everyone's public ones
 	}
-	return e, ok, nil
+	return viewed(e, viewer), ok, nil
 }
 
 // Builtin returns the entry of a built-in tool by id.

@@ -40,3 +40,13 @@ func (r *Registry) Update(ctx context.Context, c store.Capability) error {
 	defer r.lookups.Clear()
 	return r.store.UpdateCapability(ctx, c)
 }
+
+// Relearn stores what learning refined in a capability (store.UpdateLearned)
+// and forgets cached lookups, so the next call runs the refined code.
+func (r *Registry) Relearn(ctx context.Context, c store.Capability) error {
+	if r.store == nil {
+		return errors.New("registry: no store to update capabilities in")
+	}
+	defer r.lookups.Clear()
+	return r.store.UpdateLearned(ctx, c)
+}

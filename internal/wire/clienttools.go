@@ -22,4 +22,7 @@ type ClientToolsReport struct {
 type LearnRequest struct {
 	Code   string `json:"code"`
 	Intent string `json:"intent"`
+	// OutputSchema is the JSON Schema of the run's value (types only, no
+	// values), which types the capability's result; optional.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }

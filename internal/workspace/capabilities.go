@@ -8,11 +8,13 @@ import (
 
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/gatewayclient"
+	"github.com/pml-go/pml/internal/learning"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
 	regclient "github.com/pml-go/pml/internal/registry/client"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/runner"
+	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -58,6 +60,10 @@ func (p *Workspace) callCapability(ctx context.Context, pl *plan, tool string, a
 	if err != nil {
 		return nil, true, pmlerr.New(pmlerr.ToolError, "capability %s: its code does not analyse: %v", tool, err)
 	}
+	view := store.Capability{Description: item.Description, ArgsSchema: item.InputSchema, OutputSchema: item.OutputSchema}
+	if args, err = learning.CallArgs(p.validate, tool, view, args); err != nil {
+		return nil, true, err
+	}
 	out, err = p.runner.RunNested(ctx, runner.Nested{Tenant: localTenant, Tool: tool, FQDN: item.FQDN, Analysis: an,
 		Args: args, Call: p.bridge(pl), Trace: p.traceSink()})
 	return out, true, err
@@ -74,7 +80,10 @@ const learnTimeout = gatewayclient.ConnectTimeout
 // holds for code the gateway answers but does not save (one direct call of
 // a tool, docs/how-it-works.md "Learned capabilities"): only a report that
 // failed is tried again, at the next run of that code.
-func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis) {
+//
+// Of the run's result it reports only the schema (learning.OutputSchema:
+// types, no values), which types the capability's result.
+func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis, result json.RawMessage) {
 	if p.holdsSecret(code, intent) {
 		p.log.Debug("run not reported for learning: it holds a secret", "code_hash", an.CodeHash)
 		return
@@ -91,7 +100,8 @@ func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis) {
 		defer p.learning.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), learnTimeout)
 		defer cancel()
-		if _, err := p.learnLocal(ctx, code, intent, an); err != nil {
+		req := wire.LearnRequest{Code: code, Intent: intent, OutputSchema: learning.OutputSchema(result)}
+		if _, err := p.learnLocal(ctx, req, an); err != nil {
 			p.mu.Lock()
 			delete(p.learned, an.CodeHash) // not delivered: try again next run
 			p.mu.Unlock()
@@ -133,10 +143,10 @@ func (p *Workspace) noLearn(req wire.ExecuteRequest) wire.ExecuteRequest {
 // as a capability (the same as its own runs). The run's answer does not
 // depend on it: unreachable or failing, it is logged. A nil ref with a nil
 // error is the gateway's answer that it does not save this code.
-func (p *Workspace) learnLocal(ctx context.Context, code, intent string, an *analysis.Analysis) (*wire.CapabilityRef, error) {
+func (p *Workspace) learnLocal(ctx context.Context, req wire.LearnRequest, an *analysis.Analysis) (*wire.CapabilityRef, error) {
 	ctx, cancel := context.WithTimeout(ctx, learnTimeout)
 	defer cancel()
-	ref, err := p.gw.LearnCapability(ctx, code, intent)
+	ref, err := p.gw.LearnCapability(ctx, req)
 	if err != nil {
 		p.log.Debug("capability not saved", "code_hash", an.CodeHash, "err", err)
 		return nil, fmt.Errorf("report run %s for learning: %w", an.CodeHash, err)

@@ -37,7 +37,7 @@ func (e *approvalEnv) service() *gateway.Service { return e.pkg.gw.(*gatewayclie
 
 func (e *approvalEnv) learnLocal(code, intent string) *wire.CapabilityRef {
 	e.t.Helper()
-	ref, err := e.service().LearnLocal(context.Background(), gateway.Caller{Scope: gateway.LocalScope, IsPackage: true}, code, intent)
+	ref, err := e.service().LearnLocal(context.Background(), gateway.Caller{Scope: gateway.LocalScope, IsPackage: true}, wire.LearnRequest{Code: code, Intent: intent})
 	if err != nil || ref == nil {
 		e.t.Fatalf("learn %q: %+v %v", intent, ref, err)
 	}
@@ -120,22 +120,22 @@ func TestLearnLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := e.pkg.learnLocal(context.Background(), code, "count entries", an)
+	ref, err := e.pkg.learnLocal(context.Background(), wire.LearnRequest{Code: code, Intent: "count entries"}, an)
 	if err != nil || ref == nil || ref.Name != "cap:count_entries" || !strings.HasPrefix(ref.FQDN, "local.default.cap.count_entries.") {
 		t.Fatalf("%+v %v", ref, err)
 	}
-	if again, err := e.pkg.learnLocal(context.Background(), code, "", an); err != nil || again == nil || again.ID != ref.ID {
+	if again, err := e.pkg.learnLocal(context.Background(), wire.LearnRequest{Code: code}, an); err != nil || again == nil || again.ID != ref.ID {
 		t.Fatalf("same code again: %+v %v", again, err)
 	}
 	// Code the gateway does not learn (one direct call) is answered, not failed.
 	direct := `return await mcp.filesystem.list_directory({ path: "." })`
 	dan, _ := e.pkg.analyzer.Analyze(direct)
-	if ref, err := e.pkg.learnLocal(context.Background(), direct, "", dan); ref != nil || err != nil {
+	if ref, err := e.pkg.learnLocal(context.Background(), wire.LearnRequest{Code: direct}, dan); ref != nil || err != nil {
 		t.Fatalf("direct call: %+v %v", ref, err)
 	}
 	// A report the gateway refuses is no capability, and an error.
 	bad, _ := e.pkg.analyzer.Analyze("return 1")
-	if ref, err := e.pkg.learnLocal(context.Background(), "return (", "broken", bad); ref != nil || err == nil {
+	if ref, err := e.pkg.learnLocal(context.Background(), wire.LearnRequest{Code: "return (", Intent: "broken"}, bad); ref != nil || err == nil {
 		t.Fatalf("%+v %v", ref, err)
 	}
 }
@@ -149,7 +149,7 @@ type learnCounter struct {
 	fail    int
 }
 
-func (g *learnCounter) LearnCapability(ctx context.Context, code, intent string) (*wire.CapabilityRef, error) {
+func (g *learnCounter) LearnCapability(ctx context.Context, req wire.LearnRequest) (*wire.CapabilityRef, error) {
 	g.mu.Lock()
 	g.reports++
 	n := g.reports
@@ -157,7 +157,7 @@ func (g *learnCounter) LearnCapability(ctx context.Context, code, intent string)
 	if n <= g.fail {
 		return nil, pmlerr.New(pmlerr.NetworkError, "gateway down for this report")
 	}
-	return g.InProcess.LearnCapability(ctx, code, intent)
+	return g.InProcess.LearnCapability(ctx, req)
 }
 
 func (g *learnCounter) count() int {
@@ -257,11 +257,11 @@ func TestRemoteCapabilityEndpoints(t *testing.T) {
 	r := gatewayclient.NewRemote(g.URL, g.Key, t.TempDir())
 	defer r.Close()
 	ctx := context.Background()
-	ref, err := r.LearnCapability(ctx, "const s = await mcp.math.add({a: 1, b: args.n ?? 1}); return s", "add n")
+	ref, err := r.LearnCapability(ctx, wire.LearnRequest{Code: "const s = await mcp.math.add({a: 1, b: args.n ?? 1}); return s", Intent: "add n"})
 	if err != nil || ref == nil || ref.Name != "cap:add_n" || !strings.HasPrefix(ref.FQDN, "acme.web.cap.add_n.") {
 		t.Fatalf("learn: %+v %v", ref, err)
 	}
-	if _, err := r.LearnCapability(ctx, "return (", "broken"); err == nil {
+	if _, err := r.LearnCapability(ctx, wire.LearnRequest{Code: "return (", Intent: "broken"}); err == nil {
 		t.Fatal("learn broken code: want error")
 	}
 	out, err := r.Admin(ctx, json.RawMessage(`{"action":"visibility","target":"`+ref.FQDN+`","visibility":"org"}`))

@@ -205,7 +205,7 @@ func (p *Workspace) awaitRun(ctx context.Context, r pendingRun, pl *plan, journa
 		revealEnv(ctx)
 	}
 	if ev.answer.Status == wire.StatusSuccess {
-		p.learnLater(r.code, r.intent, pl.an)
+		p.learnLater(r.code, r.intent, pl.an, ev.answer.Result)
 	}
 	return ev.answer
 }

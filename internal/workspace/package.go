@@ -66,6 +66,7 @@ type Workspace struct {
 	gw        gatewayclient.Gateway
 	log       *slog.Logger
 	analyzer  *analysis.Analyzer
+	validate  *tools.Validator // arguments of capabilities called here
 	env       *approval.Env
 	pool      *upstream.Pool
 	builtins  tools.Provider
@@ -133,6 +134,7 @@ func New(o Options) (*Workspace, error) {
 		gw:        o.Gateway,
 		log:       o.Logger,
 		analyzer:  o.Analyzer,
+		validate:  tools.NewValidator(),
 		env:       approval.NewEnv(ws),
 		pool:      upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger, MinimalEnv: true}),
 		builtins:  local.New(ws),

@@ -46,7 +46,10 @@ type Config struct {
 	Export func(ctx context.Context, t tracing.Trace)
 	// Observer counts; required.
 	Observer Observer
-	Logger   *slog.Logger
+	// Learn is handed every trace once stored, with its tenant (the
+	// gateway's learning, docs/architecture.md); nil hands none.
+	Learn  func(scope store.Scope, t tracing.Trace)
+	Logger *slog.Logger
 	// Scope is the tenant of an authenticated request; the handlers run
 	// only behind the gateway's key check.
 	Scope func(*http.Request) store.Scope
@@ -69,12 +72,16 @@ type API struct {
 	caller    func(*http.Request) string
 	retention *retention // nil: no retention
 	commits   *groupCommit
+	learn     func(store.Scope, tracing.Trace)
 }
 
 // New builds an API; zero fields of cfg get working defaults, but for
 // Observer and Scope.
 func New(cfg Config) *API {
-	a := &API{store: cfg.Store, sanitizer: cfg.Sanitizer, export: cfg.Export, obs: cfg.Observer, log: cfg.Logger, scope: cfg.Scope, caller: cfg.Caller}
+	a := &API{store: cfg.Store, sanitizer: cfg.Sanitizer, export: cfg.Export, obs: cfg.Observer, log: cfg.Logger, scope: cfg.Scope, caller: cfg.Caller, learn: cfg.Learn}
+	if a.learn == nil {
+		a.learn = func(store.Scope, tracing.Trace) {}
+	}
 	if a.caller == nil {
 		a.caller = func(*http.Request) string { return "" }
 	}
@@ -117,5 +124,6 @@ func (a *API) Keep(ctx context.Context, scope store.Scope, t tracing.Trace) stri
 		return t.TraceID
 	}
 	a.retention.noteWrites(scope, 1)
+	a.learn(scope, t)
 	return t.TraceID
 }

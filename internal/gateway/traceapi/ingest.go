@@ -90,6 +90,7 @@ func (a *API) Ingest(ctx context.Context, scope store.Scope, caller string, trac
 	for _, t := range fresh {
 		a.observeIngested(t)
 		a.export(ctx, t)
+		a.learn(scope, t)
 	}
 	res.Stored = len(fresh)
 	return res, nil

@@ -1,0 +1,248 @@
+package learning
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/ttlcache"
+)
+
+// The tool graph (docs/how-it-works.md "The tool graph"): per tenant, which
+// tools are called together and in which order, learned from traces.
+const (
+	// maxTraceTools bounds the distinct tools one trace adds edges for.
+	maxTraceTools = 32
+	// maxPendingTenants and maxPendingEdges bound the counts waiting to be
+	// written; past them a trace's edges are dropped until the next flush.
+	maxPendingTenants = 1024
+	maxPendingEdges   = 1 << 16
+	graphCacheTTL     = 30 * time.Second
+	graphCacheSize    = 1024
+)
+
+// toolIDRE is what a tool id in a trace must look like to enter a graph:
+// a member posts the traces.
+var toolIDRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}:[A-Za-z0-9_.\-]{1,128}$`)
+
+// Neighbor is a tool used with another, and in how many runs.
+type Neighbor struct {
+	Tool  string `json:"tool"`
+	Count int64  `json:"count"`
+}
+
+// Graph is one tenant's tool graph, read-only once built.
+type Graph struct {
+	out, in map[string][]Neighbor // heaviest first
+}
+
+func buildGraph(edges []store.ToolEdge) *Graph {
+	g := &Graph{out: map[string][]Neighbor{}, in: map[string][]Neighbor{}}
+	for _, e := range edges {
+		w := e.Feeds + e.Follows
+		g.out[e.From] = append(g.out[e.From], Neighbor{e.To, w})
+		g.in[e.To] = append(g.in[e.To], Neighbor{e.From, w})
+	}
+	for _, m := range []map[string][]Neighbor{g.out, g.in} {
+		for k := range m {
+			slices.SortFunc(m[k], heaviest)
+		}
+	}
+	return g
+}
+
+func heaviest(a, b Neighbor) int {
+	return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Tool, b.Tool))
+}
+
+// related is the n tools most used with tool, either way round.
+func (g *Graph) related(tool string, n int) []Neighbor {
+	if g == nil {
+		return nil
+	}
+	sum := map[string]int64{}
+	for _, nb := range g.out[tool] {
+		sum[nb.Tool] += nb.Count
+	}
+	for _, nb := range g.in[tool] {
+		sum[nb.Tool] += nb.Count
+	}
+	out := make([]Neighbor, 0, len(sum))
+	for t, c := range sum {
+		out = append(out, Neighbor{t, c})
+	}
+	slices.SortFunc(out, heaviest)
+	return out[:min(n, len(out))]
+}
+
+// Lift spreads relevance along the graph, as discover ranks: each tool
+// with a score passes a share of it to the tools that usually follow it,
+// each share weighted like Adamic-Adar by 1/log of the giver's degree (a
+// tool followed by everything says little about any one) and by the
+// edge's part of the giver's runs. It returns the lift per tool.
+func (g *Graph) Lift(scores map[string]float64, share float64) map[string]float64 {
+	if g == nil {
+		return nil
+	}
+	lift := map[string]float64{}
+	for tool, s := range scores {
+		next := g.out[tool]
+		if s <= 0 || len(next) == 0 {
+			continue
+		}
+		var total int64
+		for _, nb := range next {
+			total += nb.Count
+		}
+		degree := 1 / math.Log(2+float64(len(next)))
+		for _, nb := range next {
+			lift[nb.Tool] += share * s * degree * float64(nb.Count) / float64(total)
+		}
+	}
+	return lift
+}
+
+// edgesOf reads a trace's edges: consecutive distinct tools in call order
+// (follows) and the DAG's data dependencies (feeds).
+func edgesOf(t tracing.Trace) []store.ToolEdge {
+	tasks := slices.Clone(t.Tasks)
+	slices.SortStableFunc(tasks, func(a, b tracing.Task) int { return a.StartedAt.Compare(b.StartedAt) })
+	var order []string
+	for _, task := range tasks {
+		if toolIDRE.MatchString(task.ToolID) && !slices.Contains(order, task.ToolID) && len(order) < maxTraceTools {
+			order = append(order, task.ToolID)
+		}
+	}
+	edges := map[[2]string]*store.ToolEdge{}
+	edge := func(from, to string) *store.ToolEdge {
+		k := [2]string{from, to}
+		if e, ok := edges[k]; ok {
+			return e
+		}
+		e := &store.ToolEdge{From: from, To: to}
+		edges[k] = e
+		return e
+	}
+	for i := 1; i < len(order); i++ {
+		edge(order[i-1], order[i]).Follows = 1
+	}
+	var dag struct {
+		Tasks []struct {
+			ID        string   `json:"id"`
+			Tool      string   `json:"tool"`
+			DependsOn []string `json:"depends_on"`
+		} `json:"tasks"`
+	}
+	if len(t.DAG) > 0 && json.Unmarshal(t.DAG, &dag) == nil {
+		toolOf := map[string]string{}
+		for _, task := range dag.Tasks {
+			toolOf[task.ID] = task.Tool
+		}
+		for _, task := range dag.Tasks {
+			for _, dep := range task.DependsOn {
+				from := toolOf[dep]
+				if from != task.Tool && slices.Contains(order, from) && slices.Contains(order, task.Tool) {
+					edge(from, task.Tool).Feeds = 1
+				}
+			}
+		}
+	}
+	out := make([]store.ToolEdge, 0, len(edges))
+	for _, e := range edges {
+		out = append(out, *e)
+	}
+	slices.SortFunc(out, func(a, b store.ToolEdge) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To)) })
+	return out
+}
+
+// graphs holds the tenants' graphs: counts waiting to be written, and the
+// graphs read back, for a short while.
+type graphs struct {
+	store   store.Store
+	cache   *ttlcache.Cache[store.Scope, *Graph]
+	mu      sync.Mutex
+	pending map[store.Scope]map[[2]string]*store.ToolEdge
+	count   int
+}
+
+func newGraphs(st store.Store) *graphs {
+	return &graphs{store: st, cache: ttlcache.New[store.Scope, *Graph](graphCacheTTL, graphCacheSize),
+		pending: map[store.Scope]map[[2]string]*store.ToolEdge{}}
+}
+
+func (g *graphs) add(scope store.Scope, edges []store.ToolEdge) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p, ok := g.pending[scope]
+	if !ok {
+		if len(g.pending) >= maxPendingTenants {
+			return
+		}
+		p = map[[2]string]*store.ToolEdge{}
+		g.pending[scope] = p
+	}
+	for _, e := range edges {
+		k := [2]string{e.From, e.To}
+		if have, ok := p[k]; ok {
+			have.Feeds += e.Feeds
+			have.Follows += e.Follows
+			continue
+		}
+		if g.count >= maxPendingEdges {
+			return
+		}
+		e := e
+		p[k] = &e
+		g.count++
+	}
+}
+
+// flush writes the pending counts, one transaction per tenant, and forgets
+// the graphs read before them.
+func (g *graphs) flush(ctx context.Context) error {
+	g.mu.Lock()
+	pending := g.pending
+	g.pending, g.count = map[store.Scope]map[[2]string]*store.ToolEdge{}, 0
+	g.mu.Unlock()
+	var errs []error
+	for scope, p := range pending {
+		edges := make([]store.ToolEdge, 0, len(p))
+		for _, e := range p {
+			edges = append(edges, *e)
+		}
+		for start := 0; start < len(edges); start += store.MaxToolEdges {
+			errs = append(errs, g.store.AddToolEdges(ctx, scope, edges[start:min(start+store.MaxToolEdges, len(edges))]))
+		}
+	}
+	if len(pending) > 0 {
+		g.cache.Clear()
+	}
+	return errors.Join(errs...)
+}
+
+// get is scope's graph, nil when it has none or the store fails (discover
+// then ranks without it).
+func (g *graphs) get(ctx context.Context, scope store.Scope) *Graph {
+	now := time.Now()
+	if gr, ok := g.cache.Get(scope, now); ok {
+		return gr
+	}
+	if g.store == nil {
+		return nil
+	}
+	edges, err := g.store.ToolEdges(ctx, scope)
+	if err != nil {
+		return nil
+	}
+	gr := buildGraph(edges)
+	g.cache.Put(scope, gr, now)
+	return gr
+}

@@ -1,0 +1,87 @@
+package learning
+
+import (
+	"strings"
+
+	"github.com/pml-go/pml/internal/registry"
+	"github.com/pml-go/pml/internal/tools"
+)
+
+// maxNameVerbs bounds the verbs a generated name strings together.
+const maxNameVerbs = 3
+
+// actionFor names a new capability (docs/how-it-works.md "Learned
+// capabilities"): its intent in snake case, or, without one, what its tools
+// do: the first word of each tool's action, then what the last one works
+// on ("filesystem:read_file" then "json:parse" is read_parse_json). The
+// shape hash only names code whose tools give no word.
+func actionFor(intent, shapeHash string, used []string) string {
+	if strings.TrimSpace(intent) != "" {
+		return registry.DefaultAction(intent, shapeHash)
+	}
+	var words []string
+	add := func(w string) {
+		if w != "" && !contains(words, w) {
+			words = append(words, w)
+		}
+	}
+	for _, id := range used {
+		if len(words) == maxNameVerbs {
+			break
+		}
+		_, action := tools.Split(id)
+		if parts := nameWords(action); len(parts) > 0 {
+			add(parts[0])
+		}
+	}
+	if len(used) > 0 {
+		ns, action := tools.Split(used[len(used)-1])
+		parts := nameWords(action)
+		switch {
+		case len(parts) > 1:
+			add(parts[len(parts)-1])
+		case ns != "":
+			add(strings.Join(nameWords(ns), "_"))
+		}
+	}
+	return registry.DefaultAction(strings.Join(words, " "), shapeHash)
+}
+
+// nameWords splits an identifier into lower-case words on non-alphanumerics
+// and camelCase boundaries.
+func nameWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	var prev rune
+	flush := func() {
+		if cur.Len() > 0 {
+			words = append(words, cur.String())
+			cur.Reset()
+		}
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			if prev >= 'a' && prev <= 'z' {
+				flush()
+			}
+			cur.WriteRune(r + ('a' - 'A'))
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			cur.WriteRune(r)
+		default:
+			flush()
+		}
+		prev = r
+	}
+	flush()
+	return words
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,95 @@
+package registry
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/pml-go/pml/internal/store"
+)
+
+// ViewFor is c as viewer sees it (docs/security.md "Tenants and names"). The
+// owner's project sees all of it; anyone else, a shared capability without
+// the values of the owner's runs: its input schema keeps the parameters and
+// their types but no default or example (a parameter that had a default is
+// required instead, as nothing fills it in), and its description has those
+// values replaced by the parameter's name.
+func ViewFor(c store.Capability, viewer store.Scope) store.Capability {
+	if c.Scope == viewer || len(c.ArgsSchema) == 0 {
+		return c
+	}
+	var s map[string]any
+	if json.Unmarshal(c.ArgsSchema, &s) != nil || s == nil {
+		c.ArgsSchema = nil
+		return c
+	}
+	props, _ := s["properties"].(map[string]any)
+	req, _ := s["required"].([]any)
+	desc := c.Description
+	names := make([]string, 0, len(props))
+	for name := range props {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		p, _ := props[name].(map[string]any)
+		if p == nil {
+			continue
+		}
+		for _, v := range ownerValues(p) {
+			if len(v) >= 2 {
+				desc = strings.ReplaceAll(desc, v, "<"+name+">")
+			}
+		}
+		if _, had := p["default"]; had && !slices.Contains(req, any(name)) {
+			req = append(req, name)
+		}
+		scrubValues(p)
+	}
+	scrubValues(s)
+	if len(req) > 0 {
+		s["required"] = req
+	}
+	c.ArgsSchema, _ = json.Marshal(s)
+	c.Description = desc
+	return c
+}
+
+// ownerValues are the default and examples of a property, as text.
+func ownerValues(p map[string]any) []string {
+	vals := []any{p["default"]}
+	if ex, ok := p["examples"].([]any); ok {
+		vals = append(vals, ex...)
+	}
+	var out []string
+	for _, v := range vals {
+		switch x := v.(type) {
+		case nil:
+		case string:
+			out = append(out, x)
+		default:
+			if b, err := json.Marshal(x); err == nil {
+				out = append(out, string(b))
+			}
+		}
+	}
+	return out
+}
+
+// scrubValues removes default, examples, enum and const throughout a
+// schema: each can hold a value of the owner's runs.
+func scrubValues(s map[string]any) {
+	for _, k := range []string{"default", "examples", "enum", "const"} {
+		delete(s, k)
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		for _, p := range props {
+			if sub, ok := p.(map[string]any); ok {
+				scrubValues(sub)
+			}
+		}
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		scrubValues(items)
+	}
+}
