@@ -14,7 +14,7 @@ func TestAdminTargetByName(t *testing.T) {
 	g := startRegistry(t)
 	s := g.Connect(t, g.Key, false)
 	ref := learn(t, s, sumCode, "")
-	if ref.Name[:8] != "cap:run_" {
+	if ref.Name != "cap:add_math" {
 		t.Fatalf("name without intent: %s", ref.Name)
 	}
 	got, failed := admin(t, s, wire.AdminRequest{Action: "rename", Target: ref.Name, NewNamespace: "calc", NewAction: "sum"})

@@ -219,17 +219,14 @@ func (s *Service) discoverCapabilities(ctx context.Context, c Caller) map[string
 			continue
 		}
 		rank[id] = r
-		desc := cp.Description
-		if desc == "" {
-			desc = fmt.Sprintf("Learned capability using %v.", cp.ToolsUsed)
-		}
+		desc := learning.Describe(*cp)
 		if r == 2 {
 			desc = fmt.Sprintf("[public capability of %s: its code, not yours] %s", registry.Owner(cp.Scope), desc)
 		}
 		uses := cp.Uses
 		out[id] = wire.DiscoveredTool{ID: id, Kind: "capability", Description: desc, Routing: cp.Routing,
-			FQDN: e.FQDN(), Owner: registry.Owner(cp.Scope), InputSchema: cp.ArgsSchema,
-			Uses: &uses, Undescribed: cp.Description == ""}
+			FQDN: e.FQDN(), Owner: registry.Owner(cp.Scope), InputSchema: cp.ArgsSchema, OutputSchema: cp.OutputSchema,
+			Uses: &uses, Undescribed: cp.Description == "", ToolsUsed: cp.ToolsUsed, SuccessRate: learning.SuccessRate(*cp)}
 	}
 	return out
 }

@@ -113,13 +113,19 @@ func TestCapabilityUsesThroughDiscover(t *testing.T) {
 	alive(t, s)
 }
 
-// A capability learned without an intent ranks below the tools it uses,
-// whose names its generated description repeats, unless the query names it.
+// A capability learned without an intent is named from what its tools do,
+// and ranks below the tools unless the query matches that name.
 func TestUndescribedCapabilityRanksBelowTools(t *testing.T) {
 	g := startRegistry(t)
 	s := g.Connect(t, g.Key, false)
 	ref := learn(t, s, "const r = await mcp.json.parse({data: '[1]'}); return await mcp.json.stringify({data: r})", "")
-	d := discover(t, s, wire.DiscoverRequest{Query: "json parse stringify", Limit: 1000})
+	if ref.Name != "cap:parse_stringify_json" {
+		t.Fatalf("name without an intent: %s", ref.Name)
+	}
+	if d := discover(t, s, wire.DiscoverRequest{Query: "parse stringify json", Limit: 5}); d.Tools[0].ID != ref.Name {
+		t.Fatalf("a query matching its name does not find it first: %+v", d.Tools)
+	}
+	d := discover(t, s, wire.DiscoverRequest{Query: "learned workflow value", Limit: 1000})
 	seenCap := false
 	for _, tl := range d.Tools {
 		switch {

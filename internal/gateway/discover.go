@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/pml-go/pml/internal/learning"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/store"
@@ -28,14 +29,51 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 	}
 	caps := s.discoverCapabilities(ctx, c)
 	for _, d := range caps {
-		all = append(all, tools.Info{ID: d.ID, Description: d.Description, InputSchema: d.InputSchema})
+		all = append(all, tools.Info{ID: d.ID, Description: d.Description, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema})
 	}
-	out := s.rank(c, all, req, caps)
+	graph := toWire(s.learner.Graph(ctx, c.Scope).Successors(graphSuccessors))
+	out := s.rank(c, all, req, caps, graph)
 	out.Servers = s.serverStatuses()
+	if req.Graph {
+		out.Graph = graph
+	}
+	if req.Name != "" {
+		out.Related = toNeighbors(s.learner.Related(ctx, c.Scope, req.Name, relatedTools))
+	}
 	return out, nil
 }
 
-func (s *Service) rank(c Caller, all []tools.Info, req wire.DiscoverRequest, caps map[string]wire.DiscoveredTool) wire.DiscoverAnswer {
+// How much of the tool graph discover reads: each tool's most frequent
+// successors for ranking, and the tools most used with a tool looked up by
+// name.
+const (
+	graphSuccessors = 5
+	relatedTools    = 5
+)
+
+func toWire(g map[string][]learning.Neighbor) map[string][]wire.Neighbor {
+	if len(g) == 0 {
+		return nil
+	}
+	out := make(map[string][]wire.Neighbor, len(g))
+	for tool, next := range g {
+		out[tool] = toNeighbors(next)
+	}
+	return out
+}
+
+func toNeighbors(list []learning.Neighbor) []wire.Neighbor {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]wire.Neighbor, len(list))
+	for i, n := range list {
+		out[i] = wire.Neighbor(n)
+	}
+	return out
+}
+
+func (s *Service) rank(c Caller, all []tools.Info, req wire.DiscoverRequest, caps map[string]wire.DiscoveredTool, graph map[string][]wire.Neighbor) wire.DiscoverAnswer {
 	return wire.RankTools(all, req, func(id string) wire.DiscoveredTool {
 		if d, ok := caps[id]; ok {
 			return d
@@ -44,7 +82,7 @@ func (s *Service) rank(c Caller, all []tools.Info, req wire.DiscoverRequest, cap
 			return wire.DiscoveredTool{Kind: "tool", Routing: string(routing.Client)}
 		}
 		return wire.DiscoveredTool{Kind: "tool", Routing: string(s.rules.Route(id))}
-	})
+	}, graph)
 }
 
 // ReportClientTools records the tools a package has on its machine, so that

@@ -157,9 +157,9 @@ func TestDiscoverLabelsOwners(t *testing.T) {
 	// stale pinned hash calls nothing.
 	a := gatewaytest.Execute(t, acme, wire.ExecuteRequest{Code: `return [
 		await mcp.cap.sum_two_numbers({a: 1, b: 1}),
-		await mcp["globex.web.cap"].sum_two_numbers({a: 1}),
-		await mcp["globex.web.cap"]["globex_only.` + hash4(other.FQDN) + `"]({})]`})
-	if a.Status != wire.StatusSuccess || string(a.Result) != `[2,"globex: {\"a\":1}2","globex only 2"]` {
+		await mcp["globex.web.cap"].sum_two_numbers({a: 1, b: 1}),
+		await mcp["globex.web.cap"]["globex_only.` + hash4(other.FQDN) + `"]({a: 1, b: 1})]`})
+	if a.Status != wire.StatusSuccess || string(a.Result) != `[2,"globex: {\"a\":1,\"b\":1}2","globex only 2"]` {
 		t.Fatalf("calls: %+v %s", a, a.Result)
 	}
 	wantError(t, gatewaytest.Execute(t, acme, wire.ExecuteRequest{Code: `return await mcp.cap.globex_only({})`}), pmlerr.UnknownTool)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"regexp"
 	"slices"
 	"sync"
@@ -83,31 +82,17 @@ func (g *Graph) related(tool string, n int) []Neighbor {
 	return out[:min(n, len(out))]
 }
 
-// Lift spreads relevance along the graph, as discover ranks: each tool
-// with a score passes a share of it to the tools that usually follow it,
-// each share weighted like Adamic-Adar by 1/log of the giver's degree (a
-// tool followed by everything says little about any one) and by the
-// edge's part of the giver's runs. It returns the lift per tool.
-func (g *Graph) Lift(scores map[string]float64, share float64) map[string]float64 {
-	if g == nil {
+// Successors is each tool's n most frequent successors (A called before
+// B, or A's result fed to B), as discover ranks with them.
+func (g *Graph) Successors(n int) map[string][]Neighbor {
+	if g == nil || len(g.out) == 0 {
 		return nil
 	}
-	lift := map[string]float64{}
-	for tool, s := range scores {
-		next := g.out[tool]
-		if s <= 0 || len(next) == 0 {
-			continue
-		}
-		var total int64
-		for _, nb := range next {
-			total += nb.Count
-		}
-		degree := 1 / math.Log(2+float64(len(next)))
-		for _, nb := range next {
-			lift[nb.Tool] += share * s * degree * float64(nb.Count) / float64(total)
-		}
+	out := make(map[string][]Neighbor, len(g.out))
+	for tool, next := range g.out {
+		out[tool] = next[:min(n, len(next))]
 	}
-	return lift
+	return out
 }
 
 // edgesOf reads a trace's edges: consecutive distinct tools in call order

@@ -35,11 +35,31 @@ const (
 // every tool with a positive score). An empty query returns all tools
 // sorted by id.
 func Rank(query string, infos []Info, limit int) []Info {
+	hits := Score(query, infos)
+	out := make([]Info, len(hits))
+	for i, h := range hits {
+		out[i] = h.Info
+	}
+	return truncate(out, limit)
+}
+
+// Scored is a tool and its relevance to a query.
+type Scored struct {
+	Info  Info
+	Score float64
+}
+
+// Score is Rank with each hit's score, every hit with a positive one, best
+// first. An empty query scores every tool 0, sorted by id.
+func Score(query string, infos []Info) []Scored {
 	q := strings.TrimSpace(strings.ToLower(query))
 	if q == "" {
-		out := slices.Clone(infos)
-		slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.ID, b.ID) })
-		return truncate(out, limit)
+		out := make([]Scored, len(infos))
+		for i, info := range infos {
+			out[i] = Scored{Info: info}
+		}
+		slices.SortFunc(out, func(a, b Scored) int { return strings.Compare(a.Info.ID, b.Info.ID) })
+		return out
 	}
 	terms, weights := queryTerms(query)
 	// Only the query terms' frequencies matter, so each document is reduced
@@ -60,11 +80,7 @@ func Rank(query string, infos []Info, limit int) []Info {
 	avgLen := totalLen / float64(max(len(docs), 1))
 	n := float64(len(docs))
 
-	type scored struct {
-		info  Info
-		score float64
-	}
-	var hits []scored
+	var hits []Scored
 	for i, d := range docs {
 		var score float64
 		for j, tf := range d.tf {
@@ -82,17 +98,18 @@ func Rank(query string, infos []Info, limit int) []Info {
 			score += namespaceBoost
 		}
 		if score > 0 {
-			hits = append(hits, scored{infos[i], score})
+			hits = append(hits, Scored{infos[i], score})
 		}
 	}
-	slices.SortFunc(hits, func(a, b scored) int {
-		return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.info.ID, b.info.ID))
+	SortScored(hits)
+	return hits
+}
+
+// SortScored orders hits best first, then by id.
+func SortScored(hits []Scored) {
+	slices.SortFunc(hits, func(a, b Scored) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.Info.ID, b.Info.ID))
 	})
-	out := make([]Info, len(hits))
-	for i, h := range hits {
-		out[i] = h.info
-	}
-	return truncate(out, limit)
 }
 
 func truncate(infos []Info, limit int) []Info {

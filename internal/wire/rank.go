@@ -2,20 +2,26 @@ package wire
 
 import (
 	"encoding/json"
+	"math"
 
 	"github.com/pml-go/pml/internal/tools"
 )
 
 // RankTools filters all by req's name and pattern and ranks them by relevance
-// to its query; meta supplies each hit's kind, routing and FQDN. A search
-// answers compact hits (a short description and tools.CompactDeclaration,
-// no schemas): the AI client reads them on every turn. A lookup by name, or
-// schemas: true, answers the tool in full (docs/protocol.md "Gateway MCP
-// tools"). An
+// to its query; meta supplies each hit's kind, routing and FQDN, graph the
+// tenant's tool graph (nil: none). A search answers compact hits (a short
+// description and tools.CompactDeclaration, no schemas): the AI client reads
+// them on every turn. A lookup by name, or schemas: true, answers the tool
+// in full (docs/protocol.md "Gateway MCP tools").
+//
+// Relevance is BM25 (tools.Score), then (docs/how-it-works.md "Discover and
+// the tool graph"): a capability the query finds takes part of the score
+// of its best tool besides its own, so it ranks above the tools it is made
+// of, unless most of its recent runs failed; and each hit lifts the tools
+// that usually follow it in the tenant's runs (Graph.Lift's rule). An
 // undescribed capability (learned without an intent) ranks below every
-// other hit unless the query matches its name: its only description is the
-// list of tools it uses, which would otherwise outrank those tools.
-func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) DiscoveredTool) DiscoverAnswer {
+// other hit unless the query matches its name.
+func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) DiscoveredTool, graph map[string][]Neighbor) DiscoverAnswer {
 	var filtered []tools.Info
 	for _, t := range all {
 		switch {
@@ -34,9 +40,9 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 		d    DiscoveredTool
 	}
 	var first, last []hit
-	for _, t := range tools.Rank(req.Query, filtered, 0) {
-		h := hit{t, meta(t.ID)}
-		if h.d.Undescribed && !namedBy(req.Query, t.ID) {
+	for _, s := range rerank(tools.Score(req.Query, filtered), filtered, meta, graph, req.Query != "") {
+		h := hit{s.Info, meta(s.Info.ID)}
+		if h.d.Undescribed && !namedBy(req.Query, s.Info.ID) {
 			last = append(last, h)
 		} else {
 			first = append(first, h)
@@ -50,9 +56,11 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 	for _, h := range hits {
 		d, t := h.d, h.info
 		d.ID, d.Description, d.InputSchema, d.OutputSchema = t.ID, t.Description, t.InputSchema, t.OutputSchema
+		d.ToolsUsed, d.SuccessRate = nil, nil // ranking inputs, not the AI's
 		switch {
 		case req.Schemas:
 			d.Declaration = tools.Declaration(t)
+			d.ToolsUsed, d.SuccessRate = h.d.ToolsUsed, h.d.SuccessRate // a package ranks again with them
 		case req.Name != "":
 			d.Declaration = tools.Declaration(t)
 			d.InputSchema = droppable(d.InputSchema)
@@ -68,6 +76,86 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 		out.Tools = append(out.Tools, d)
 	}
 	return out
+}
+
+// Ranking weights (docs/how-it-works.md "Discover and the tool graph").
+const (
+	capabilityWeight = 1.5  // a capability's own score counts this much more than a tool's
+	capabilityShare  = 0.5  // and it takes this part of its best tool's score
+	failingWeight    = 0.25 // a capability most of whose recent runs failed keeps this part
+	graphShare       = 0.3  // a hit passes this part of its score along the tool graph
+)
+
+// rerank applies the capability and graph rules to BM25's scores.
+func rerank(scored []tools.Scored, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, query bool) []tools.Scored {
+	if !query {
+		return scored
+	}
+	score := make(map[string]float64, len(scored))
+	for _, s := range scored {
+		score[s.Info.ID] = s.Score
+	}
+	out := make([]tools.Scored, 0, len(scored))
+	for _, s := range scored {
+		d := meta(s.Info.ID)
+		if d.Kind == "capability" {
+			best := 0.0
+			for _, t := range d.ToolsUsed {
+				best = max(best, score[t])
+			}
+			s.Score = s.Score*capabilityWeight + capabilityShare*best
+			if d.SuccessRate != nil && *d.SuccessRate < 0.5 {
+				s.Score *= failingWeight
+			}
+		}
+		out = append(out, s)
+	}
+	if len(graph) > 0 {
+		lift := graphLift(score, graph)
+		byID := make(map[string]int, len(out))
+		for i, s := range out {
+			byID[s.Info.ID] = i
+		}
+		for _, t := range all {
+			l := lift[t.ID]
+			if l <= 0 {
+				continue
+			}
+			if i, ok := byID[t.ID]; ok {
+				out[i].Score += l
+			} else {
+				out = append(out, tools.Scored{Info: t, Score: l})
+			}
+		}
+	}
+	tools.SortScored(out)
+	return out
+}
+
+// graphLift passes part of each scored tool's score to the tools that
+// follow it, weighted like Adamic-Adar by 1/log of the giver's out-degree
+// (a tool followed by everything says little about any one) and by the
+// edge's part of the giver's runs.
+func graphLift(score map[string]float64, graph map[string][]Neighbor) map[string]float64 {
+	lift := map[string]float64{}
+	for tool, s := range score {
+		next := graph[tool]
+		if s <= 0 || len(next) == 0 {
+			continue
+		}
+		var total int64
+		for _, nb := range next {
+			total += nb.Count
+		}
+		if total <= 0 {
+			continue
+		}
+		degree := 1 / math.Log(2+float64(len(next)))
+		for _, nb := range next {
+			lift[nb.Tool] += graphShare * s * degree * float64(nb.Count) / float64(total)
+		}
+	}
+	return lift
 }
 
 // droppable keeps schema only when the declaration rendered from it says

@@ -28,18 +28,18 @@ func TestDiscoverLeavesOutCoveredSchemas(t *testing.T) {
 		}
 		return m
 	}
-	compact := byID(RankTools(all, DiscoverRequest{}, toolHit))
+	compact := byID(RankTools(all, DiscoverRequest{}, toolHit, nil))
 	if d := compact["w:now"]; d.InputSchema != nil || d.OutputSchema != nil || d.Declaration != "mcp.w.now(args: { city: string }): Promise<{ t?: number }>" {
 		t.Fatalf("covered schemas kept: %+v", d)
 	}
 	if d := compact["w:days"]; d.InputSchema != nil || d.OutputSchema != nil {
 		t.Fatalf("a search answered schemas: %+v", d)
 	}
-	byName := byID(RankTools(all, DiscoverRequest{Name: "w:days"}, toolHit))
+	byName := byID(RankTools(all, DiscoverRequest{Name: "w:days"}, toolHit, nil))
 	if d := byName["w:days"]; d.InputSchema == nil || d.OutputSchema == nil {
 		t.Fatalf("schemas saying more than the declaration dropped from a lookup by name: %+v", d)
 	}
-	full := byID(RankTools(all, DiscoverRequest{Schemas: true}, toolHit))
+	full := byID(RankTools(all, DiscoverRequest{Schemas: true}, toolHit, nil))
 	for _, info := range all {
 		if d := full[info.ID]; string(d.InputSchema) != string(info.InputSchema) || string(d.OutputSchema) != string(info.OutputSchema) {
 			t.Fatalf("schemas: true dropped a schema: %+v", d)
@@ -57,7 +57,7 @@ func TestDiscoverAnswerSizeForBuiltins(t *testing.T) {
 	}
 	size := func(req DiscoverRequest) int {
 		req.Limit = len(all)
-		body, err := Marshal(RankTools(all, req, toolHit))
+		body, err := Marshal(RankTools(all, req, toolHit, nil))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -312,6 +312,15 @@ type DiscoverRequest struct {
 	// Schemas asks for every hit's input and output schemas even where
 	// its declaration already says all they do (they are left out then).
 	Schemas bool `json:"schemas,omitempty"`
+	// Graph asks for the tenant's tool graph with the answer, for a
+	// package that ranks the gateway's hits with its own tools.
+	Graph bool `json:"graph,omitempty"`
+}
+
+// Neighbor is a tool used with another, and in how many runs.
+type Neighbor struct {
+	Tool  string `json:"tool"`
+	Count int64  `json:"count"`
 }
 
 // DiscoveredTool is one discover hit.
@@ -332,6 +341,11 @@ type DiscoveredTool struct {
 	// Undescribed marks a capability learned without an intent: it ranks
 	// below tools unless the query names it.
 	Undescribed bool `json:"undescribed,omitempty"`
+	// ToolsUsed are a capability's tools, and SuccessRate the share of its
+	// recent runs that succeeded (absent before any was counted): discover
+	// ranks by them (docs/how-it-works.md "Discover and the tool graph").
+	ToolsUsed   []string `json:"tools_used,omitempty"`
+	SuccessRate *float64 `json:"success_rate,omitempty"`
 }
 
 // DiscoverAnswer is discover's output.
@@ -341,6 +355,12 @@ type DiscoverAnswer struct {
 	// Servers is the state of each hosted server by name, so a server that
 	// failed to start is told apart from one without tools.
 	Servers map[string]ServerStatus `json:"servers,omitempty"`
+	// Related answers a lookup by name: the tools most often used with it
+	// in this tenant's runs, and how often (the tool graph).
+	Related []Neighbor `json:"related,omitempty"`
+	// Graph is the tenant's tool graph, each tool's most frequent
+	// successors, when the request asked for it.
+	Graph map[string][]Neighbor `json:"graph,omitempty"`
 }
 
 // String renders a short description, for logs.
