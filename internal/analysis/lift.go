@@ -275,6 +275,27 @@ type varyingPass struct{ l *lifter }
 func (p varyingPass) Enter(n js.INode) js.IVisitor {
 	l := p.l
 	switch n := n.(type) {
+	case *js.ObjectExpr:
+		// A value named by its key: {name: "alice"} inside a list.
+		for _, prop := range n.List {
+			if prop.Name == nil || prop.Name.IsComputed() {
+				continue
+			}
+			if lit, ok := unparen(prop.Value).(*js.LiteralExpr); ok {
+				if key, ok := propertyName(*prop.Name); ok {
+					l.liftVarying(lit.Data, lit.TokenType, snake(key))
+				}
+			}
+		}
+	case *js.CallExpr:
+		// An argument named by its method: name.endsWith(".md").
+		if d, ok := unparen(n.X).(*js.DotExpr); ok && toolOf(n.X) == "" {
+			for _, a := range n.Args.List {
+				if lit, ok := unparen(a.Value).(*js.LiteralExpr); ok {
+					l.liftVarying(lit.Data, lit.TokenType, snake(dotName(d)))
+				}
+			}
+		}
 	case *js.LiteralExpr:
 		l.liftVarying(n.Data, n.TokenType, "value")
 	case *js.VarDecl:

@@ -33,10 +33,21 @@ func TestLiftToolArguments(t *testing.T) {
 			name:     "varying literal outside tool arguments, template text",
 			code:     "const t = await mcp.fs.read({path: `a.csv`}); return t.split(\",\").map(x => `row ${x} of a`).concat(await mcp.json.parse({data: \"[]\"}))",
 			variants: []string{"const t = await mcp.fs.read({path: `b.csv`}); return t.split(\";\").map(x => `row ${x} of b`).concat(await mcp.json.parse({data: \"[]\"}))"},
-			want:     "const t = await mcp.fs.read({path: args.path}); return t.split(args.value).map(x => `row ${x}${args.text}`).concat(await mcp.json.parse({data: args.data}))",
-			params:   []string{`path="a.csv"`, `value=","`, `text=" of a"`, `data="[]"`},
+			want:     "const t = await mcp.fs.read({path: args.path}); return t.split(args.split).map(x => `row ${x}${args.text}`).concat(await mcp.json.parse({data: args.data}))",
+			params:   []string{`path="a.csv"`, `split=","`, `text=" of a"`, `data="[]"`},
 		},
 	}
+	cases = append(cases, struct {
+		name, code, want string
+		params           []string
+		variants         []string
+	}{
+		name:     "varying values in a list of objects are named by their keys",
+		code:     `await mcp.memory.create({entities: [{name: "alice", kind: "person"}]}); return 1`,
+		variants: []string{`await mcp.memory.create({entities: [{name: "bob", kind: "person"}]}); return 1`},
+		want:     `await mcp.memory.create({entities: [{name: args.name, kind: "person"}]}); return 1`,
+		params:   []string{`name="alice"`},
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok := Lift(c.code, c.variants...)

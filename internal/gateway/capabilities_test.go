@@ -141,25 +141,25 @@ func TestCapabilityRoutingInPlan(t *testing.T) {
 	scope := gateway.Caller{Scope: store.Scope{Org: "acme", Project: "web"}, IsPackage: true}
 	ref, err := g.Service.LearnLocal(context.Background(), scope,
 		wire.LearnRequest{Code: `const text = await mcp.filesystem.read_file({ path: args.path }); return text`, Intent: "Read a file"})
-	if err != nil || ref == nil || ref.Name != "cap:read_a_file" {
+	if err != nil || ref == nil || ref.Name != "cap:read_file" {
 		t.Fatalf("learn local: %+v %v", ref, err)
 	}
 	pkg := g.Connect(t, g.Key, true)
-	code := `const t = await mcp.cap.read_a_file({ path: "x" }); return await mcp.json.parse({ data: t });`
+	code := `const t = await mcp.cap.read_file({ path: "x" }); return await mcp.json.parse({ data: t });`
 	a := gatewaytest.Execute(t, pkg, wire.ExecuteRequest{Code: code})
-	if a.Status != wire.StatusExecuteLocally || len(a.ClientTools) != 1 || a.ClientTools[0] != "cap:read_a_file" {
+	if a.Status != wire.StatusExecuteLocally || len(a.ClientTools) != 1 || a.ClientTools[0] != "cap:read_file" {
 		t.Fatalf("plan: %+v", a)
 	}
 	raw, _ := json.Marshal(a.ToolsUsed)
 	var refs []wire.ToolRef
 	if err := json.Unmarshal(raw, &refs); err != nil || len(refs) != 2 ||
-		refs[0] != (wire.ToolRef{ID: "cap:read_a_file", FQDN: ref.FQDN, Routing: "client"}) ||
+		refs[0] != (wire.ToolRef{ID: "cap:read_file", FQDN: ref.FQDN, Routing: "client"}) ||
 		refs[1].Routing != "server" || !strings.HasPrefix(refs[1].FQDN, "pml.std.json.parse.") {
 		t.Fatalf("tools_used %s", raw)
 	}
 	wantError(t, gatewaytest.Execute(t, g.Connect(t, g.Key, false), wire.ExecuteRequest{Code: code}), pmlerr.ClientToolsRequirePackage)
 	// The gateway never runs it, even by call.
-	text, isErr := callTool(t, pkg, "call", wire.CallRequest{Tool: "cap:read_a_file"})
+	text, isErr := callTool(t, pkg, "call", wire.CallRequest{Tool: "cap:read_file"})
 	if !isErr || !strings.Contains(text, "PERMISSION_DENIED") {
 		t.Fatalf("call of a client capability: %s", text)
 	}

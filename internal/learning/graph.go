@@ -46,7 +46,7 @@ type Graph struct {
 func buildGraph(edges []store.ToolEdge) *Graph {
 	g := &Graph{out: map[string][]Neighbor{}, in: map[string][]Neighbor{}}
 	for _, e := range edges {
-		w := e.Feeds + e.Follows
+		w := max(e.Feeds, e.Follows) // runs that used both, about
 		g.out[e.From] = append(g.out[e.From], Neighbor{e.To, w})
 		g.in[e.To] = append(g.in[e.To], Neighbor{e.From, w})
 	}

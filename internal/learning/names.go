@@ -7,17 +7,34 @@ import (
 	"github.com/pml-go/pml/internal/tools"
 )
 
+// stopWords are left out of a name made from an intent: "Count the items
+// in a JSON file" is count_items_json_file, shorter to call and as clear.
+var stopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "of": true, "in": true, "on": true, "at": true, "to": true,
+	"for": true, "and": true, "or": true, "with": true, "from": true, "into": true, "by": true,
+	"its": true, "it": true, "is": true, "are": true, "that": true, "this": true, "each": true,
+}
+
 // maxNameVerbs bounds the verbs a generated name strings together.
 const maxNameVerbs = 3
 
 // actionFor names a new capability (docs/how-it-works.md "Learned
-// capabilities"): its intent in snake case, or, without one, what its tools
+// capabilities"): its intent in snake case less its stop words, or, without one, what its tools
 // do: the first word of each tool's action, then what the last one works
 // on ("filesystem:read_file" then "json:parse" is read_parse_json). The
 // shape hash only names code whose tools give no word.
 func actionFor(intent, shapeHash string, used []string) string {
 	if strings.TrimSpace(intent) != "" {
-		return registry.DefaultAction(intent, shapeHash)
+		var kept []string
+		for _, w := range nameWords(intent) {
+			if !stopWords[w] {
+				kept = append(kept, w)
+			}
+		}
+		if len(kept) == 0 {
+			return registry.DefaultAction(intent, shapeHash)
+		}
+		return registry.DefaultAction(strings.Join(kept, " "), shapeHash)
 	}
 	var words []string
 	add := func(w string) {

@@ -49,7 +49,7 @@ func (e *approvalEnv) learnLocal(code, intent string) *wire.CapabilityRef {
 func TestLocalCapabilityRunsNested(t *testing.T) {
 	e := capEnv(t)
 	ref := e.learnLocal(readCap, "shout a file")
-	a := e.exec(`const s = await mcp.cap.shout_a_file({ path: "note.txt" }); return s + "!";`)
+	a := e.exec(`const s = await mcp.cap.shout_file({ path: "note.txt" }); return s + "!";`)
 	wantStatus(t, a, wire.StatusSuccess)
 	if string(a.Result) != `"HELLO!"` || a.ExecutedLocally == nil || !*a.ExecutedLocally {
 		t.Fatalf("%+v", a)
@@ -63,7 +63,7 @@ func TestLocalCapabilityRunsNested(t *testing.T) {
 		t.Fatalf("lockfile entry for %s: %+v", ref.FQDN, got)
 	}
 	// A failure inside it is a catchable TOOL_ERROR of the caller.
-	a = e.exec(`try { await mcp.cap.shout_a_file({ path: "missing.txt" }) } catch (err) { return err.code }`)
+	a = e.exec(`try { await mcp.cap.shout_file({ path: "missing.txt" }) } catch (err) { return err.code }`)
 	wantStatus(t, a, wire.StatusSuccess)
 	if string(a.Result) != `"TOOL_ERROR"` {
 		t.Fatalf("%s", a.Result)
@@ -73,7 +73,7 @@ func TestLocalCapabilityRunsNested(t *testing.T) {
 	if a.ErrorCode != pmlerr.UnknownTool {
 		t.Fatalf("unknown capability: %+v", a)
 	}
-	wantStatus(t, e.exec(`return await mcp.cap.shout_a_file({ path: "note.txt" })`), wire.StatusSuccess)
+	wantStatus(t, e.exec(`return await mcp.cap.shout_file({ path: "note.txt" })`), wire.StatusSuccess)
 }
 
 // A server capability called from local code runs on the gateway.
@@ -96,12 +96,12 @@ func TestLocalCodeCallsServerCapability(t *testing.T) {
 func TestLocalCapabilityIntegrity(t *testing.T) {
 	e := capEnv(t)
 	e.learnLocal(readCap, "shout a file")
-	code := `return await mcp.cap.shout_a_file({ path: "note.txt" })`
+	code := `return await mcp.cap.shout_file({ path: "note.txt" })`
 	wantStatus(t, e.exec(code), wire.StatusSuccess)
 	for i, approve := range []bool{false, true} {
 		// A new version of the same capability (same name, code of another shape).
 		e.learnLocal(readCap+strings.Repeat(" void 0;", i+1), "shout a file")
-		r, approved := e.integrityRound(code, "local.default.cap.shout_a_file", approve)
+		r, approved := e.integrityRound(code, "local.default.cap.shout_file", approve)
 		if !approved {
 			continue
 		}

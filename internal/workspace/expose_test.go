@@ -18,7 +18,7 @@ import (
 func TestExposedCapabilityTool(t *testing.T) {
 	e := capEnv(t)
 	e.learnLocal(readCap, "shout a file")
-	const id = "cap:shout_a_file"
+	const id = "cap:shout_file"
 	cfg := `{"permissions": {"allow": ["filesystem", "cap", "json"]}, "expose": ["` + id + `", "cap:nothing_like_it"]}`
 	if err := os.WriteFile(filepath.Join(e.ws, ConfigFile), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
