@@ -104,7 +104,7 @@ func TestCapabilityRenameAndCall(t *testing.T) {
 		t.Fatalf("discover: %+v %v", d, err)
 	}
 	hit := d.Tools[0]
-	if hit.Kind != "capability" || hit.FQDN != out.Capability.FQDN || hit.Description != desc || hit.Routing != "server" ||
+	if hit.Kind != "capability" || hit.FQDN != out.Capability.FQDN || !strings.HasPrefix(hit.Description, desc+" Takes a, b.") || hit.Routing != "server" ||
 		!strings.Contains(hit.Declaration, "mcp.calc.sum(") {
 		t.Fatalf("discover hit %+v", hit)
 	}

@@ -47,7 +47,7 @@ func TestLearningPolicyThroughDiscover(t *testing.T) {
 	}
 	var caps []string
 	for _, tl := range d.Tools {
-		if tl.Kind == "capability" && strings.HasPrefix(tl.Description, "Learned capability using") {
+		if tl.Kind == "capability" && strings.HasPrefix(tl.Description, "Learned workflow:") {
 			caps = append(caps, tl.ID)
 		}
 	}

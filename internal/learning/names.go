@@ -12,7 +12,6 @@ import (
 var stopWords = map[string]bool{
 	"a": true, "an": true, "the": true, "of": true, "in": true, "on": true, "at": true, "to": true,
 	"for": true, "and": true, "or": true, "with": true, "from": true, "into": true, "by": true,
-	"its": true, "it": true, "is": true, "are": true, "that": true, "this": true, "each": true,
 }
 
 // maxNameVerbs bounds the verbs a generated name strings together.
