@@ -156,6 +156,9 @@ func (s *Service) Metrics() *Metrics { return s.metrics }
 // Admission returns the controller that admits the service's executions.
 func (s *Service) Admission() *admission.Controller { return s.admission }
 
+// Learner returns the service's procedural memory (internal/learning).
+func (s *Service) Learner() *learning.Learner { return s.learner }
+
 // Store returns the service's store.
 func (s *Service) Store() store.Store { return s.store }
 

@@ -1,0 +1,149 @@
+package learning
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
+)
+
+func TestActionFor(t *testing.T) {
+	for _, c := range []struct {
+		intent string
+		used   []string
+		want   string
+	}{
+		{"", []string{"filesystem:read_file", "json:parse"}, "read_parse_json"},
+		{"", []string{"crypto:sha256"}, "sha256_crypto"},
+		{"", []string{"string:lower", "string:trim", "string:replace", "string:split"}, "lower_trim_replace_string"},
+		{"Count the items in a JSON file", nil, "count_items_json_file"},
+		{"Sum it", nil, "sum_it"},
+		{"the a of", nil, "the_a_of"},
+		{"", []string{"fs:readFile"}, "read_file"},
+	} {
+		if got := actionFor(c.intent, "0123456789abcdef", c.used); got != c.want {
+			t.Errorf("actionFor(%q, %v) = %q, want %q", c.intent, c.used, got, c.want)
+		}
+	}
+}
+
+func TestParamsSchemaAndExamples(t *testing.T) {
+	lf, ok := analysis.Lift(`const t = await mcp.fs.read({path: "a.json", n: 2}); return args.limit ?? t`)
+	if !ok {
+		t.Fatal("not lifted")
+	}
+	s := paramsSchema(json.RawMessage(`{"type":"object","properties":{"limit":{},"path":{},"n":{}},"required":["path","n"]}`), lf.Params)
+	got := decode(s)
+	if _, has := got["required"]; has {
+		t.Fatalf("lifted parameters stay required: %s", s)
+	}
+	path := objectOf(objectOf(got["properties"])["path"])
+	if path["type"] != "string" || path["default"] != "a.json" {
+		t.Fatalf("path: %v", path)
+	}
+	next, _ := analysis.Lift(`const t = await mcp.fs.read({path: "b.json", n: 2.5}); return args.limit ?? t`)
+	for range MaxExamples + 2 {
+		s = addExamples(s, next.Params)
+	}
+	got = decode(s)
+	n := objectOf(objectOf(got["properties"])["n"])
+	if n["type"] != "number" || len(n["examples"].([]any)) != 2 {
+		t.Fatalf("n after another value: %v", n)
+	}
+	path = objectOf(objectOf(got["properties"])["path"])
+	if ex := path["examples"].([]any); len(ex) != 2 || ex[1] != "b.json" {
+		t.Fatalf("path examples: %v", ex)
+	}
+}
+
+func TestWithDefaults(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","default":"a.json"},"n":{"type":"integer"}}}`)
+	for in, want := range map[string]string{
+		``:                   `{"path":"a.json"}`,
+		`null`:               `{"path":"a.json"}`,
+		`{"n":1}`:            `{"n":1,"path":"a.json"}`,
+		`{"path":"b"}`:       `{"path":"b"}`,
+		`[1]`:                `[1]`,
+		`{"path":null}`:      `{"path":null}`,
+		`{"n":1,"path":"c"}`: `{"n":1,"path":"c"}`,
+	} {
+		if got := string(WithDefaults(schema, json.RawMessage(in))); got != want {
+			t.Errorf("WithDefaults(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestOutputSchema(t *testing.T) {
+	a := OutputSchema(json.RawMessage(`{"n": 1, "tags": ["x"], "deep": {"a": {"b": {"c": {"d": 1}}}}}`))
+	b := OutputSchema(json.RawMessage(`{"n": 1.5, "tags": [], "extra": null}`))
+	m := decode(mergeOutput(a, b))
+	props := objectOf(m["properties"])
+	if objectOf(props["n"])["type"] != "number" || objectOf(props["extra"])["type"] != "null" {
+		t.Fatalf("merged: %v", m)
+	}
+	if s := string(mergeOutput(OutputSchema(json.RawMessage(`1`)), OutputSchema(json.RawMessage(`"x"`)))); s != `{"type":["integer","string"]}` {
+		t.Fatalf("union of a number and a string: %s", s)
+	}
+	if OutputSchema(nil) != nil || OutputSchema(json.RawMessage(`{`)) != nil {
+		t.Fatal("no result, no schema")
+	}
+	if checkReported(json.RawMessage(strings.Repeat(" ", maxSchemaBytes+1))) != nil || checkReported(json.RawMessage(`[1]`)) != nil {
+		t.Fatal("a reported schema past its bound, or not an object, is dropped")
+	}
+}
+
+func TestCallArgs(t *testing.T) {
+	c := store.Capability{ArgsSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","default":"a.json"}}}`),
+		OutputSchema: json.RawMessage(`{"type":"integer"}`)}
+	v := tools.NewValidator()
+	args, err := CallArgs(v, "cap:count", c, nil)
+	if err != nil || string(args) != `{"path":"a.json"}` {
+		t.Fatalf("no arguments: %s %v", args, err)
+	}
+	_, err = CallArgs(v, "cap:count", c, json.RawMessage(`{"path": 3}`))
+	pe, ok := pmlerr.As(err)
+	if !ok || pe.Code != pmlerr.ToolError || !strings.Contains(pe.Message, "mcp.cap.count(args?: {") || pe.Details["declaration"] == nil {
+		t.Fatalf("a number for a string: %v", err)
+	}
+	if args, err := CallArgs(v, "cap:count", c, json.RawMessage(`{"path": "b"}`)); err != nil || string(args) != `{"path": "b"}` {
+		t.Fatalf("the next call: %s %v", args, err)
+	}
+}
+
+func TestEdgesOf(t *testing.T) {
+	now := time.Now()
+	tr := tracing.Trace{
+		Tasks: []tracing.Task{
+			{ToolID: "json:parse", StartedAt: now.Add(2 * time.Millisecond)},
+			{ToolID: "fs:read", StartedAt: now},
+			{ToolID: "fs:read", StartedAt: now.Add(time.Millisecond)},
+			{ToolID: "bad id", StartedAt: now.Add(3 * time.Millisecond)},
+			{ToolID: "crypto:sha256", StartedAt: now.Add(4 * time.Millisecond)},
+		},
+		DAG: json.RawMessage(`{"tasks":[{"id":"t1","tool":"fs:read","depends_on":[]},{"id":"t2","tool":"json:parse","depends_on":["t1"]},{"id":"t3","tool":"crypto:sha256","depends_on":["t1"]}]}`),
+	}
+	got := edgesOf(tr)
+	want := []store.ToolEdge{
+		{From: "fs:read", To: "crypto:sha256", Feeds: 1},
+		{From: "fs:read", To: "json:parse", Feeds: 1, Follows: 1},
+		{From: "json:parse", To: "crypto:sha256", Follows: 1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("edges %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("edges %+v, want %+v", got, want)
+		}
+	}
+	g := buildGraph(got)
+	if r := g.related("json:parse", 5); len(r) != 2 || r[0].Tool != "crypto:sha256" && r[0].Tool != "fs:read" {
+		t.Fatalf("related %+v", r)
+	}
+}
