@@ -178,6 +178,29 @@ func (l *lifter) markVarying(variant string) bool {
 	return !s.err && i == len(l.toks)
 }
 
+// SameLiterals reports whether a and b have the same tokens, literal values
+// included, once whitespace, comments and semicolons are dropped: runs that
+// differ only in how they are written.
+func SameLiterals(a, b string) bool {
+	sa, sb := newScanner(a), newScanner(b)
+	for {
+		ta, oka := sa.next()
+		for oka && ta.tt == js.SemicolonToken {
+			ta, oka = sa.next()
+		}
+		tb, okb := sb.next()
+		for okb && tb.tt == js.SemicolonToken {
+			tb, okb = sb.next()
+		}
+		if !oka || !okb {
+			return oka == okb && !sa.err && !sb.err
+		}
+		if ta.tt != tb.tt || !bytes.Equal(ta.text, tb.text) {
+			return false
+		}
+	}
+}
+
 func isLiteralToken(tt js.TokenType) bool {
 	return js.IsNumeric(tt) || tt == js.StringToken || tt == js.TemplateToken ||
 		tt == js.TemplateStartToken || tt == js.TemplateMiddleToken || tt == js.TemplateEndToken

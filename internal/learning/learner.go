@@ -47,11 +47,13 @@ type Learner struct {
 	log       *slog.Logger
 	graph     *graphs
 
-	mu      sync.Mutex
-	queue   []func(context.Context)
-	running bool
-	closed  bool
-	idle    *sync.Cond
+	mu         sync.Mutex
+	queue      []func(context.Context)
+	running    bool
+	closed     bool
+	idle       *sync.Cond
+	flushDue   bool
+	flushTimer *time.Timer
 }
 
 // maxQueued bounds the background work waiting: past it new work is
@@ -133,8 +135,8 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 		return store.Capability{}, false, fmt.Errorf("saving capability: %w", err)
 	}
 	if saved.UsageCount > 1 {
-		id, code := saved.ID, r.Code
-		l.later(func(ctx context.Context) { l.refine(ctx, id, code, out) })
+		id, code, an := saved.ID, r.Code, r.Analysis
+		l.later(func(ctx context.Context) { l.refine(ctx, id, code, an, out) })
 	}
 	return saved, true, nil
 }
@@ -192,11 +194,14 @@ func sameDAG(a, b *analysis.Analysis) bool {
 // that differ between its runs become parameters, the run's values become
 // examples, the output schema widens, and its outcomes count a success. A
 // capability learned before parameters were lifted is lifted now.
-func (l *Learner) refine(ctx context.Context, id, runCode string, out json.RawMessage) {
+func (l *Learner) refine(ctx context.Context, id, runCode string, runAn *analysis.Analysis, out json.RawMessage) {
 	c, err := l.store.CapabilityByID(ctx, id)
 	if err != nil {
 		l.log.Warn("learning: capability to refine", "id", id, "err", err)
 		return
+	}
+	if err := l.store.RecordCapabilityRun(ctx, id, true); err != nil {
+		l.log.Warn("learning: recording a run", "id", id, "err", err)
 	}
 	first := c.Code // the run the capability came from
 	if c.ParamsLifted {
@@ -205,29 +210,30 @@ func (l *Learner) refine(ctx context.Context, id, runCode string, out json.RawMe
 			return
 		}
 	}
-	an, err := l.analyzer.Analyze(first)
-	if err != nil {
-		return
-	}
-	runAn, err := l.analyzer.Analyze(runCode)
-	if err != nil {
-		return
-	}
 	next := c
-	if capL := l.lift(first, an, runCode); capL.ok {
-		runL := l.lift(runCode, runAn, first)
-		next.Code, next.ParamsLifted = capL.code, true
-		next.ArgsSchema = keepExamples(capL.schema, c.ArgsSchema)
-		if runL.ok && len(runL.params) == len(capL.params) {
-			next.ArgsSchema = addExamples(next.ArgsSchema, runL.params)
+	next.OutputSchema = mergeOutput(c.OutputSchema, out)
+	// The same values as the first run (the same code, but for comments or
+	// spacing) teach nothing new but the result's type: no rewrite.
+	if !analysis.SameLiterals(first, runCode) || !c.ParamsLifted {
+		an, err := analysis.Analyze(first) // uncached: the clients' code owns the cache
+		if err != nil {
+			return
+		}
+		if capL := l.lift(first, an, runCode); capL.ok {
+			runL := l.lift(runCode, runAn, first)
+			next.Code, next.ParamsLifted = capL.code, true
+			next.ArgsSchema = keepExamples(capL.schema, c.ArgsSchema)
+			if runL.ok && len(runL.params) == len(capL.params) {
+				next.ArgsSchema = addExamples(next.ArgsSchema, runL.params)
+			}
 		}
 	}
-	next.OutputSchema = mergeOutput(c.OutputSchema, out)
+	if next.Code == c.Code && string(next.ArgsSchema) == string(c.ArgsSchema) && string(next.OutputSchema) == string(c.OutputSchema) &&
+		next.ParamsLifted == c.ParamsLifted {
+		return
+	}
 	if err := l.registry.Relearn(ctx, next); err != nil {
 		l.log.Warn("learning: refining capability", "id", id, "err", err)
-	}
-	if err := l.store.RecordCapabilityRun(ctx, id, true); err != nil {
-		l.log.Warn("learning: recording a run", "id", id, "err", err)
 	}
 }
 
@@ -295,12 +301,13 @@ func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
 	if len(edges) == 0 && fqdn == "" {
 		return
 	}
-	l.later(func(ctx context.Context) {
+	if len(edges) > 0 {
 		l.graph.add(scope, edges)
-		if fqdn != "" {
-			l.countOutcome(ctx, scope, fqdn, success)
-		}
-	})
+		l.scheduleFlush()
+	}
+	if fqdn != "" {
+		l.later(func(ctx context.Context) { l.countOutcome(ctx, scope, fqdn, success) })
+	}
 }
 
 // countOutcome records a run of the capability named by its FQDN when it
@@ -334,6 +341,11 @@ func (l *Learner) Graph(ctx context.Context, scope store.Scope) *Graph {
 	return l.graph.get(ctx, scope)
 }
 
+// graphFlushEvery is how often the tool graph's pending counts are
+// written: at most one transaction per tenant per interval, however many
+// traces arrive.
+const graphFlushEvery = time.Second
+
 // later queues background work; the worker runs while there is some.
 func (l *Learner) later(f func(context.Context)) {
 	l.mu.Lock()
@@ -352,21 +364,33 @@ func (l *Learner) later(f func(context.Context)) {
 	}
 }
 
-// work runs the queue until it is empty, then writes the graph's pending
-// counts, and ends: an idle Learner holds no goroutine.
+// scheduleFlush writes the graph's pending counts graphFlushEvery from now,
+// unless a write is already due.
+func (l *Learner) scheduleFlush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.flushDue || l.closed {
+		return
+	}
+	l.flushDue = true
+	l.flushTimer = time.AfterFunc(graphFlushEvery, func() {
+		l.mu.Lock()
+		l.flushDue = false
+		l.mu.Unlock()
+		l.later(func(context.Context) { l.flushGraph() })
+	})
+}
+
+// work runs the queue until it is empty, and ends: an idle Learner holds
+// no goroutine.
 func (l *Learner) work() {
 	for {
 		l.mu.Lock()
 		if len(l.queue) == 0 {
+			l.running = false
+			l.idle.Broadcast()
 			l.mu.Unlock()
-			l.flushGraph()
-			l.mu.Lock()
-			if len(l.queue) == 0 {
-				l.running = false
-				l.idle.Broadcast()
-				l.mu.Unlock()
-				return
-			}
+			return
 		}
 		f := l.queue[0]
 		l.queue[0] = nil
@@ -386,21 +410,31 @@ func (l *Learner) flushGraph() {
 	}
 }
 
-// Wait blocks until the background work queued so far is done.
+// Wait blocks until the background work queued so far is done, and the
+// tool graph's pending counts are written.
 func (l *Learner) Wait() {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	for l.running {
 		l.idle.Wait()
 	}
+	l.mu.Unlock()
+	l.flushGraph()
 }
 
-// Close finishes the queued work and refuses more.
+// Close finishes the queued work, writes the graph's pending counts and
+// refuses more.
 func (l *Learner) Close() {
-	l.Wait()
 	l.mu.Lock()
 	l.closed = true
+	if l.flushTimer != nil {
+		l.flushTimer.Stop()
+	}
+	l.flushDue = false
+	for l.running {
+		l.idle.Wait()
+	}
 	l.mu.Unlock()
+	l.flushGraph()
 }
 
 func nonNil(s []string) []string {
