@@ -18,13 +18,16 @@ type Shape struct {
 	// DirectCall means the whole code is one tool call, returned or awaited
 	// or not: `return await mcp.ns.action({...})`.
 	DirectCall bool
+	// Values is the hex SHA-256 of the literal values in order: code of one
+	// Hash with one Values differs only in how it is written.
+	Values string
 }
 
 // ShapeOf reads code's shape. Code the tokenizer stops on has the Hash of
 // what came before and is never a DirectCall.
 func ShapeOf(code string) Shape {
 	s := newScanner(code)
-	h := sha256.New()
+	h, values := sha256.New(), sha256.New()
 	var toks []token
 	for {
 		t, ok := s.next()
@@ -39,13 +42,17 @@ func ShapeOf(code string) Shape {
 		switch {
 		case js.IsNumeric(t.tt), t.tt == js.StringToken, t.tt == js.RegExpToken, t.tt == js.TemplateToken:
 			text = []byte("\x00lit")
+			values.Write(t.text)
+			values.Write([]byte{0})
 		case t.tt == js.TemplateStartToken, t.tt == js.TemplateMiddleToken, t.tt == js.TemplateEndToken:
 			text = []byte("\x00tpl")
+			values.Write(t.text)
+			values.Write([]byte{0})
 		}
 		h.Write(text)
 		h.Write([]byte{0})
 	}
-	return Shape{Hash: hex.EncodeToString(h.Sum(nil)), DirectCall: !s.err && directCall(toks)}
+	return Shape{Hash: hex.EncodeToString(h.Sum(nil)), DirectCall: !s.err && directCall(toks), Values: hex.EncodeToString(values.Sum(nil))}
 }
 
 // directCall: [return] [await] mcp . ns . action ( … ) with the parentheses

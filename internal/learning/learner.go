@@ -25,6 +25,7 @@ import (
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/ttlcache"
 )
 
 // Config builds a Learner.
@@ -54,6 +55,10 @@ type Learner struct {
 	idle       *sync.Cond
 	flushDue   bool
 	flushTimer *time.Timer
+	outcomes   map[string]string // capability id -> outcomes not yet written
+
+	shapes  *ttlcache.Cache[shapeKey, store.Capability]
+	refined *ttlcache.Cache[refineKey, bool]
 }
 
 // maxQueued bounds the background work waiting: past it new work is
@@ -77,6 +82,9 @@ func New(cfg Config) *Learner {
 	}
 	l.idle = sync.NewCond(&l.mu)
 	l.graph = newGraphs(cfg.Store)
+	l.outcomes = map[string]string{}
+	l.shapes = ttlcache.New[shapeKey, store.Capability](memoryTTL, memorySize)
+	l.refined = ttlcache.New[refineKey, bool](memoryTTL, memorySize)
 	return l
 }
 
@@ -113,6 +121,18 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 	if out == nil {
 		out = checkReported(r.OutputSchema)
 	}
+	k, now := shapeKey{r.Scope, shape.Hash}, time.Now()
+	if known, ok := l.shapes.Get(k, now); ok {
+		// A shape this process saved lately: one write to count the use,
+		// as before lifting; the rest after the answer.
+		known.Code, known.ArgsSchema, known.OutputSchema, known.ParamsLifted = r.Code, nil, nil, false
+		saved, err := l.registry.Save(ctx, known)
+		if err != nil {
+			return store.Capability{}, false, fmt.Errorf("saving capability: %w", err)
+		}
+		l.afterRun(saved, r, shape, out)
+		return saved, true, nil
+	}
 	lifted := l.lift(r.Code, r.Analysis, "")
 	action, err := l.name(ctx, r.Scope, r.Intent, shape.Hash, r.Analysis.Tools)
 	if err != nil {
@@ -134,11 +154,47 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 	if err != nil {
 		return store.Capability{}, false, fmt.Errorf("saving capability: %w", err)
 	}
+	l.shapes.Put(k, saved, now)
 	if saved.UsageCount > 1 {
-		id, code, an := saved.ID, r.Code, r.Analysis
-		l.later(func(ctx context.Context) { l.refine(ctx, id, code, an, out) })
+		l.afterRun(saved, r, shape, out)
+	} else {
+		l.refined.Put(refineKey{saved.ID, shape.Values, string(out)}, true, now)
 	}
 	return saved, true, nil
+}
+
+// shapeKey names the capability of a shape in a project.
+type shapeKey struct {
+	scope store.Scope
+	hash  string
+}
+
+// refineKey is what a run can teach a capability: its values and its
+// result's type.
+type refineKey struct {
+	id, values, output string
+}
+
+// How long, and how many, shapes and refinements are remembered: a run
+// of a known shape skips naming and lifting, and one with values already
+// merged skips refining.
+const (
+	memoryTTL  = time.Minute
+	memorySize = 10_000
+)
+
+// afterRun counts a successful run of saved's shape, and refines saved
+// with it after the answer unless a run with the same values and result
+// type already did.
+func (l *Learner) afterRun(saved store.Capability, r Run, shape analysis.Shape, out json.RawMessage) {
+	l.outcome(saved.ID, true)
+	k, now := refineKey{saved.ID, shape.Values, string(out)}, time.Now()
+	if _, done := l.refined.Get(k, now); done {
+		return
+	}
+	l.refined.Put(k, true, now)
+	id, code, an := saved.ID, r.Code, r.Analysis
+	l.later(func(ctx context.Context) { l.refine(ctx, id, code, an, out) })
 }
 
 // lifted is code made to read its run's values from args, and its input
@@ -199,9 +255,6 @@ func (l *Learner) refine(ctx context.Context, id, runCode string, runAn *analysi
 	if err != nil {
 		l.log.Warn("learning: capability to refine", "id", id, "err", err)
 		return
-	}
-	if err := l.store.RecordCapabilityRun(ctx, id, true); err != nil {
-		l.log.Warn("learning: recording a run", "id", id, "err", err)
 	}
 	first := c.Code // the run the capability came from
 	if c.ParamsLifted {
@@ -298,9 +351,6 @@ func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
 	}
 	edges := edgesOf(t)
 	fqdn, success := t.CapabilityFQDN, t.Success
-	if len(edges) == 0 && fqdn == "" {
-		return
-	}
 	if len(edges) > 0 {
 		l.graph.add(scope, edges)
 		l.scheduleFlush()
@@ -325,9 +375,27 @@ func (l *Learner) countOutcome(ctx context.Context, scope store.Scope, name stri
 	if err != nil || e.Capability == nil || e.Capability.Scope != scope {
 		return
 	}
-	if err := l.store.RecordCapabilityRun(ctx, e.Capability.ID, ok); err != nil {
-		l.log.Warn("learning: recording a capability's outcome", "capability", name, "err", err)
+	l.outcome(e.Capability.ID, ok)
+}
+
+// maxPendingOutcomes bounds the capabilities whose outcomes wait to be
+// written.
+const maxPendingOutcomes = 4096
+
+// outcome counts one run of the capability id, written with the graph.
+func (l *Learner) outcome(id string, ok bool) {
+	letter := "0"
+	if ok {
+		letter = "1"
 	}
+	l.mu.Lock()
+	p, has := l.outcomes[id]
+	if has || len(l.outcomes) < maxPendingOutcomes {
+		p += letter
+		l.outcomes[id] = p[max(0, len(p)-store.MaxRecentRuns):]
+	}
+	l.mu.Unlock()
+	l.scheduleFlush()
 }
 
 // Related returns the tools most often used with tool in scope, heaviest
@@ -341,10 +409,10 @@ func (l *Learner) Graph(ctx context.Context, scope store.Scope) *Graph {
 	return l.graph.get(ctx, scope)
 }
 
-// graphFlushEvery is how often the tool graph's pending counts are
-// written: at most one transaction per tenant per interval, however many
-// traces arrive.
-const graphFlushEvery = time.Second
+// flushEvery is how often the tool graph's pending counts and the
+// capabilities' outcomes are written: at most one transaction per tenant
+// and one statement per capability per interval, however many runs end.
+const flushEvery = time.Second
 
 // later queues background work; the worker runs while there is some.
 func (l *Learner) later(f func(context.Context)) {
@@ -364,8 +432,8 @@ func (l *Learner) later(f func(context.Context)) {
 	}
 }
 
-// scheduleFlush writes the graph's pending counts graphFlushEvery from now,
-// unless a write is already due.
+// scheduleFlush writes what is pending flushEvery from now, unless a
+// write is already due.
 func (l *Learner) scheduleFlush() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -373,11 +441,11 @@ func (l *Learner) scheduleFlush() {
 		return
 	}
 	l.flushDue = true
-	l.flushTimer = time.AfterFunc(graphFlushEvery, func() {
+	l.flushTimer = time.AfterFunc(flushEvery, func() {
 		l.mu.Lock()
 		l.flushDue = false
 		l.mu.Unlock()
-		l.later(func(context.Context) { l.flushGraph() })
+		l.later(func(context.Context) { l.flush() })
 	})
 }
 
@@ -402,11 +470,22 @@ func (l *Learner) work() {
 	}
 }
 
-func (l *Learner) flushGraph() {
+// flush writes the tool graph's pending counts and the capabilities'
+// pending outcomes.
+func (l *Learner) flush() {
 	ctx, cancel := context.WithTimeout(context.Background(), workTimeout)
 	defer cancel()
 	if err := l.graph.flush(ctx); err != nil {
 		l.log.Warn("learning: writing the tool graph", "err", err)
+	}
+	l.mu.Lock()
+	outcomes := l.outcomes
+	l.outcomes = map[string]string{}
+	l.mu.Unlock()
+	for id, o := range outcomes {
+		if err := l.store.RecordCapabilityRuns(ctx, id, o); err != nil && !errors.Is(err, store.ErrNotFound) {
+			l.log.Warn("learning: recording a capability's outcomes", "id", id, "err", err)
+		}
 	}
 }
 
@@ -418,7 +497,7 @@ func (l *Learner) Wait() {
 		l.idle.Wait()
 	}
 	l.mu.Unlock()
-	l.flushGraph()
+	l.flush()
 }
 
 // Close finishes the queued work, writes the graph's pending counts and
@@ -434,7 +513,7 @@ func (l *Learner) Close() {
 		l.idle.Wait()
 	}
 	l.mu.Unlock()
-	l.flushGraph()
+	l.flush()
 }
 
 func nonNil(s []string) []string {

@@ -74,7 +74,7 @@ type Capability struct {
 	// learned before parameters were lifted, served as they are.
 	ParamsLifted bool `json:"params_lifted"`
 	// RecentRuns are the outcomes of its last runs, oldest first: '1' a
-	// success, '0' a failure (RecordCapabilityRun), at most MaxRecentRuns.
+	// success, '0' a failure (RecordCapabilityRuns), at most MaxRecentRuns.
 	RecentRuns string     `json:"recent_runs"`
 	Visibility Visibility `json:"visibility"`
 	UsageCount int64      `json:"usage_count"`
@@ -267,10 +267,11 @@ type Store interface {
 	// capability with c.ID owned by c.Scope (else ErrNotFound). Its name,
 	// visibility and counters stay.
 	UpdateLearned(ctx context.Context, c Capability) error
-	// RecordCapabilityRun appends one outcome to the RecentRuns of the
-	// capability with id, keeping the last MaxRecentRuns, in one statement;
-	// an unknown id is ErrNotFound. It changes nothing else.
-	RecordCapabilityRun(ctx context.Context, id string, ok bool) error
+	// RecordCapabilityRuns appends outcomes ('1' a success, '0' a failure,
+	// oldest first) to the RecentRuns of the capability with id, keeping
+	// the last MaxRecentRuns, in one statement; an unknown id is
+	// ErrNotFound, other letters ErrInvalid. It changes nothing else.
+	RecordCapabilityRuns(ctx context.Context, id, outcomes string) error
 
 	// The tool graph (docs/how-it-works.md "The tool graph"). AddToolEdges
 	// adds the counts of edges to scope's graph in one transaction, then

@@ -9,10 +9,13 @@ import (
 	"github.com/pml-go/pml/internal/store/internal/storeutil"
 )
 
-// RecordCapabilityRun appends one outcome to the capability's recent runs.
-func (s *Store) RecordCapabilityRun(ctx context.Context, id string, ok bool) error {
+// RecordCapabilityRuns appends outcomes to the capability's recent runs.
+func (s *Store) RecordCapabilityRuns(ctx context.Context, id, outcomes string) error {
+	if err := storeutil.CheckOutcomes(outcomes); err != nil {
+		return wrap(ctx, "record capability runs", err)
+	}
 	tag, err := s.pool.Exec(ctx, `UPDATE capabilities SET recent_runs = right(recent_runs || $1, $2) WHERE id = $3`,
-		storeutil.Outcome(ok), store.MaxRecentRuns, id)
+		outcomes, store.MaxRecentRuns, id)
 	if err != nil {
 		return wrap(ctx, "record capability run", err)
 	}

@@ -56,16 +56,19 @@ func testUpdateLearned(t *testing.T, s store.Store) {
 
 func testRecentRuns(t *testing.T, s store.Store) {
 	c := must(s.SaveCapability(t.Context(), capability(acmeWeb, "cap", "runs", `return 2`, store.VisibilityPrivate))).of(t)
-	for i := range store.MaxRecentRuns + 5 {
-		noErr(t, s.RecordCapabilityRun(t.Context(), c.ID, i%3 != 0))
+	for range 5 {
+		noErr(t, s.RecordCapabilityRuns(t.Context(), c.ID, "1101"))
 	}
-	noErr(t, s.RecordCapabilityRun(t.Context(), c.ID, false))
+	noErr(t, s.RecordCapabilityRuns(t.Context(), c.ID, "0"))
 	got := must(s.CapabilityByID(t.Context(), c.ID)).of(t)
 	if len(got.RecentRuns) != store.MaxRecentRuns || !strings.HasSuffix(got.RecentRuns, "0") {
 		t.Fatalf("recent runs %q: want the last %d, newest last", got.RecentRuns, store.MaxRecentRuns)
 	}
-	if err := s.RecordCapabilityRun(t.Context(), "no-such-id", true); !errors.Is(err, store.ErrNotFound) {
+	if err := s.RecordCapabilityRuns(t.Context(), "no-such-id", "1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown id: %v, want ErrNotFound", err)
+	}
+	if err := s.RecordCapabilityRuns(t.Context(), c.ID, "1x"); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a letter other than 0 and 1: %v, want ErrInvalid", err)
 	}
 }
 

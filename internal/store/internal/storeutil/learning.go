@@ -2,16 +2,17 @@ package storeutil
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pml-go/pml/internal/store"
 )
 
-// Outcome is one run's letter in Capability.RecentRuns.
-func Outcome(ok bool) string {
-	if ok {
-		return "1"
+// CheckOutcomes refuses outcomes that are not '0' and '1' letters.
+func CheckOutcomes(outcomes string) error {
+	if outcomes == "" || strings.Trim(outcomes, "01") != "" {
+		return fmt.Errorf("outcomes %.40q: want letters 0 and 1: %w", outcomes, store.ErrInvalid)
 	}
-	return "0"
+	return nil
 }
 
 // maxToolIDBytes bounds the tool ids of a graph edge.
