@@ -27,6 +27,10 @@ type Param struct {
 	Tool string
 }
 
+// MaxParams bounds the parameters Lift makes of one snippet: the literals
+// past it stay in the code.
+const MaxParams = 64
+
 // Type is the parameter's JSON Schema type, from its value.
 func (p Param) Type() string { return valueType(p.Value) }
 
@@ -385,6 +389,9 @@ func (l *lifter) liftValue(e js.IExpr, p Param, context string) {
 	if !pure || holdsObject(v) {
 		return
 	}
+	if len(l.lifts) >= MaxParams {
+		return
+	}
 	start, end, ok := l.rangeOf(e)
 	if !ok || l.overlaps(start, end) {
 		return
@@ -407,7 +414,7 @@ func (l *lifter) liftVarying(data []byte, tt js.TokenType, name string) {
 // or `) whose value differs between runs.
 func (l *lifter) liftTemplatePart(raw []byte) {
 	off := l.offset(raw)
-	if off < 0 || !l.varying[off] || len(raw) < 2 || l.overlaps(off, off+len(raw)) {
+	if off < 0 || !l.varying[off] || len(raw) < 2 || len(l.lifts) >= MaxParams || l.overlaps(off, off+len(raw)) {
 		return
 	}
 	i, ok := l.byStart[off]

@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -95,5 +97,65 @@ func TestSubstituteUndoesLift(t *testing.T) {
 		if ShapeOf(back).Hash != ShapeOf(code).Hash {
 			t.Errorf("substituted code has another shape:\n got %s\nfrom %s", back, code)
 		}
+	}
+}
+
+// Lift on any input: no panic; what it lifts parses, reads its parameters
+// from args, and with their values written back has the original's shape.
+func FuzzLift(f *testing.F) {
+	for _, seed := range []string{
+		`const t = await mcp.filesystem.read_file({path: "a.json"}); return t`,
+		"await mcp.a.b({x: [1, [2, 3]], y: {z: -4, w: `t`}, v: true}); return `a${1}b`",
+		`const p = "x"; await mcp.a.b({p, q: p}); return args.p`,
+		`await mcp["a"].b({x: 1})`, `await mcp.a.b({["k"]: 1})`, `const args = 1; await mcp.a.b({x: 2})`,
+		"const s = '\\u{1F600}'; await mcp.a.b({s: \"\\\"\\\\\", t: 'it\\'s'})",
+	} {
+		f.Add(seed, seed)
+	}
+	f.Fuzz(func(t *testing.T, code, variant string) {
+		if len(code) > 4096 || len(variant) > 4096 {
+			return
+		}
+		l, ok := Lift(code, variant)
+		if !ok {
+			l, ok = Lift(code)
+		}
+		if !ok || len(l.Params) == 0 {
+			return
+		}
+		if _, err := Analyze(l.Code); err != nil {
+			t.Fatalf("lifted code does not analyse: %v\n%s\nfrom %s", err, l.Code, code)
+		}
+		values := map[string]any{}
+		for _, p := range l.Params {
+			if !strings.Contains(l.Code, "args."+p.Name) {
+				t.Fatalf("parameter %s is not read: %s", p.Name, l.Code)
+			}
+			var v any
+			if err := json.Unmarshal(p.JSONValue(), &v); err != nil {
+				t.Fatalf("parameter %s: %s is not JSON: %v", p.Name, p.JSONValue(), err)
+			}
+			values[p.Name] = v
+		}
+		back, ok := Substitute(l.Code, values)
+		if !ok {
+			t.Fatalf("substitute failed: %s", l.Code)
+		}
+		if ShapeOf(back).Hash != ShapeOf(code).Hash {
+			t.Fatalf("values written back give another shape:\n%s\nfrom %s", back, code)
+		}
+	})
+}
+
+// A snippet with more literals than MaxParams lifts the first MaxParams and
+// leaves the rest in the code.
+func TestLiftIsBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&b, "await mcp.a.b({x: %d});\n", i)
+	}
+	l, ok := Lift(b.String())
+	if !ok || len(l.Params) != MaxParams || !strings.Contains(l.Code, "{x: 4999}") || !strings.Contains(l.Code, "{x: args.x_64}") {
+		t.Fatalf("%v %d params", ok, len(l.Params))
 	}
 }
