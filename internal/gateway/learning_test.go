@@ -324,3 +324,25 @@ func postJSON(t *testing.T, g *gatewaytest.Gateway, key, path string, body []byt
 }
 
 func analysisShape(code string) string { return analysis.ShapeOf(code).Hash }
+
+// A capability that failed in most of its recent runs drops below the tool
+// it is made of; one that succeeds ranks above it.
+func TestFailingCapabilityDrops(t *testing.T) {
+	g := startRegistry(t)
+	s := g.Connect(t, g.Key, false)
+	ref := learn(t, s, `const h = await mcp.crypto.sha256({data: "x"}); return h.slice(0, 8)`, "Short sha256 digest of a text")
+	rank := func() (capRank, toolRank int) {
+		d := discover(t, s, wire.DiscoverRequest{Query: "sha256 digest of text", Limit: 10})
+		return slices.IndexFunc(d.Tools, func(x wire.DiscoveredTool) bool { return x.ID == ref.Name }),
+			slices.IndexFunc(d.Tools, func(x wire.DiscoveredTool) bool { return x.ID == "crypto:sha256" })
+	}
+	if c, tool := rank(); c < 0 || c > tool {
+		t.Fatalf("a working capability ranks %d, its tool %d", c, tool)
+	}
+	if err := g.Service.Store().RecordCapabilityRuns(context.Background(), ref.ID, "1000000"); err != nil {
+		t.Fatal(err)
+	}
+	if c, tool := rank(); c >= 0 && c < tool {
+		t.Fatalf("a capability failing 6 of its last 7 runs ranks %d, above its tool (%d)", c, tool)
+	}
+}

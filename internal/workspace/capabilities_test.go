@@ -324,3 +324,29 @@ func TestHoldsSecretFollowsDotEnv(t *testing.T) {
 		t.Fatalf("code without a secret is sent as it is: %+v", req.Options)
 	}
 }
+
+// A client capability learned from two local runs reads its input from
+// args: called here with a new path it reads that file, with none it
+// repeats the first run, and arguments that do not match its schema are a
+// validation error with its declaration, after which the next call runs.
+func TestLocalCapabilityTakesItsInputs(t *testing.T) {
+	e := capEnv(t)
+	if err := os.WriteFile(filepath.Join(e.ws, "other.txt"), []byte("world"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := `const text = await mcp.filesystem.read_file({ path: %q }); return text.toUpperCase() + "!";`
+	e.learnLocal(strings.Replace(run, "%q", `"note.txt"`, 1), "shout one file")
+	e.learnLocal(strings.Replace(run, "%q", `"other.txt"`, 1), "shout one file")
+	e.service().Learner().Wait()
+	a := e.exec(`return [await mcp.cap.shout_one_file({ path: "other.txt" }), await mcp.cap.shout_one_file()]`)
+	wantStatus(t, a, wire.StatusSuccess)
+	if string(a.Result) != `["WORLD!","HELLO!"]` {
+		t.Fatalf("%s", a.Result)
+	}
+	bad := e.exec(`return await mcp.cap.shout_one_file({ path: ["note.txt"] })`)
+	if bad.Status != wire.StatusError || bad.ErrorCode != pmlerr.ToolError ||
+		!strings.Contains(bad.Error, "invalid arguments") || !strings.Contains(bad.Error, "mcp.cap.shout_one_file(args?: {") {
+		t.Fatalf("bad arguments: %+v", bad)
+	}
+	wantStatus(t, e.exec(`return await mcp.cap.shout_one_file({ path: "note.txt" })`), wire.StatusSuccess)
+}
