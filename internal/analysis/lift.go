@@ -41,8 +41,6 @@ func (p Param) JSONValue() []byte { return appendJSON(nil, p.Value) }
 type Lifted struct {
 	Code   string
 	Params []Param
-	// Reads are the args properties the code read itself before lifting.
-	Reads []string
 }
 
 // Lift rewrites code so the literal values of its run read from args
@@ -457,8 +455,8 @@ func holdsObject(v any) bool {
 }
 
 // rangeOf is the source range of a literal expression: its token for a
-// scalar, from its opening to its matching closing bracket for an array or
-// an object, found in the token stream from the offset of its first token.
+// scalar, its sign and token for a signed number, from its opening to its
+// matching closing bracket for an array (Lift lifts no object whole).
 func (l *lifter) rangeOf(e js.IExpr) (start, end int, ok bool) {
 	switch e := unparen(e).(type) {
 	case *js.LiteralExpr:
@@ -476,23 +474,16 @@ func (l *lifter) rangeOf(e js.IExpr) (start, end int, ok bool) {
 			return 0, 0, false
 		}
 		return l.toks[i-1].start, end, true
-	case *js.ArrayExpr, *js.ObjectExpr:
-		first, ok := l.firstData(e)
+	case *js.ArrayExpr:
+		// From the first scalar, through the brackets of the nested
+		// arrays it opens, back to e's own bracket; then to its match.
+		first, depth, ok := firstScalar(e)
 		if !ok {
 			return 0, 0, false
 		}
 		s, _, ok := l.tokenRange(first)
-		i := l.byStart[s]
-		if !ok || i == 0 {
-			return 0, 0, false
-		}
-		// The first leaf may sit under nested brackets: walk back to the
-		// outermost bracket that opens e, then forward to its match.
-		open := i - 1
-		for depth := nestingOf(e); depth > 0 && open > 0; depth-- {
-			open--
-		}
-		if !isOpen(l.toks[open].tt) {
+		open := l.byStart[s] - depth
+		if !ok || open < 0 || !isOpen(l.toks[open].tt) {
 			return 0, 0, false
 		}
 		close := matching(l.toks, open)
@@ -515,55 +506,27 @@ func (l *lifter) tokenRange(data []byte) (int, int, bool) {
 	return off, off + len(data), true
 }
 
-// firstData is the source bytes of the first token inside an array or
-// object literal: a key or a scalar, through nested literals.
-func (l *lifter) firstData(e js.IExpr) ([]byte, bool) {
-	switch e := unparen(e).(type) {
-	case *js.LiteralExpr:
-		return e.Data, true
-	case *js.TemplateExpr:
-		return e.Tail, true
-	case *js.UnaryExpr:
-		return nil, false // its first token is the sign, not a slice we can place
-	case *js.ArrayExpr:
-		if len(e.List) == 0 || e.List[0].Value == nil {
-			return nil, false
+// firstScalar is the source of the first token of an array's first
+// scalar, and how many brackets open before it.
+func firstScalar(a *js.ArrayExpr) (data []byte, depth int, ok bool) {
+	for depth = 1; ; depth++ {
+		if len(a.List) == 0 || a.List[0].Value == nil {
+			return nil, 0, false
 		}
-		return l.firstData(e.List[0].Value)
-	case *js.ObjectExpr:
-		if len(e.List) == 0 || e.List[0].Name == nil || e.List[0].Name.IsComputed() {
-			return nil, false
-		}
-		return e.List[0].Name.Literal.Data, true
-	}
-	return nil, false
-}
-
-// nestingOf is how many brackets open between e's own and its first token.
-func nestingOf(e js.IExpr) int {
-	n := 0
-	for {
-		switch x := unparen(e).(type) {
+		switch x := unparen(a.List[0].Value).(type) {
 		case *js.ArrayExpr:
-			if len(x.List) == 0 {
-				return n
-			}
-			if _, inner := unparen(x.List[0].Value).(*js.ArrayExpr); inner {
-				n++
-				e = x.List[0].Value
-				continue
-			}
-			if _, inner := unparen(x.List[0].Value).(*js.ObjectExpr); inner {
-				n++
-				e = x.List[0].Value
-				continue
-			}
+			a = x
+		case *js.LiteralExpr:
+			return x.Data, depth, true
+		case *js.TemplateExpr:
+			return x.Tail, depth, true
+		default:
+			return nil, 0, false // a signed number or an object: not placed
 		}
-		return n
 	}
 }
 
-func isOpen(tt js.TokenType) bool { return tt == js.OpenBracketToken || tt == js.OpenBraceToken }
+func isOpen(tt js.TokenType) bool { return tt == js.OpenBracketToken }
 
 // matching is the index of the bracket closing toks[open], or -1.
 func matching(toks []token, open int) int {
@@ -611,7 +574,7 @@ func (l *lifter) rewrite() Lifted {
 		pos = lf.end
 	}
 	b.Write(l.src[pos : len(wrapPrefix)+len(code)])
-	return Lifted{Code: b.String(), Params: params, Reads: l.reads}
+	return Lifted{Code: b.String(), Params: params}
 }
 
 // paramName is base made a unique identifier: the context's name when base

@@ -72,6 +72,9 @@ func paramsSchema(base json.RawMessage, params []analysis.Param) json.RawMessage
 		prop := typeOf(v, 1)
 		prop["default"] = v
 		prop["examples"] = []any{v}
+		if p.Tool != "" {
+			prop["description"] = p.Arg + " of " + p.Tool // where the value goes
+		}
 		props[p.Name] = prop
 	}
 	s["type"] = "object"
