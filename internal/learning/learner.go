@@ -248,8 +248,8 @@ func sameDAG(a, b *analysis.Analysis) bool {
 
 // refine merges one more run of a capability's shape into it: the values
 // that differ between its runs become parameters, the run's values become
-// examples, the output schema widens, and its outcomes count a success. A
-// capability learned before parameters were lifted is lifted now.
+// examples and the output schema widens. A capability learned before
+// parameters were lifted is lifted now.
 func (l *Learner) refine(ctx context.Context, id, runCode string, runAn *analysis.Analysis, out json.RawMessage) {
 	c, err := l.store.CapabilityByID(ctx, id)
 	if err != nil {
