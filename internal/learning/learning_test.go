@@ -96,6 +96,14 @@ func TestOutputSchema(t *testing.T) {
 	if checkReported(json.RawMessage(strings.Repeat(" ", maxSchemaBytes+1))) != nil || checkReported(json.RawMessage(`[1]`)) != nil {
 		t.Fatal("a reported schema past its bound, or not an object, is dropped")
 	}
+	deep := strings.Repeat(`{"type":"object","properties":{"a":`, 150) + `{"type":"string"}` + strings.Repeat("}}", 150)
+	got := string(checkReported(json.RawMessage(deep)))
+	if strings.Count(got, "properties") != maxOutputDepth-1 {
+		t.Fatalf("a reported schema 150 deep is kept %d deep: %s", strings.Count(got, "properties"), got)
+	}
+	if got := string(checkReported(json.RawMessage(`{"type":"string","default":"secret","enum":["x"],"$ref":"#"}`))); got != `{"type":"string"}` {
+		t.Fatalf("a reported schema keeps only types: %s", got)
+	}
 }
 
 func TestCallArgs(t *testing.T) {

@@ -186,12 +186,50 @@ func mergeOutput(a, b json.RawMessage) json.RawMessage {
 }
 
 // checkReported bounds an output schema a package reported: at most
-// maxSchemaBytes of a JSON object, else none.
+// maxSchemaBytes of a JSON object, else none, kept to the types, properties
+// and items an inferred one has, to maxOutputDepth.
 func checkReported(raw json.RawMessage) json.RawMessage {
-	if len(raw) > maxSchemaBytes || decode(raw) == nil {
+	if len(raw) > maxSchemaBytes {
 		return nil
 	}
-	return raw
+	s := decode(raw)
+	if s == nil {
+		return nil
+	}
+	return encode(clamp(s, maxOutputDepth))
+}
+
+// clamp keeps of s what typeOf writes, to depth.
+func clamp(s schema, depth int) schema {
+	out := schema{}
+	if t := types(s); len(t) == 1 {
+		out["type"] = t[0]
+	} else if len(t) > 1 {
+		list := make([]any, 0, len(t))
+		for _, x := range t[:min(len(t), 7)] {
+			list = append(list, x)
+		}
+		out["type"] = list
+	}
+	if depth <= 1 {
+		return out
+	}
+	if props := objectOf(s["properties"]); props != nil {
+		kept := schema{}
+		for i, k := range sortedKeys(props) {
+			if i >= maxOutputProps || len(k) > 128 {
+				break
+			}
+			if p := objectOf(props[k]); p != nil {
+				kept[k] = clamp(p, depth-1)
+			}
+		}
+		out["properties"] = kept
+	}
+	if items := objectOf(s["items"]); items != nil {
+		out["items"] = clamp(items, depth-1)
+	}
+	return out
 }
 
 // typeOf is the schema of one JSON value, to depth.
