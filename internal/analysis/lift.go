@@ -123,20 +123,13 @@ func newLifter(code string) (*lifter, bool) {
 	}
 	l := &lifter{src: src, body: &fd.Body, argsVar: canon(fd.Params.List[0].Binding.(*js.Var)),
 		byStart: map[int]int{}, varying: map[int]bool{}, consts: map[*js.Var]js.IExpr{}, keys: map[int]bool{}}
-	s := newScanner(wrapped)
-	for {
-		t, ok := s.next()
-		if !ok {
-			break
-		}
-		if t.tt == js.SemicolonToken {
-			continue
-		}
-		l.byStart[t.start] = len(l.toks)
-		l.toks = append(l.toks, t)
-	}
-	if s.err {
+	toks, complete := significantTokens(wrapped)
+	if !complete {
 		return nil, false
+	}
+	l.toks = toks
+	for i, t := range toks {
+		l.byStart[t.start] = i
 	}
 	js.Walk(declarations{l}, l.body)
 	return l, !l.unsafe
@@ -159,48 +152,28 @@ func (l *lifter) offset(data []byte) int {
 // markVarying marks the literal tokens whose text differs in variant. A
 // variant of another shape makes the lift unsafe.
 func (l *lifter) markVarying(variant string) bool {
-	s := newScanner(wrapPrefix + variant + wrapSuffix)
-	i := 0
-	for {
-		t, ok := s.next()
-		if !ok {
-			break
-		}
-		if t.tt == js.SemicolonToken {
-			continue
-		}
-		if i >= len(l.toks) || l.toks[i].tt != t.tt {
+	toks, complete := significantTokens(wrapPrefix + variant + wrapSuffix)
+	if !complete || len(toks) != len(l.toks) {
+		return false
+	}
+	for i, t := range toks {
+		if l.toks[i].tt != t.tt {
 			return false
 		}
 		if isLiteralToken(t.tt) && !bytes.Equal(l.toks[i].text, t.text) {
 			l.varying[l.toks[i].start] = true
 		}
-		i++
 	}
-	return !s.err && i == len(l.toks)
+	return true
 }
 
 // SameLiterals reports whether a and b have the same tokens, literal values
 // included, once whitespace, comments and semicolons are dropped: runs that
 // differ only in how they are written.
 func SameLiterals(a, b string) bool {
-	sa, sb := newScanner(a), newScanner(b)
-	for {
-		ta, oka := sa.next()
-		for oka && ta.tt == js.SemicolonToken {
-			ta, oka = sa.next()
-		}
-		tb, okb := sb.next()
-		for okb && tb.tt == js.SemicolonToken {
-			tb, okb = sb.next()
-		}
-		if !oka || !okb {
-			return oka == okb && !sa.err && !sb.err
-		}
-		if ta.tt != tb.tt || !bytes.Equal(ta.text, tb.text) {
-			return false
-		}
-	}
+	ta, okA := significantTokens(a)
+	tb, okB := significantTokens(b)
+	return okA && okB && slices.EqualFunc(ta, tb, func(x, y token) bool { return x.tt == y.tt && bytes.Equal(x.text, y.text) })
 }
 
 func isLiteralToken(tt js.TokenType) bool {

@@ -84,19 +84,31 @@ func TestSubstituteUndoesLift(t *testing.T) {
 		if !ok {
 			t.Fatalf("not lifted: %s", code)
 		}
-		values := map[string]any{}
-		for _, p := range l.Params {
-			var v any
-			_ = json.Unmarshal(p.JSONValue(), &v)
-			values[p.Name] = v
+		roundTrip(t, code, l)
+	}
+}
+
+// roundTrip checks that l, lifted from code, reads each parameter from
+// args and, with their values written back, has code's shape.
+func roundTrip(t *testing.T, code string, l Lifted) {
+	t.Helper()
+	values := map[string]any{}
+	for _, p := range l.Params {
+		if !strings.Contains(l.Code, "args."+p.Name) {
+			t.Fatalf("parameter %s is not read: %s", p.Name, l.Code)
 		}
-		back, ok := Substitute(l.Code, values)
-		if !ok {
-			t.Fatalf("substitute failed on %s", l.Code)
+		var v any
+		if err := json.Unmarshal(p.JSONValue(), &v); err != nil {
+			t.Fatalf("parameter %s: %s is not JSON: %v", p.Name, p.JSONValue(), err)
 		}
-		if ShapeOf(back).Hash != ShapeOf(code).Hash {
-			t.Errorf("substituted code has another shape:\n got %s\nfrom %s", back, code)
-		}
+		values[p.Name] = v
+	}
+	back, ok := Substitute(l.Code, values)
+	if !ok {
+		t.Fatalf("substitute failed: %s", l.Code)
+	}
+	if ShapeOf(back).Hash != ShapeOf(code).Hash {
+		t.Fatalf("values written back give another shape:\n%s\nfrom %s", back, code)
 	}
 }
 
@@ -126,24 +138,7 @@ func FuzzLift(f *testing.F) {
 		if _, err := Analyze(l.Code); err != nil {
 			t.Fatalf("lifted code does not analyse: %v\n%s\nfrom %s", err, l.Code, code)
 		}
-		values := map[string]any{}
-		for _, p := range l.Params {
-			if !strings.Contains(l.Code, "args."+p.Name) {
-				t.Fatalf("parameter %s is not read: %s", p.Name, l.Code)
-			}
-			var v any
-			if err := json.Unmarshal(p.JSONValue(), &v); err != nil {
-				t.Fatalf("parameter %s: %s is not JSON: %v", p.Name, p.JSONValue(), err)
-			}
-			values[p.Name] = v
-		}
-		back, ok := Substitute(l.Code, values)
-		if !ok {
-			t.Fatalf("substitute failed: %s", l.Code)
-		}
-		if ShapeOf(back).Hash != ShapeOf(code).Hash {
-			t.Fatalf("values written back give another shape:\n%s\nfrom %s", back, code)
-		}
+		roundTrip(t, code, l)
 	})
 }
 

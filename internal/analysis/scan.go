@@ -25,6 +25,22 @@ type scanner struct {
 	err  bool // the lexer stopped on an error rather than at the end
 }
 
+// significantTokens are src's tokens but for semicolons (which the shape of
+// code ignores), up to where the tokenizer stops; complete is false when it
+// stopped on an error.
+func significantTokens(src string) (toks []token, complete bool) {
+	s := newScanner(src)
+	for {
+		t, ok := s.next()
+		if !ok {
+			return toks, !s.err
+		}
+		if t.tt != js.SemicolonToken {
+			toks = append(toks, t)
+		}
+	}
+}
+
 func newScanner(src string) *scanner {
 	in := parse.NewInputString(src)
 	return &scanner{in: in, lex: js.NewLexer(in)}

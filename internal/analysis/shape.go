@@ -26,18 +26,9 @@ type Shape struct {
 // ShapeOf reads code's shape. Code the tokenizer stops on has the Hash of
 // what came before and is never a DirectCall.
 func ShapeOf(code string) Shape {
-	s := newScanner(code)
+	toks, complete := significantTokens(code)
 	h, values := sha256.New(), sha256.New()
-	var toks []token
-	for {
-		t, ok := s.next()
-		if !ok {
-			break
-		}
-		if t.tt == js.SemicolonToken {
-			continue
-		}
-		toks = append(toks, t)
+	for _, t := range toks {
 		text := t.text
 		switch {
 		case js.IsNumeric(t.tt), t.tt == js.StringToken, t.tt == js.RegExpToken, t.tt == js.TemplateToken:
@@ -52,7 +43,7 @@ func ShapeOf(code string) Shape {
 		h.Write(text)
 		h.Write([]byte{0})
 	}
-	return Shape{Hash: hex.EncodeToString(h.Sum(nil)), DirectCall: !s.err && directCall(toks), Values: hex.EncodeToString(values.Sum(nil))}
+	return Shape{Hash: hex.EncodeToString(h.Sum(nil)), DirectCall: complete && directCall(toks), Values: hex.EncodeToString(values.Sum(nil))}
 }
 
 // directCall: [return] [await] mcp . ns . action ( … ) with the parentheses
