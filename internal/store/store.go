@@ -120,6 +120,12 @@ type ToolStat struct {
 	MaxMS   float64 `json:"max_ms"`
 }
 
+// MaxClockSkew is how far ahead of the gateway's clock a trace may say it
+// started (docs/limits.md "What a posted trace may say"): the ingest refuses
+// a later time, the store refuses to keep one, and the dashboard never reads
+// a rollup minute past it.
+const MaxClockSkew = 5 * time.Minute
+
 // AllTenants stands for every tenant in Dashboard: an operator's view.
 var AllTenants = Scope{Org: "*", Project: "*"}
 

@@ -56,6 +56,9 @@ type Config struct {
 	// Retention is the retention policy; nil keeps traces forever and Run
 	// returns at once.
 	Retention *Retention
+	// Now is the gateway's clock, which posted times are checked against;
+	// nil: time.Now.
+	Now func() time.Time
 }
 
 // API serves a gateway's traces. Safe for concurrent use.
@@ -69,12 +72,16 @@ type API struct {
 	caller    func(*http.Request) string
 	retention *retention // nil: no retention
 	commits   *groupCommit
+	now       func() time.Time
 }
 
 // New builds an API; zero fields of cfg get working defaults, but for
 // Observer and Scope.
 func New(cfg Config) *API {
-	a := &API{store: cfg.Store, sanitizer: cfg.Sanitizer, export: cfg.Export, obs: cfg.Observer, log: cfg.Logger, scope: cfg.Scope, caller: cfg.Caller}
+	a := &API{store: cfg.Store, sanitizer: cfg.Sanitizer, export: cfg.Export, obs: cfg.Observer, log: cfg.Logger, scope: cfg.Scope, caller: cfg.Caller, now: cfg.Now}
+	if a.now == nil {
+		a.now = time.Now
+	}
 	if a.caller == nil {
 		a.caller = func(*http.Request) string { return "" }
 	}
@@ -92,6 +99,7 @@ func New(cfg Config) *API {
 	}
 	if cfg.Retention != nil {
 		a.retention = newRetention(*cfg.Retention, a.store, a.log, a.obs)
+		a.retention.now = a.now
 	}
 	return a
 }
