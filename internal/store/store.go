@@ -93,7 +93,12 @@ type Trace struct {
 	Tools          []string // tool ids used, for the tool filter
 	Success        bool
 	StartedAt      time.Time
-	Body           json.RawMessage
+	// ReceivedAt is when the gateway received the trace, by its clock
+	// (zero: when PutTraces stores it). Retention keeps a tenant's newest
+	// traces by it, not by StartedAt, which a package writes. It is not
+	// read back.
+	ReceivedAt time.Time
+	Body       json.RawMessage
 	// Caller names who ran or sent the trace (docs/auth.md); empty in
 	// local mode.
 	Caller string
@@ -246,15 +251,18 @@ type Store interface {
 	// ErrNotFound. It changes nothing else, UpdatedAt included.
 	CountCapabilityUse(ctx context.Context, id string) error
 
-	// Traces. PutTraces is idempotent on trace ID (a re-sent trace is ignored).
+	// Traces. PutTraces is idempotent on trace ID (a re-sent trace is
+	// ignored); a trace started more than MaxClockSkew after now is
+	// ErrInvalid, and nothing of its batch is stored.
 	PutTraces(ctx context.Context, traces []Trace) error
 	TraceByID(ctx context.Context, scope Scope, id string) (Trace, error)
 	ListTraces(ctx context.Context, f TraceFilter) ([]Trace, int, error)
 	ChildTraces(ctx context.Context, scope Scope, parentID string) ([]Trace, error)
 	// PruneTraces applies one retention pass and returns how many traces it
-	// deleted; when that is the pass's limit, more may remain. Order is by
-	// StartedAt then ID, as ListTraces sorts. It also drops dashboard
-	// rollups older than DashboardKeep.
+	// deleted; when that is the pass's limit, more may remain. The age limit
+	// is on StartedAt; the count keeps the newest by ReceivedAt then ID. It
+	// also drops dashboard rollups older than DashboardKeep, and any of a
+	// minute more than MaxClockSkew ahead of now.
 	PruneTraces(ctx context.Context, r TraceRetention) (int, error)
 	// Dashboard sums the rollups of scope's traces since since (see
 	// TraceStats): per minute, and per error code and tool over the span;

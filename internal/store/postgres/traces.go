@@ -26,11 +26,11 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) error {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var batch pgx.Batch
 		for _, t := range traces {
-			batch.Queue(`INSERT INTO traces (`+traceColumns+`)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			batch.Queue(`INSERT INTO traces (`+traceColumns+`, received_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 				ON CONFLICT (org, project, id) DO NOTHING`,
 				t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID, t.CapabilityFQDN,
-				t.Tools, t.Success, t.StartedAt, nullJSON(t.Body), t.Caller)
+				t.Tools, t.Success, t.StartedAt, nullJSON(t.Body), t.Caller, t.ReceivedAt)
 		}
 		// The rollups of the traces that are new: a re-sent one counts once.
 		var rollups storeutil.Rollups

@@ -12,8 +12,8 @@ import (
 
 const traceColumns = `id, parent_id, org, project, workflow_id, capability_fqdn, tools, success, started_at, body, caller`
 
-const insertTrace = `INSERT INTO traces (` + traceColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+const insertTrace = `INSERT INTO traces (` + traceColumns + `, received_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 	ON CONFLICT (org, project, id) DO NOTHING`
 
 // PutTraces stores a batch in one transaction; a trace whose ID its scope
@@ -42,7 +42,7 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error)
 			return wrap("put traces", err)
 		}
 		res, err := stmt.ExecContext(ctx, t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID,
-			t.CapabilityFQDN, tools, t.Success, formatTime(t.StartedAt), nullJSON(t.Body), t.Caller)
+			t.CapabilityFQDN, tools, t.Success, formatTime(t.StartedAt), nullJSON(t.Body), t.Caller, formatTime(t.ReceivedAt))
 		if n, err := affected(res, err); err != nil || n == 0 {
 			if err != nil {
 				return wrap("put trace "+t.ID, err)

@@ -196,8 +196,10 @@ func CapabilityName(scope store.Scope, org, project, ns, action string) string {
 	return ns + ":" + action
 }
 
-// DashPruneSQL deletes one rollup table's rows before $1.
-func DashPruneSQL(table string) string { return `DELETE FROM ` + table + ` WHERE minute < $1` }
+// DashPruneSQL deletes one rollup table's rows before $1 or after $2.
+func DashPruneSQL(table string) string {
+	return `DELETE FROM ` + table + ` WHERE minute < $1 OR minute > $2`
+}
 
 // DashTables are the rollup tables.
 var DashTables = []string{"dash_minutes", "dash_latency", "dash_errors", "dash_tools"}
