@@ -31,6 +31,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var drain drainTimes
 	var adm admissionFlags
 	retention := traceapi.DefaultRetention()
+	ingest := traceapi.DefaultIngestLimits()
+	var ingestMiB int64 = ingest.BytesPerMinute >> 20
 	var maxUnauth, bodyBufferMiB int
 	var publicHosts []string
 	cmd := &cobra.Command{
@@ -65,7 +67,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 			}
 			ctrl := admission.New(lims, limits)
 			log.Info("admission", "limits", ctrl.Limits().String())
-			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits, Admission: ctrl, Retention: &retention})
+			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits, Admission: ctrl, Retention: &retention,
+				TraceIngest: &traceapi.IngestLimits{TracesPerMinute: ingest.TracesPerMinute, BytesPerMinute: ingestMiB << 20}})
 			if err != nil {
 				return err
 			}
@@ -98,6 +101,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	adm.register(cmd)
 	cmd.Flags().DurationVar(&retention.MaxAge, "trace-retention-age", retention.MaxAge, "delete traces older than this (0: keep them)")
 	cmd.Flags().IntVar(&retention.MaxCount, "trace-retention-count", retention.MaxCount, "keep at most this many traces per tenant, the newest (0: no limit)")
+	cmd.Flags().IntVar(&ingest.TracesPerMinute, "trace-ingest-per-minute", ingest.TracesPerMinute, "traces a tenant may post per minute; past it, 429 with Retry-After (0: no limit)")
+	cmd.Flags().Int64Var(&ingestMiB, "trace-ingest-mib-per-minute", ingestMiB, "MiB of traces a tenant may post per minute; past it, 429 with Retry-After (0: no limit)")
 	cmd.Flags().IntVar(&maxUnauth, "max-unauthenticated-conns", gateway.DefaultMaxUnauthConns,
 		"connections without a valid key held at once; past it the oldest is closed")
 	cmd.Flags().IntVar(&bodyBufferMiB, "body-buffer-mib", gateway.DefaultMaxBufferedBytes>>20,

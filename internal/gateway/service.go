@@ -56,6 +56,9 @@ type Config struct {
 	Admission *admission.Controller
 	// Retention is the trace retention policy; nil keeps traces forever.
 	Retention *traceapi.Retention
+	// TraceIngest bounds what each tenant posts to POST /api/traces per
+	// minute; zero: no bound.
+	TraceIngest traceapi.IngestLimits
 	// Tokens verifies access tokens of trusted OpenID issuers beside the
 	// API keys (docs/auth.md); nil: keys only.
 	Tokens *tokenauth.Verifier
@@ -138,7 +141,7 @@ func New(cfg Config) *Service {
 		s.byok[name] = byokServer{cfg: cfg, keys: envRequired(cfg), log: s.log}
 	}
 	s.registry = s.newRegistry(cfg.Hosted)
-	s.traces = s.newTraceAPI(cfg.Retention)
+	s.traces = s.newTraceAPI(cfg.Retention, cfg.TraceIngest)
 	return s
 }
 

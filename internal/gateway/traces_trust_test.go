@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -131,7 +132,8 @@ func TestPostedTraceOutOfBounds(t *testing.T) {
 // when the gateway received them) leaves every real trace, the next real
 // trace is kept too, and no rollup of a future minute appears.
 func TestFutureTracesCannotEraseRealOnes(t *testing.T) {
-	g := gatewaytest.Start(t, gateway.Options{Retention: &traceapi.Retention{MaxCount: 10_000, Interval: 20 * time.Millisecond}})
+	g := gatewaytest.Start(t, gateway.Options{Retention: &traceapi.Retention{MaxCount: 10_000, Interval: 20 * time.Millisecond},
+		TraceIngest: &traceapi.IngestLimits{}}) // the flood reaches validation
 	now := time.Now()
 	var real []tracing.Trace
 	for i := range 50 {
@@ -169,4 +171,44 @@ func TestFutureTracesCannotEraseRealOnes(t *testing.T) {
 			t.Errorf("a dashboard point in the future: %+v", p)
 		}
 	}
+}
+
+// A member flooding POST /api/traces is refused with 429 and Retry-After
+// once its project's traces per minute are spent, stores nothing of the
+// refused batch, and another project posts and lists as before.
+func TestTraceIngestLimitPerTenant(t *testing.T) {
+	g := gatewaytest.Start(t, gateway.Options{TraceIngest: &traceapi.IngestLimits{TracesPerMinute: 250}})
+	other := g.NewKey(t, store.Scope{Org: "initech", Project: "x"})
+	now := time.Now()
+	batch := func() []tracing.Trace {
+		out := make([]tracing.Trace, 100)
+		for i := range out {
+			out[i] = traceAt(now, -time.Duration(i)*time.Millisecond, "flood", true, "math:add")
+		}
+		return out
+	}
+	postTraces(t, g.URL, g.Key, batch()...)
+	postTraces(t, g.URL, g.Key, batch()...)
+	resp, body := gatewaytest.Do(t, http.MethodPost, g.URL+"/api/traces", g.Key, strings.NewReader(mustJSON(t, map[string]any{"traces": batch()})), nil)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), `"rate_limited"`) {
+		t.Fatalf("third batch: %d Retry-After %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	if l := listTraces(t, g.URL, g.Key, "?limit=1"); l.Total != 200 {
+		t.Errorf("%d traces stored, want the first two batches'", l.Total)
+	}
+	if stored, _ := postTraces(t, g.URL, other, batch()...); stored != 100 {
+		t.Errorf("another tenant stored %d", stored)
+	}
+	if l := listTraces(t, g.URL, other, "?limit=1"); l.Total != 100 {
+		t.Errorf("another tenant lists %d", l.Total)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -59,6 +59,9 @@ type Config struct {
 	// Now is the gateway's clock, which posted times are checked against;
 	// nil: time.Now.
 	Now func() time.Time
+	// Ingest bounds what each tenant may post per minute through
+	// ServePost; zero: no bound.
+	Ingest IngestLimits
 }
 
 // API serves a gateway's traces. Safe for concurrent use.
@@ -73,6 +76,7 @@ type API struct {
 	retention *retention // nil: no retention
 	commits   *groupCommit
 	now       func() time.Time
+	ingest    *ingestLimiter // nil: no bound
 }
 
 // New builds an API; zero fields of cfg get working defaults, but for
@@ -82,6 +86,7 @@ func New(cfg Config) *API {
 	if a.now == nil {
 		a.now = time.Now
 	}
+	a.ingest = newIngestLimiter(cfg.Ingest, a.now)
 	if a.caller == nil {
 		a.caller = func(*http.Request) string { return "" }
 	}
