@@ -212,3 +212,44 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// The dashboard's tables list 20 entries and an "other" row summing the
+// rest.
+func TestDashboardTablesTopTwenty(t *testing.T) {
+	g := gatewaytest.Start(t, gateway.Options{})
+	now := time.Now()
+	var traces []tracing.Trace
+	for i := range 30 {
+		tools := make([]string, i+1)
+		for k := range tools {
+			tools[k] = fmt.Sprintf("ns:tool%02d", i)
+		}
+		tr := traceAt(now, -time.Duration(i)*time.Second, "", false, tools...)
+		tr.Tasks[0].Success = false
+		traces = append(traces, tr)
+	}
+	postTraces(t, g.URL, g.Key, traces...)
+	st, d, body := getDashboard(t, g, g.Key, "?range=1h")
+	if st != http.StatusOK {
+		t.Fatalf("dashboard: %d %s", st, body)
+	}
+	for name, list := range map[string][]gateway.DashboardTool{"slowest": d.SlowestTools, "failing": d.FailingTools} {
+		if len(list) != 21 {
+			t.Fatalf("%s: %d rows", name, len(list))
+		}
+		other := list[20]
+		if other.Tool != "other" || other.Others != 10 {
+			t.Errorf("%s: last row %+v", name, other)
+		}
+		var calls int64
+		for _, r := range list {
+			calls += r.Calls
+		}
+		if calls != 30*31/2 {
+			t.Errorf("%s: %d calls over the rows, want %d", name, calls, 30*31/2)
+		}
+	}
+	if len(d.ErrorsByCode) != 1 || d.ErrorsByCode[0].Code != "TOOL_ERROR" {
+		t.Errorf("errors by code %+v", d.ErrorsByCode)
+	}
+}

@@ -127,9 +127,18 @@ type ToolStat struct {
 
 // MaxClockSkew is how far ahead of the gateway's clock a trace may say it
 // started (docs/limits.md "What a posted trace may say"): the ingest refuses
-// a later time, the store refuses to keep one, and the dashboard never reads
-// a rollup minute past it.
+// a later time, the store refuses to keep one, and a retention pass drops
+// rollups of a minute past it.
 const MaxClockSkew = 5 * time.Minute
+
+// MaxDashToolsPerHour bounds the tools one tenant's hour holds in the
+// dashboard's rollups (docs/dashboard.md): past it, a new tool is counted
+// under OtherTools.
+const MaxDashToolsPerHour = 64
+
+// OtherTools names the rollup row of the tools past a bound (as
+// tracing.OtherTools names a trace's aggregate line).
+const OtherTools = "*"
 
 // AllTenants stands for every tenant in Dashboard: an operator's view.
 var AllTenants = Scope{Org: "*", Project: "*"}
