@@ -214,14 +214,30 @@ func serveGateway(ctx context.Context, log *slog.Logger, addr string, metrics me
 		left := svc.WaitIdle(wait)
 		cancel()
 		if left > 0 {
+			// Cancel the runs, not their requests: each is answered
+			// CANCELLED with its trace, whatever its client's MCP version.
+			// Requests still open after that are ended.
 			log.Warn("shutting down: cancelling executions still running after the grace", "executions", left)
-			srv.CancelRequests()
+			svc.CancelRuns()
+			answer, cancel := context.WithTimeout(gctx, cancelledAnswerWait)
+			left = svc.WaitIdle(answer)
+			cancel()
+			if left > 0 {
+				log.Warn("shutting down: ending requests still open after their runs were cancelled", "requests", left)
+				srv.CancelRequests()
+			}
 		}
 		stopServing()
 		return nil
 	})
 	return g.Wait()
 }
+
+// cancelledAnswerWait is how long a draining gateway waits, after
+// cancelling the runs still going at the end of its grace, for their
+// CANCELLED answers to be written: a cancelled run stops within 100 ms
+// (docs/limits.md "A run's end is final").
+const cancelledAnswerWait = 2 * time.Second
 
 func isLoopback(host string) bool { return gateway.IsLoopbackHost(host) }
 

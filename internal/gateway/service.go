@@ -69,6 +69,7 @@ type Config struct {
 // interchangeable.
 type Service struct {
 	life      lifecycle
+	requests  requestContexts // the HTTP requests MCP calls came in (ownRuns)
 	store     store.Store
 	rules     routing.Rules
 	tools     *tools.Mux
