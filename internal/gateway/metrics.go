@@ -25,6 +25,9 @@ type Metrics struct {
 	TraceQueue     prometheus.Gauge
 	TracesDropped  prometheus.Counter
 	TracesPruned   prometheus.Counter
+	// KeyRefetchRefused counts tokens whose unknown key id did not make
+	// the gateway fetch their issuer's keys again (docs/auth.md).
+	KeyRefetchRefused prometheus.Counter
 }
 
 // NewMetrics registers every series on a new registry.
@@ -58,6 +61,10 @@ func NewMetrics() *Metrics {
 		TracesPruned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "pml_traces_pruned_total", Help: "Traces deleted by the retention policy.",
 		}),
+		KeyRefetchRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pml_oauth_key_refetch_refused_total",
+			Help: "Tokens naming a key id their issuer's keys lack, refused without fetching the keys again (at most once a minute per issuer).",
+		}),
 	}
 	build := buildinfo.Read()
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
@@ -66,7 +73,7 @@ func NewMetrics() *Metrics {
 			"go_version": build.GoVersion, "engine": build.Engine},
 	})
 	buildInfo.Set(1)
-	r.MustRegister(m.Executions, m.Duration, m.Errors, m.SandboxMemory, m.UpstreamStarts, m.TraceQueue, m.TracesDropped, m.TracesPruned,
+	r.MustRegister(m.Executions, m.Duration, m.Errors, m.SandboxMemory, m.UpstreamStarts, m.TraceQueue, m.TracesDropped, m.TracesPruned, m.KeyRefetchRefused,
 		buildInfo, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -148,9 +148,10 @@ const analyzerEntries = 4096
 // built-in tools, the hosted servers and the effective routing rules. The
 // returned closer stops hosted servers and closes the store.
 func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
+	metrics := NewMetrics()
 	var tokens *tokenauth.Verifier
 	if o.Config.OAuth != nil {
-		v, err := tokenauth.New(*o.Config.OAuth, nil)
+		v, err := tokenauth.New(*o.Config.OAuth, tokenauth.Options{OnRefetchRefused: metrics.KeyRefetchRefused.Inc})
 		if err != nil {
 			return nil, nil, pmlerr.Wrap(pmlerr.InvalidConfig, fmt.Errorf("gateway config: %w", err))
 		}
@@ -178,7 +179,6 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
-	metrics := NewMetrics()
 	tel, err := telemetry.FromEnv(ctx, "pml-gateway")
 	if err != nil {
 		log.Warn("OpenTelemetry export disabled", "err", err)
