@@ -121,8 +121,10 @@ func (r *Rollups) FoldTools(ctx context.Context, have ToolsOfHour) error {
 		}
 		delete(names, store.OtherTools)
 		calls := map[string]int64{}
+		keysOf := map[string][]dashKey{}
 		for _, k := range groups[h] {
 			calls[k.sub] += r.tools[k].Calls
+			keysOf[k.sub] = append(keysOf[k.sub], k)
 		}
 		fresh := slices.Collect(maps.Keys(calls))
 		slices.SortFunc(fresh, func(a, b string) int { return cmp.Or(cmp.Compare(calls[b], calls[a]), strings.Compare(a, b)) })
@@ -134,10 +136,8 @@ func (r *Rollups) FoldTools(ctx context.Context, have ToolsOfHour) error {
 				names[tool] = true
 				continue
 			}
-			for _, k := range groups[h] {
-				if k.sub == tool {
-					r.foldTool(k)
-				}
+			for _, k := range keysOf[tool] {
+				r.foldTool(k)
 			}
 		}
 	}
