@@ -31,6 +31,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var drain drainTimes
 	var adm admissionFlags
 	retention := traceapi.DefaultRetention()
+	ingest := traceapi.DefaultIngestLimits()
+	var ingestMiB int64 = ingest.BytesPerMinute >> 20
 	var maxUnauth, bodyBufferMiB int
 	var publicHosts []string
 	cmd := &cobra.Command{
@@ -65,7 +67,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 			}
 			ctrl := admission.New(lims, limits)
 			log.Info("admission", "limits", ctrl.Limits().String())
-			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits, Admission: ctrl, Retention: &retention})
+			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits, Admission: ctrl, Retention: &retention,
+				TraceIngest: &traceapi.IngestLimits{TracesPerMinute: ingest.TracesPerMinute, BytesPerMinute: ingestMiB << 20}})
 			if err != nil {
 				return err
 			}
@@ -98,6 +101,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	adm.register(cmd)
 	cmd.Flags().DurationVar(&retention.MaxAge, "trace-retention-age", retention.MaxAge, "delete traces older than this (0: keep them)")
 	cmd.Flags().IntVar(&retention.MaxCount, "trace-retention-count", retention.MaxCount, "keep at most this many traces per tenant, the newest (0: no limit)")
+	cmd.Flags().IntVar(&ingest.TracesPerMinute, "trace-ingest-per-minute", ingest.TracesPerMinute, "traces a tenant may post per minute; past it, 429 with Retry-After (0: no limit)")
+	cmd.Flags().Int64Var(&ingestMiB, "trace-ingest-mib-per-minute", ingestMiB, "MiB of traces a tenant may post per minute; past it, 429 with Retry-After (0: no limit)")
 	cmd.Flags().IntVar(&maxUnauth, "max-unauthenticated-conns", gateway.DefaultMaxUnauthConns,
 		"connections without a valid key held at once; past it the oldest is closed")
 	cmd.Flags().IntVar(&bodyBufferMiB, "body-buffer-mib", gateway.DefaultMaxBufferedBytes>>20,
@@ -209,14 +214,30 @@ func serveGateway(ctx context.Context, log *slog.Logger, addr string, metrics me
 		left := svc.WaitIdle(wait)
 		cancel()
 		if left > 0 {
+			// Cancel the runs, not their requests: each is answered
+			// CANCELLED with its trace, whatever its client's MCP version.
+			// Requests still open after that are ended.
 			log.Warn("shutting down: cancelling executions still running after the grace", "executions", left)
-			srv.CancelRequests()
+			svc.CancelRuns()
+			answer, cancel := context.WithTimeout(gctx, cancelledAnswerWait)
+			left = svc.WaitIdle(answer)
+			cancel()
+			if left > 0 {
+				log.Warn("shutting down: ending requests still open after their runs were cancelled", "requests", left)
+				srv.CancelRequests()
+			}
 		}
 		stopServing()
 		return nil
 	})
 	return g.Wait()
 }
+
+// cancelledAnswerWait is how long a draining gateway waits, after
+// cancelling the runs still going at the end of its grace, for their
+// CANCELLED answers to be written: a cancelled run stops within 100 ms
+// (docs/limits.md "A run's end is final").
+const cancelledAnswerWait = 2 * time.Second
 
 func isLoopback(host string) bool { return gateway.IsLoopbackHost(host) }
 

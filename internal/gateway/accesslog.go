@@ -8,11 +8,14 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/textcut"
 )
 
 // accessLog writes one line per request when it is answered: method, path
-// (no query), status, duration and tenant (org/project, empty before a key
-// was accepted). Never a header, a key, a query or a body.
+// (no query; its first maxLoggedPath bytes, as anyone can send a path of
+// the header limit's size), status, duration and tenant (org/project,
+// empty before a key was accepted). Never a header, a key, a query or a
+// body.
 func (s *Service) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -24,10 +27,13 @@ func (s *Service) accessLog(next http.Handler) http.Handler {
 			status = http.StatusOK
 		}
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+			slog.String("method", r.Method), slog.String("path", textcut.Prefix(r.URL.Path, maxLoggedPath)), slog.Int("status", status),
 			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000), slog.String("tenant", rec.get()))
 	})
 }
+
+// maxLoggedPath bounds the path an access line holds.
+const maxLoggedPath = 512
 
 type accessCtxKey struct{}
 

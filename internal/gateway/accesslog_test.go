@@ -100,3 +100,27 @@ func TestAccessLogOneLinePerRequest(t *testing.T) {
 		}
 	}
 }
+
+// A path of 100 KB, which anyone can send before presenting a key, leaves
+// an access line of bounded size, and the next request is served.
+func TestAccessLogBoundsThePath(t *testing.T) {
+	sink := &syncWriter{}
+	g := gatewaytest.Start(t, gateway.Options{Logger: slog.New(slog.NewJSONHandler(sink, nil))})
+	resp, err := http.Get(g.URL + "/" + strings.Repeat("p", 100<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp, err := http.Get(g.URL + "/healthz"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the next request: %v", err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(sink.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := m["path"].(string); len(p) > 512 {
+			t.Errorf("an access line with a %d-byte path", len(p))
+		}
+	}
+}

@@ -18,8 +18,12 @@ var dashboardRanges = map[string]struct{ span, step time.Duration }{
 	"7d":  {7 * 24 * time.Hour, 2 * time.Hour},
 }
 
-// dashboardTop is how many tools and capabilities each ranking lists.
-const dashboardTop = 10
+// dashboardTop is how many error codes and tools each table lists; the
+// rest are summed in one last row named dashboardOther (docs/dashboard.md).
+const dashboardTop = 20
+
+// dashboardOther names the row of a table's entries past dashboardTop.
+const dashboardOther = "other"
 
 // Dashboard is GET /api/dashboard's answer: one tenant's executions over a
 // range, from the store's rollups, and its admission figures now.
@@ -56,19 +60,24 @@ type DashboardTotals struct {
 	P95MS      float64 `json:"p95_ms"`
 }
 
-// CodeCount is an error code and its answers.
+// CodeCount is an error code and its answers; the "other" row says how
+// many codes it sums in Others.
 type CodeCount struct {
-	Code  string `json:"code"`
-	Count int64  `json:"count"`
+	Code   string `json:"code"`
+	Count  int64  `json:"count"`
+	Others int    `json:"others,omitempty"`
 }
 
-// DashboardTool is one tool's calls over the range.
+// DashboardTool is one tool's calls over the range; the "other" row says
+// how many tools it sums in Others.
 type DashboardTool struct {
-	Tool   string  `json:"tool"`
-	Calls  int64   `json:"calls"`
-	Errors int64   `json:"errors"`
-	AvgMS  float64 `json:"avg_ms"`
-	MaxMS  float64 `json:"max_ms"`
+	Tool    string  `json:"tool"`
+	Calls   int64   `json:"calls"`
+	Errors  int64   `json:"errors"`
+	AvgMS   float64 `json:"avg_ms"`
+	MaxMS   float64 `json:"max_ms"`
+	Others  int     `json:"others,omitempty"`
+	totalMS float64
 }
 
 // DashboardAdmission is the tenant's share of this replica's admission now
@@ -156,10 +165,17 @@ func buildDashboard(rows store.DashboardRows, name string, since, now time.Time,
 		d.ErrorsByCode = append(d.ErrorsByCode, CodeCount{Code: code, Count: c})
 	}
 	slices.SortFunc(d.ErrorsByCode, func(a, b CodeCount) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Code, b.Code)) })
+	if len(d.ErrorsByCode) > dashboardTop {
+		other := CodeCount{Code: dashboardOther, Others: len(d.ErrorsByCode) - dashboardTop}
+		for _, c := range d.ErrorsByCode[dashboardTop:] {
+			other.Count += c.Count
+		}
+		d.ErrorsByCode = append(d.ErrorsByCode[:dashboardTop], other)
+	}
 	var tools []DashboardTool
 	for _, t := range rows.Tools {
 		if t.Calls > 0 {
-			tools = append(tools, DashboardTool{Tool: t.Tool, Calls: t.Calls, Errors: t.Errors, AvgMS: t.TotalMS / float64(t.Calls), MaxMS: t.MaxMS})
+			tools = append(tools, DashboardTool{Tool: t.Tool, Calls: t.Calls, Errors: t.Errors, AvgMS: t.TotalMS / float64(t.Calls), MaxMS: t.MaxMS, totalMS: t.TotalMS})
 		}
 	}
 	d.SlowestTools = top(tools, func(a, b DashboardTool) int {
@@ -172,7 +188,8 @@ func buildDashboard(rows store.DashboardRows, name string, since, now time.Time,
 	return d
 }
 
-// top is the first dashboardTop of list in order, those keep accepts.
+// top is the first dashboardTop of list in order, those keep accepts, and
+// a last row summing the rest when there are more.
 func top(list []DashboardTool, order func(a, b DashboardTool) int, keep func(DashboardTool) bool) []DashboardTool {
 	out := []DashboardTool{}
 	for _, t := range list {
@@ -181,7 +198,18 @@ func top(list []DashboardTool, order func(a, b DashboardTool) int, keep func(Das
 		}
 	}
 	slices.SortFunc(out, order)
-	return out[:min(len(out), dashboardTop)]
+	if len(out) <= dashboardTop {
+		return out
+	}
+	other := DashboardTool{Tool: dashboardOther, Others: len(out) - dashboardTop}
+	for _, t := range out[dashboardTop:] {
+		other.Calls += t.Calls
+		other.Errors += t.Errors
+		other.totalMS += t.totalMS
+		other.MaxMS = max(other.MaxMS, t.MaxMS)
+	}
+	other.AvgMS = other.totalMS / float64(other.Calls)
+	return append(out[:dashboardTop:dashboardTop], other)
 }
 
 // percentile is the upper bound of the latency bucket holding the p-th

@@ -26,7 +26,8 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	// behind a round-robin load balancer can serve it (no session affinity).
 	// The end of a request (its client gone or cancelling) cancels its
 	// handler; the SDK does this for clients of protocol 2026-07-28 on (the
-	// package's), as a stateless session sees no notifications/cancelled.
+	// package's), as a stateless session sees no notifications/cancelled,
+	// and ownRuns for every version.
 	// hostGuard replaces the SDK's DNS rebinding check, which has no
 	// allow-list for a reverse proxy's host names.
 	opts := mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: s.log, DisableLocalhostProtection: true}
@@ -45,7 +46,7 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	}
 	viewer, member, admin := route(tokenauth.RoleViewer, false), route(tokenauth.RoleMember, false), route(tokenauth.RoleAdmin, false)
 	mux := http.NewServeMux()
-	mux.Handle("POST /mcp", member(s.refuseWhileDraining(s.shedLoad(mcpHandler))))
+	mux.Handle("POST /mcp", member(s.refuseWhileDraining(s.shedLoad(s.ownRuns(mcpHandler)))))
 	mux.Handle("GET /mcp", viewer(s.mcpOrCatalog(mcpHandler)))
 	mux.Handle("GET /mcp/{fqdn}", viewer(http.HandlerFunc(s.serveRegistryEntry)))
 	mux.Handle("POST /api/v1/capabilities", member(http.HandlerFunc(s.serveLearn)))

@@ -14,13 +14,19 @@ func (s *Service) NewMCPServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "pml-gateway", Version: wire.Version}, nil)
 	wire.AddExecuteAndDiscover(srv,
 		func(ctx context.Context, req *mcp.CallToolRequest, er wire.ExecuteRequest) *mcp.CallToolResult {
+			ctx, release := s.requestScoped(ctx, req)
+			defer release()
 			return wire.AnswerResult(s.Execute(ctx, callerOf(req), er))
 		},
 		func(ctx context.Context, req *mcp.CallToolRequest, dr wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
+			ctx, release := s.requestScoped(ctx, req)
+			defer release()
 			return s.Discover(ctx, callerOf(req), dr)
 		})
 	srv.AddTool(wire.CallTool(),
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ctx, release := s.requestScoped(ctx, req)
+			defer release()
 			var cr wire.CallRequest
 			if err := wire.DecodeArgs(req.Params.Arguments, &cr); err != nil {
 				return wire.ErrorResult(err), nil
@@ -32,6 +38,8 @@ func (s *Service) NewMCPServer() *mcp.Server {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}, nil
 		})
 	srv.AddTool(wire.AdminTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, release := s.requestScoped(ctx, req)
+		defer release()
 		var ar wire.AdminRequest
 		if err := wire.DecodeArgs(req.Params.Arguments, &ar); err != nil {
 			return wire.ErrorResult(err), nil

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -210,7 +211,7 @@ func TestTracesRecordTheirCaller(t *testing.T) {
 	if byToken.Status != wire.StatusSuccess || byKey.Status != wire.StatusSuccess {
 		t.Fatalf("runs: %+v %+v", byToken, byKey)
 	}
-	forged := `{"traces":[{"trace_id":"0123456789abcdef0123456789abcdef","workflow_id":"w","caller":"oidc:idp.invalid:ceo","success":true,"duration_ms":1,"started_at":"2026-01-01T00:00:00Z","tasks":[],"decisions":[]}]}`
+	forged := `{"traces":[{"trace_id":"0123456789abcdef0123456789abcdef","workflow_id":"w","caller":"oidc:idp.invalid:ceo","success":true,"duration_ms":1,"started_at":"` + time.Now().UTC().Format(time.RFC3339) + `","tasks":[],"decisions":[]}]}`
 	if resp, body := request(t, http.MethodPost, g.URL+"/api/traces", p.Token(t, "dev", "pml"), forged); resp.StatusCode != http.StatusOK {
 		t.Fatalf("posting a trace: %d %s", resp.StatusCode, body)
 	}

@@ -73,10 +73,11 @@ func TestRetentionKeepsTheNewestPerTenant(t *testing.T) {
 	}
 }
 
-// Traces older than the age limit go on the next pass.
+// Traces older than the age limit go on the next pass. (One older than the
+// limit when posted is refused: TestPostedTraceOutOfBounds.)
 func TestRetentionByAge(t *testing.T) {
 	g := gatewaytest.Start(t, gateway.Options{Retention: &traceapi.Retention{MaxAge: 24 * time.Hour, Interval: 20 * time.Millisecond}})
-	old := traceAt(time.Now().Add(-48*time.Hour), 0, "wf", true, "fs:read")
+	old := traceAt(time.Now().Add(-24*time.Hour+2*time.Second), 0, "wf", true, "fs:read")
 	fresh := traceAt(time.Now(), 0, "wf", true, "fs:read")
 	postTraces(t, g.URL, g.Key, old, fresh)
 	waitTotal(t, g, g.Key, 1)

@@ -58,6 +58,9 @@ type Config struct {
 	Admission *admission.Controller
 	// Retention is the trace retention policy; nil keeps traces forever.
 	Retention *traceapi.Retention
+	// TraceIngest bounds what each tenant posts to POST /api/traces per
+	// minute; zero: no bound.
+	TraceIngest traceapi.IngestLimits
 	// Tokens verifies access tokens of trusted OpenID issuers beside the
 	// API keys (docs/auth.md); nil: keys only.
 	Tokens *tokenauth.Verifier
@@ -68,6 +71,7 @@ type Config struct {
 // interchangeable.
 type Service struct {
 	life      lifecycle
+	requests  requestContexts // the HTTP requests MCP calls came in (ownRuns)
 	store     store.Store
 	rules     routing.Rules
 	tools     *tools.Mux
@@ -143,7 +147,7 @@ func New(cfg Config) *Service {
 	s.registry = s.newRegistry(cfg.Hosted)
 	s.learner = learning.New(learning.Config{Store: s.store, Registry: s.registry, Analyzer: s.analyzer,
 		HasSecret: tracing.NewSanitizer(nil).HasSecret, Logger: s.log})
-	s.traces = s.newTraceAPI(cfg.Retention)
+	s.traces = s.newTraceAPI(cfg.Retention, cfg.TraceIngest)
 	return s
 }
 

@@ -131,6 +131,10 @@ type Options struct {
 	// Retention is the trace retention policy; nil takes
 	// traceapi.DefaultRetention (local mode does).
 	Retention *traceapi.Retention
+	// TraceIngest bounds what each tenant posts to POST /api/traces per
+	// minute (docs/limits.md "What a posted trace may say"); nil takes
+	// traceapi.DefaultIngestLimits.
+	TraceIngest *traceapi.IngestLimits
 	// Analyzer analyses the code of executions and capabilities; nil: one
 	// of the gateway's own. Local mode passes the package's, so code the
 	// package analysed is not analysed again (one cache for both).
@@ -144,9 +148,10 @@ const analyzerEntries = 4096
 // built-in tools, the hosted servers and the effective routing rules. The
 // returned closer stops hosted servers and closes the store.
 func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
+	metrics := NewMetrics()
 	var tokens *tokenauth.Verifier
 	if o.Config.OAuth != nil {
-		v, err := tokenauth.New(*o.Config.OAuth, nil)
+		v, err := tokenauth.New(*o.Config.OAuth, tokenauth.Options{OnRefetchRefused: metrics.KeyRefetchRefused.Inc})
 		if err != nil {
 			return nil, nil, pmlerr.Wrap(pmlerr.InvalidConfig, fmt.Errorf("gateway config: %w", err))
 		}
@@ -163,11 +168,17 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 	if err := policy.Validate(); err != nil {
 		return nil, nil, err
 	}
+	ingest := traceapi.DefaultIngestLimits()
+	if o.TraceIngest != nil {
+		ingest = *o.TraceIngest
+	}
+	if err := ingest.Validate(); err != nil {
+		return nil, nil, pmlerr.Wrap(pmlerr.InvalidConfig, err)
+	}
 	st, err := storeopen.Open(ctx, o.DB)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
-	metrics := NewMetrics()
 	tel, err := telemetry.FromEnv(ctx, "pml-gateway")
 	if err != nil {
 		log.Warn("OpenTelemetry export disabled", "err", err)
@@ -210,21 +221,22 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		analyzer = analysis.New(analyzerEntries)
 	}
 	svc := New(Config{
-		Store:     st,
-		Rules:     rules.WithServer(slices.Concat(std.Namespaces(), hosted)...),
-		Tools:     mux,
-		Catalog:   catalog,
-		BYOK:      byok,
-		Hosted:    hostedEntries,
-		Upstream:  pool,
-		Limits:    o.Limits,
-		Analyzer:  analyzer,
-		Logger:    log,
-		Metrics:   metrics,
-		Telemetry: tel,
-		Admission: o.Admission,
-		Retention: &policy,
-		Tokens:    tokens,
+		Store:       st,
+		Rules:       rules.WithServer(slices.Concat(std.Namespaces(), hosted)...),
+		Tools:       mux,
+		Catalog:     catalog,
+		BYOK:        byok,
+		Hosted:      hostedEntries,
+		Upstream:    pool,
+		Limits:      o.Limits,
+		Analyzer:    analyzer,
+		Logger:      log,
+		Metrics:     metrics,
+		Telemetry:   tel,
+		Admission:   o.Admission,
+		Retention:   &policy,
+		TraceIngest: ingest,
+		Tokens:      tokens,
 	})
 	pruneCtx, stopPruning := context.WithCancel(context.WithoutCancel(ctx))
 	pruned := make(chan struct{})

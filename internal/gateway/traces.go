@@ -15,7 +15,7 @@ import (
 
 // newTraceAPI builds the trace API of s (package traceapi), with the
 // gateway's store, sanitizer, metrics and OpenTelemetry export.
-func (s *Service) newTraceAPI(policy *traceapi.Retention) *traceapi.API {
+func (s *Service) newTraceAPI(policy *traceapi.Retention, ingest traceapi.IngestLimits) *traceapi.API {
 	return traceapi.New(traceapi.Config{
 		Store:     s.store,
 		Sanitizer: tracing.NewSanitizer(nil), // the gateway's: it holds no .env values
@@ -32,6 +32,7 @@ func (s *Service) newTraceAPI(policy *traceapi.Retention) *traceapi.API {
 			return p.Caller
 		},
 		Retention: policy,
+		Ingest:    ingest,
 	})
 }
 

@@ -137,7 +137,7 @@ func TestTracesRejectBadTruncation(t *testing.T) {
 		{"head past the tasks", mutate(func(tc *tracing.Truncation) { tc.HeadSpans = 2 }), "head_spans 2 outside"},
 		{"more errors than calls", mutate(func(tc *tracing.Truncation) { tc.Aggregates[0].Errors = 9 }), "errors <= calls"},
 		{"negative duration", mutate(func(tc *tracing.Truncation) { tc.Aggregates[0].MaxMS = -1 }), "durations must not be negative"},
-		{"nameless tool", mutate(func(tc *tracing.Truncation) { tc.Aggregates[0].Tool = "" }), "aggregate tool must be"},
+		{"nameless tool", mutate(func(tc *tracing.Truncation) { tc.Aggregates[0].Tool = "" }), "aggregates[0].tool must be"},
 		{"too many lines", mutate(func(tc *tracing.Truncation) { tc.Aggregates = many }), "1001 aggregate lines"},
 		{"long note", mutate(func(tc *tracing.Truncation) { tc.Dropped = []string{strings.Repeat("n", 300)} }), "dropped notes are at most"},
 	}

@@ -16,7 +16,7 @@ import (
 // logs or DAG.
 func TestTraceListLineShape(t *testing.T) {
 	g := gatewaytest.Start(t, gateway.Options{})
-	base := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	base := time.Now().UTC().Truncate(time.Second).Add(-2 * time.Hour)
 	parent := traceAt(base, 0, "wf-p", true)
 	tr := traceAt(base, time.Second, "wf-a", false, "filesystem:read_file", "shell:exec")
 	tr.TraceID = "0123456789abcdef0123456789abcdef"
@@ -40,7 +40,7 @@ func TestTraceListLineShape(t *testing.T) {
 	want := `{"trace_id":"0123456789abcdef0123456789abcdef","parent_trace_id":"` + parent.TraceID + `",` +
 		`"workflow_id":"wf-a","capability_fqdn":"acme.web.text.summarize.ab12","executed_locally":true,` +
 		`"success":false,"error_code":"TOOL_ERROR","error":"boom","duration_ms":12.5,` +
-		`"started_at":"2025-03-01T12:00:01Z","tools_used":["filesystem:read_file","shell:exec"],` +
+		`"started_at":"` + base.Add(time.Second).Format(time.RFC3339) + `","tools_used":["filesystem:read_file","shell:exec"],` +
 		`"task_count":2,"failed_tasks":1}`
 	if len(page.Traces) != 1 || string(page.Traces[0]) != want {
 		t.Fatalf("list line:\n got %s\nwant %s", page.Traces, want)
@@ -50,7 +50,7 @@ func TestTraceListLineShape(t *testing.T) {
 	code, body = apiCall(t, http.MethodGet, g.URL+"/api/traces?workflow_id=wf-p", g.Key, nil, nil)
 	decode(t, body, &page)
 	want = `{"trace_id":"` + parent.TraceID + `","workflow_id":"wf-p","executed_locally":true,"success":true,` +
-		`"duration_ms":12.5,"started_at":"2025-03-01T12:00:00Z","tools_used":[],"task_count":0,"failed_tasks":0}`
+		`"duration_ms":12.5,"started_at":"` + base.Format(time.RFC3339) + `","tools_used":[],"task_count":0,"failed_tasks":0}`
 	if code != http.StatusOK || len(page.Traces) != 1 || string(page.Traces[0]) != want {
 		t.Fatalf("list line without tools: %d\n got %s\nwant %s", code, page.Traces, want)
 	}

@@ -38,7 +38,33 @@ const (
 	Overloaded                Code = "OVERLOADED"           // not admitted (too many executions, or memory short); details: retry_after_ms
 	ElicitationRequired       Code = "ELICITATION_REQUIRED" // .pml.json asks approvals by elicitation, and the client cannot elicit
 	Internal                  Code = "INTERNAL_ERROR"
+	// Unknown stands in metrics and dashboard rollups for a code outside
+	// this list, which only a posted trace can carry (docs/protocol.md
+	// "Errors"); the trace itself keeps the code it was sent with.
+	Unknown Code = "UNKNOWN"
 )
+
+// Known reports whether c is one of the codes above.
+func (c Code) Known() bool {
+	switch c {
+	case EmptyCode, CodeTooLarge, SyntaxError, ClientToolsRequirePackage, UnknownTool, PermissionDenied,
+		ExecutionTimeout, Cancelled, RPCTimeout, MemoryLimit, CodeError, ToolError, NetworkError,
+		WorkflowNotFound, IntegrityError, Unauthorized, InvalidRequest, InvalidConfig, APIKeyRequired,
+		NamespaceReserved, Overloaded, ElicitationRequired, Internal, Unknown:
+		return true
+	}
+	return false
+}
+
+// Bounded is c when it is Known, else Unknown: what a metric label or a
+// rollup key may hold, so that their values come from a fixed set whatever
+// a client sends.
+func (c Code) Bounded() Code {
+	if c.Known() {
+		return c
+	}
+	return Unknown
+}
 
 // Error is an error with a wire code, a human-readable message and optional
 // details that are merged into the JSON error answer (e.g. "line", "column",

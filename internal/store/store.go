@@ -116,7 +116,12 @@ type Trace struct {
 	Tools          []string // tool ids used, for the tool filter
 	Success        bool
 	StartedAt      time.Time
-	Body           json.RawMessage
+	// ReceivedAt is when the gateway received the trace, by its clock
+	// (zero: when PutTraces stores it). Retention keeps a tenant's newest
+	// traces by it, not by StartedAt, which a package writes. It is not
+	// read back.
+	ReceivedAt time.Time
+	Body       json.RawMessage
 	// Caller names who ran or sent the trace (docs/auth.md); empty in
 	// local mode.
 	Caller string
@@ -142,6 +147,21 @@ type ToolStat struct {
 	TotalMS float64 `json:"total_ms"`
 	MaxMS   float64 `json:"max_ms"`
 }
+
+// MaxClockSkew is how far ahead of the gateway's clock a trace may say it
+// started (docs/limits.md "What a posted trace may say"): the ingest refuses
+// a later time, the store refuses to keep one, and a retention pass drops
+// rollups of a minute past it.
+const MaxClockSkew = 5 * time.Minute
+
+// MaxDashToolsPerHour bounds the tools one tenant's hour holds in the
+// dashboard's rollups (docs/dashboard.md): past it, a new tool is counted
+// under OtherTools.
+const MaxDashToolsPerHour = 64
+
+// OtherTools names the rollup row of the tools past a bound (as
+// tracing.OtherTools names a trace's aggregate line).
+const OtherTools = "*"
 
 // AllTenants stands for every tenant in Dashboard: an operator's view.
 var AllTenants = Scope{Org: "*", Project: "*"}
@@ -280,15 +300,18 @@ type Store interface {
 	AddToolEdges(ctx context.Context, scope Scope, edges []ToolEdge) error
 	ToolEdges(ctx context.Context, scope Scope) ([]ToolEdge, error)
 
-	// Traces. PutTraces is idempotent on trace ID (a re-sent trace is ignored).
+	// Traces. PutTraces is idempotent on trace ID (a re-sent trace is
+	// ignored); a trace started more than MaxClockSkew after now is
+	// ErrInvalid, and nothing of its batch is stored.
 	PutTraces(ctx context.Context, traces []Trace) error
 	TraceByID(ctx context.Context, scope Scope, id string) (Trace, error)
 	ListTraces(ctx context.Context, f TraceFilter) ([]Trace, int, error)
 	ChildTraces(ctx context.Context, scope Scope, parentID string) ([]Trace, error)
 	// PruneTraces applies one retention pass and returns how many traces it
-	// deleted; when that is the pass's limit, more may remain. Order is by
-	// StartedAt then ID, as ListTraces sorts. It also drops dashboard
-	// rollups older than DashboardKeep.
+	// deleted; when that is the pass's limit, more may remain. The age limit
+	// is on StartedAt; the count keeps the newest by ReceivedAt then ID. It
+	// also drops dashboard rollups older than DashboardKeep, and any of a
+	// minute more than MaxClockSkew ahead of now.
 	PruneTraces(ctx context.Context, r TraceRetention) (int, error)
 	// Dashboard sums the rollups of scope's traces since since (see
 	// TraceStats): per minute, and per error code and tool over the span;

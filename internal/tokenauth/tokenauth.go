@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
 
 	"github.com/pml-go/pml/internal/store"
 )
@@ -94,10 +95,18 @@ func (c Config) Validate() error {
 	if len(c.Issuers) == 0 {
 		return errors.New("oauth.issuers: at least one issuer is required")
 	}
+	seen := map[string]int{}
 	for i, is := range c.Issuers {
 		if u, err := url.Parse(is.Issuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return fmt.Errorf("oauth.issuers[%d].issuer %q: an absolute http(s) URL is required", i, is.Issuer)
 		}
+		// Tokens name an issuer with or without its trailing slash: two
+		// entries that differ only there are one issuer, and the second
+		// would silently replace the first (docs/auth.md).
+		if j, dup := seen[issuerKey(is.Issuer)]; dup {
+			return fmt.Errorf("oauth.issuers[%d].issuer %q: the same issuer as oauth.issuers[%d] (%q); list each issuer once", i, is.Issuer, j, c.Issuers[j].Issuer)
+		}
+		seen[issuerKey(is.Issuer)] = i
 		if len(is.Tenants) == 0 {
 			return fmt.Errorf("oauth.issuers[%d].tenants: at least one rule is required", i)
 		}
@@ -149,39 +158,83 @@ var (
 var signingAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
 
 // Verifier checks tokens of the configured issuers. Safe for concurrent use.
+// Its issuers are fixed at New; each has its own state, so a slow or
+// hanging issuer never holds up another's tokens or WebOrigins.
 type Verifier struct {
 	cfg    Config
-	client *http.Client
-	mu     sync.Mutex
-	issuer map[string]*issuerState
+	opts   Options
+	issuer map[string]*issuerState // read-only after New
 }
 
+// issuerState is one issuer's discovery and keys.
 type issuerState struct {
-	conf     Issuer
-	provider *oidc.Provider
-	verifier *oidc.IDTokenVerifier
-	failedAt time.Time // last failed discovery: retried after discoveryRetry
+	conf Issuer
+	// discovering admits one discovery at a time (a buffered channel, so
+	// a waiter gives up with its request); mu guards the fields below and
+	// is never held across network I/O.
+	discovering chan struct{}
+	mu          sync.Mutex
+	provider    *oidc.Provider
+	verifier    *oidc.IDTokenVerifier
+	keys        *keySet
+	failedAt    time.Time // last failed discovery: retried after discoveryRetry
 }
 
 // discoveryRetry spaces the discovery attempts of an unreachable issuer.
 const discoveryRetry = 10 * time.Second
 
+// Defaults of Options.
+const (
+	// DefaultDiscoveryTimeout bounds one discovery or key fetch: a token
+	// of a hanging issuer is refused (ErrIssuerUnavailable) after it.
+	DefaultDiscoveryTimeout = 3 * time.Second
+	// DefaultKeyRefetchInterval spaces the refetches of an issuer's keys
+	// for a key id it does not list (docs/auth.md).
+	DefaultKeyRefetchInterval = time.Minute
+)
+
+// Options tune a Verifier; zero fields take the defaults.
+type Options struct {
+	// Client fetches discovery documents and keys (nil:
+	// http.DefaultClient).
+	Client *http.Client
+	// DiscoveryTimeout bounds one discovery or key fetch.
+	DiscoveryTimeout time.Duration
+	// KeyRefetchInterval: an issuer's keys are fetched again for an
+	// unknown key id at most once per interval (the first fetch excepted).
+	KeyRefetchInterval time.Duration
+	// OnRefetchRefused is called for each token whose unknown key id was
+	// not fetched because the interval had not passed (a metric).
+	OnRefetchRefused func()
+}
+
 // New returns a Verifier; issuers are discovered on first use (an issuer
-// that is down when the gateway starts does not stop it). client is used
-// for discovery and keys (nil: http.DefaultClient).
-func New(cfg Config, client *http.Client) (*Verifier, error) {
+// that is down when the gateway starts does not stop it).
+func New(cfg Config, opts Options) (*Verifier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if client == nil {
-		client = http.DefaultClient
+	if opts.Client == nil {
+		opts.Client = http.DefaultClient
 	}
-	v := &Verifier{cfg: cfg, client: client, issuer: map[string]*issuerState{}}
+	if opts.DiscoveryTimeout <= 0 {
+		opts.DiscoveryTimeout = DefaultDiscoveryTimeout
+	}
+	if opts.KeyRefetchInterval <= 0 {
+		opts.KeyRefetchInterval = DefaultKeyRefetchInterval
+	}
+	if opts.OnRefetchRefused == nil {
+		opts.OnRefetchRefused = func() {}
+	}
+	v := &Verifier{cfg: cfg, opts: opts, issuer: map[string]*issuerState{}}
 	for _, is := range cfg.Issuers {
-		v.issuer[strings.TrimSuffix(is.Issuer, "/")] = &issuerState{conf: is}
+		v.issuer[issuerKey(is.Issuer)] = &issuerState{conf: is, discovering: make(chan struct{}, 1)}
 	}
 	return v, nil
 }
+
+// issuerKey is an issuer URL without its trailing slash.
+func issuerKey(iss string) string { return strings.TrimSuffix(iss, "/") }
 
 // Resource is the gateway's resource URI.
 func (v *Verifier) Resource() string { return v.cfg.Resource }
@@ -221,6 +274,11 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
+	// The keys are fetched here, if at all, so that their errors keep
+	// their kind; the verifier then checks against the keys held.
+	if err := st.keys.ensure(ctx, raw); err != nil {
+		return Identity{}, err
+	}
 	tok, err := st.verifier.Verify(ctx, raw)
 	if err != nil {
 		var netErr interface{ Timeout() bool }
@@ -247,33 +305,65 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (Identity, error) {
 	return Identity{}, fmt.Errorf("%w: no tenant rule of issuer %s matches the token of %q", ErrNoTenant, tok.Issuer, tok.Subject)
 }
 
-// state returns iss's verifier, discovering the issuer on first use.
+// state returns iss's verifier, discovering the issuer on first use. Only
+// iss's own discovery is waited for, and at most until ctx ends; one
+// discovery runs at a time per issuer, bounded by DiscoveryTimeout.
 func (v *Verifier) state(ctx context.Context, iss string) (*issuerState, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	st, ok := v.issuer[strings.TrimSuffix(iss, "/")]
+	st, ok := v.issuer[issuerKey(iss)]
 	if !ok {
 		return nil, fmt.Errorf("%w: issuer %q is not trusted by this gateway", ErrInvalidToken, iss)
 	}
-	if st.verifier != nil {
-		return st, nil
+	if ready, err := st.ready(); ready || err != nil {
+		return st, err
 	}
-	if time.Since(st.failedAt) < discoveryRetry {
-		return nil, fmt.Errorf("%w: %s (discovery failed recently)", ErrIssuerUnavailable, st.conf.Issuer)
+	select {
+	case st.discovering <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %s: waiting for its discovery: %w", ErrIssuerUnavailable, st.conf.Issuer, ctx.Err())
 	}
-	dctx, cancel := context.WithTimeout(oidc.ClientContext(context.WithoutCancel(ctx), v.client), 10*time.Second)
+	defer func() { <-st.discovering }()
+	if ready, err := st.ready(); ready || err != nil {
+		return st, err // discovered, or failed, while this request waited
+	}
+	// The discovery does not end with the request that started it: others
+	// wait for it.
+	dctx, cancel := context.WithTimeout(oidc.ClientContext(context.WithoutCancel(ctx), v.opts.Client), v.opts.DiscoveryTimeout)
 	defer cancel()
 	p, err := oidc.NewProvider(dctx, st.conf.Issuer)
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	if err != nil {
 		st.failedAt = time.Now()
 		return nil, fmt.Errorf("%w: discovering %s: %w", ErrIssuerUnavailable, st.conf.Issuer, err)
 	}
-	// The key set fetches with a context of its own: one a request ends
-	// must not cancel a fetch that later requests share.
-	keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), v.client), jwksURL(p))
-	st.provider = p
+	keys := &keySet{url: jwksURL(p), opts: v.opts, fetching: make(chan struct{}, 1)}
+	st.provider, st.keys = p, keys
 	st.verifier = oidc.NewVerifier(st.conf.Issuer, keys, &oidc.Config{ClientID: v.cfg.Resource, SupportedSigningAlgs: signingAlgs})
 	return st, nil
+}
+
+// ready reports whether st is discovered, or the error of a discovery that
+// failed within discoveryRetry.
+func (st *issuerState) ready() (bool, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.verifier != nil {
+		return true, nil
+	}
+	if !st.failedAt.IsZero() && time.Since(st.failedAt) < discoveryRetry {
+		return false, fmt.Errorf("%w: %s (discovery failed recently)", ErrIssuerUnavailable, st.conf.Issuer)
+	}
+	return false, nil
+}
+
+// endpoint is st's provider once discovered.
+func (st *issuerState) endpoint() (oauth2.Endpoint, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.provider == nil {
+		return oauth2.Endpoint{}, false
+	}
+	return st.provider.Endpoint(), true
 }
 
 // WebSignIn is what the web page needs to sign a person in.
@@ -299,7 +389,7 @@ func (v *Verifier) WebSignIn(ctx context.Context) (WebSignIn, error) {
 		if err != nil {
 			return WebSignIn{}, err
 		}
-		ep := st.provider.Endpoint()
+		ep, _ := st.endpoint()
 		scope := strings.Join(append([]string{oidc.ScopeOpenID}, is.RequiredScopes...), " ")
 		return WebSignIn{Issuer: is.Issuer, AuthorizationEndpoint: ep.AuthURL, TokenEndpoint: ep.TokenURL,
 			ClientID: is.WebClientID, Scope: scope, Resource: v.cfg.Resource}, nil
@@ -317,15 +407,13 @@ func (v *Verifier) WebOrigins() []string {
 			out = append(out, u.Scheme+"://"+u.Host)
 		}
 	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	for _, is := range v.cfg.Issuers {
 		if is.WebClientID == "" {
 			continue
 		}
 		add(is.Issuer)
-		if st := v.issuer[strings.TrimSuffix(is.Issuer, "/")]; st != nil && st.provider != nil {
-			add(st.provider.Endpoint().TokenURL)
+		if ep, ok := v.issuer[issuerKey(is.Issuer)].endpoint(); ok {
+			add(ep.TokenURL)
 		}
 	}
 	return out

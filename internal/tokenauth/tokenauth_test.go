@@ -39,7 +39,7 @@ func setup(t *testing.T) (*testfixture.OIDCProvider, *tokenauth.Verifier) {
 			{Claim: "groups", Value: "acme-web", Org: "acme", Project: "web", Role: tokenauth.RoleMember},
 			{Claim: "groups", Value: "acme-web-read", Org: "acme", Project: "web", Role: tokenauth.RoleViewer},
 		},
-	}}}, nil)
+	}}}, tokenauth.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestVerifyIssuerDown(t *testing.T) {
 	p, _ := setup(t)
 	v, err := tokenauth.New(tokenauth.Config{Resource: resource, Issuers: []tokenauth.Issuer{{
 		Issuer: p.Issuer, Tenants: []tokenauth.TenantRule{{Claim: "groups", Value: "acme-web", Org: "a", Project: "b", Role: tokenauth.RoleMember}},
-	}}}, nil)
+	}}}, tokenauth.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestVerifyIssuerDown(t *testing.T) {
 	// Point the token at an issuer that is configured but unreachable.
 	down, err := tokenauth.New(tokenauth.Config{Resource: resource, Issuers: []tokenauth.Issuer{{
 		Issuer: "http://127.0.0.1:1", Tenants: []tokenauth.TenantRule{{Claim: "groups", Value: "x", Org: "a", Project: "b", Role: tokenauth.RoleMember}},
-	}}}, nil)
+	}}}, tokenauth.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

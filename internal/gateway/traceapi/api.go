@@ -59,6 +59,12 @@ type Config struct {
 	// Retention is the retention policy; nil keeps traces forever and Run
 	// returns at once.
 	Retention *Retention
+	// Now is the gateway's clock, which posted times are checked against;
+	// nil: time.Now.
+	Now func() time.Time
+	// Ingest bounds what each tenant may post per minute through
+	// ServePost; zero: no bound.
+	Ingest IngestLimits
 }
 
 // API serves a gateway's traces. Safe for concurrent use.
@@ -73,15 +79,21 @@ type API struct {
 	retention *retention // nil: no retention
 	commits   *groupCommit
 	learn     func(store.Scope, tracing.Trace)
+	now       func() time.Time
+	ingest    *ingestLimiter // nil: no bound
 }
 
 // New builds an API; zero fields of cfg get working defaults, but for
 // Observer and Scope.
 func New(cfg Config) *API {
-	a := &API{store: cfg.Store, sanitizer: cfg.Sanitizer, export: cfg.Export, obs: cfg.Observer, log: cfg.Logger, scope: cfg.Scope, caller: cfg.Caller, learn: cfg.Learn}
+	a := &API{store: cfg.Store, sanitizer: cfg.Sanitizer, export: cfg.Export, obs: cfg.Observer, log: cfg.Logger, scope: cfg.Scope, caller: cfg.Caller, now: cfg.Now, learn: cfg.Learn}
+	if a.now == nil {
+		a.now = time.Now
+	}
 	if a.learn == nil {
 		a.learn = func(store.Scope, tracing.Trace) {}
 	}
+	a.ingest = newIngestLimiter(cfg.Ingest, a.now)
 	if a.caller == nil {
 		a.caller = func(*http.Request) string { return "" }
 	}
@@ -99,6 +111,7 @@ func New(cfg Config) *API {
 	}
 	if cfg.Retention != nil {
 		a.retention = newRetention(*cfg.Retention, a.store, a.log, a.obs)
+		a.retention.now = a.now
 	}
 	return a
 }

@@ -3,6 +3,9 @@ package traceapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -13,12 +16,15 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// ServePost is POST /api/traces {"traces":[...]}.
+// ServePost is POST /api/traces {"traces":[...]}. A tenant past its
+// ingest limits gets 429 with Retry-After, and nothing of the request is
+// stored or charged.
 func (a *API) ServePost(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Traces *[]tracing.Trace `json:"traces"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+	read := &countingReader{r: r.Body}
+	if err := json.NewDecoder(read).Decode(&body); err != nil {
 		httpapi.Error(w, http.StatusBadRequest, "invalid_traces", "body must be {\"traces\":[...]}: "+err.Error())
 		return
 	}
@@ -26,7 +32,18 @@ func (a *API) ServePost(w http.ResponseWriter, r *http.Request) {
 		httpapi.Error(w, http.StatusBadRequest, "invalid_traces", "body must be {\"traces\":[...]}: no traces field")
 		return
 	}
-	res, err := a.Ingest(r.Context(), a.scope(r), a.caller(r), *body.Traces)
+	scope := a.scope(r)
+	if wait, ok := a.ingest.take(scope, len(*body.Traces), read.n); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		httpapi.Write(w, http.StatusTooManyRequests, map[string]any{
+			"error": "rate_limited",
+			"message": fmt.Sprintf("this project posted more than %d traces or %d MiB of traces in the last minute; retry after %v",
+				a.ingest.limits.TracesPerMinute, a.ingest.limits.BytesPerMinute>>20, wait),
+			"retry_after_ms": wait.Milliseconds(),
+		})
+		return
+	}
+	res, err := a.Ingest(r.Context(), scope, a.caller(r), *body.Traces)
 	switch {
 	case pmlerr.CodeOf(err, "") == pmlerr.InvalidRequest:
 		httpapi.Error(w, http.StatusBadRequest, "invalid_traces", pmlerr.Message(err))
@@ -43,6 +60,18 @@ func (a *API) ServePost(w http.ResponseWriter, r *http.Request) {
 	dropped, _ := strconv.ParseInt(r.Header.Get(wire.TracesDroppedHeader), 10, 64)
 	a.ReportQueue(depth, dropped)
 	httpapi.Write(w, http.StatusOK, res)
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // ServeList is GET /api/traces?workflow_id=&capability=&tool=&caller=&success=

@@ -19,8 +19,20 @@ const (
 	// (the package's Syncer sends at most 100).
 	MaxTracesPerRequest = 100
 	maxTraceIDLen       = 64
-	maxTasksPerTrace    = 10_000
 	maxShortField       = 256
+	// maxTasksPerTrace bounds a posted trace's tasks; the sanitizer then
+	// folds them to what a bounded trace keeps (docs/limits.md "Trace
+	// limits").
+	maxTasksPerTrace = 10_000
+	// maxToolsUsed bounds a trace's tools_used list: its tasks and its
+	// aggregate lines.
+	maxToolsUsed = maxTasksPerTrace + maxAggregateLines
+	// maxToolIDLen bounds a tool id or FQDN (a part of an FQDN is at most
+	// 128 bytes, an MCP tool name's bound).
+	maxToolIDLen = 256
+	// maxDurationMS bounds a run's or a call's duration: a week, longer
+	// than any budget a gateway or package is configured with in practice.
+	maxDurationMS = 7 * 24 * 60 * 60 * 1000
 )
 
 // A bounded trace always fits one request with room for the envelope, so a
@@ -31,7 +43,7 @@ const _ = uint64(wire.MaxRequestBytes - tracing.MaxTraceBytes - 4<<10)
 // Bounds of an ingested trace's truncation record (tracing.Bound folds the
 // aggregate lines past tracing.MaxAggregateTools).
 const (
-	maxAggregateLines = 1000
+	maxAggregateLines = tracing.MaxAggregateTools + 1 // the tools, and OtherTools
 	maxDroppedNotes   = 16
 )
 
@@ -43,18 +55,23 @@ type IngestResult struct {
 }
 
 // Ingest stores traces a package recorded (POST /api/traces, or
-// directly in local mode) under scope. The whole batch is
-// refused with INVALID_REQUEST when one trace is malformed, naming it; the
-// package's Syncer then isolates it. Every trace is sanitized again here:
-// the gateway does not trust the client to have done it. Storing is
-// idempotent on trace_id.
+// directly in local mode) under scope. The whole batch is refused with
+// INVALID_REQUEST when one trace is malformed or out of bounds, naming the
+// trace and the field, and nothing of it is stored; the package's Syncer
+// then isolates and drops that trace and sends the rest again
+// (docs/protocol.md "Traces"). Every trace is sanitized again here: the
+// gateway does not trust the client to have done it. An error code outside
+// the wire contract's is kept in the stored trace and counted as
+// pmlerr.Unknown in the metrics and the dashboard. Storing is idempotent on
+// trace_id.
 func (a *API) Ingest(ctx context.Context, scope store.Scope, caller string, traces []tracing.Trace) (IngestResult, error) {
 	var res IngestResult
 	if len(traces) > MaxTracesPerRequest {
 		return res, pmlerr.New(pmlerr.InvalidRequest, "%d traces in one request; at most %d", len(traces), MaxTracesPerRequest)
 	}
+	window := a.timeWindow()
 	for i, t := range traces {
-		if err := validateTrace(t); err != nil {
+		if err := validateTrace(t, window); err != nil {
 			return res, pmlerr.New(pmlerr.InvalidRequest, "trace %d (%q): %v", i, t.TraceID, err)
 		}
 	}
@@ -80,6 +97,9 @@ func (a *API) Ingest(ctx context.Context, scope store.Scope, caller string, trac
 		if err != nil {
 			return res, pmlerr.New(pmlerr.InvalidRequest, "trace %q: %v", t.TraceID, err)
 		}
+		if row.Stats != nil && row.Stats.ErrorCode != "" {
+			row.Stats.ErrorCode = string(pmlerr.Code(row.Stats.ErrorCode).Bounded())
+		}
 		fresh = append(fresh, t)
 		rows = append(rows, row)
 	}
@@ -94,6 +114,15 @@ func (a *API) Ingest(ctx context.Context, scope store.Scope, caller string, trac
 	}
 	res.Stored = len(fresh)
 	return res, nil
+}
+
+// timeWindow is when a trace posted now may have started.
+func (a *API) timeWindow() timeWindow {
+	w := timeWindow{now: a.now()}
+	if a.retention != nil && a.retention.policy.MaxAge > 0 {
+		w.oldest = w.now.Add(-a.retention.policy.MaxAge)
+	}
+	return w
 }
 
 // normalizeTrace fills what a minimal client may leave out: the page and
@@ -141,7 +170,11 @@ func (a *API) observeIngested(t tracing.Trace) {
 		status = wire.StatusError
 	}
 	d := time.Duration(t.DurationMS * float64(time.Millisecond))
-	a.obs.LocalRun(status, pmlerr.Code(t.ErrorCode), d)
+	code := pmlerr.Code("")
+	if t.ErrorCode != "" {
+		code = pmlerr.Code(t.ErrorCode).Bounded()
+	}
+	a.obs.LocalRun(status, code, d)
 }
 
 // ReportQueue records a package's sync backlog (its queue depth after this

@@ -3,13 +3,37 @@ package traceapi
 import (
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tracing"
 )
 
-// validateTrace checks what the store and the page rely on. Content is not
-// judged: the sanitizer takes care of that.
-func validateTrace(t tracing.Trace) error {
+// timeWindow is when a posted trace may have started, by the gateway's
+// clock: not after now plus store.MaxClockSkew, and not before oldest (the
+// retention age; zero: no bound). A time outside it would steer what the
+// gateway orders by time (docs/limits.md "What a posted trace may say").
+type timeWindow struct {
+	now, oldest time.Time
+}
+
+func (w timeWindow) check(field string, at time.Time) error {
+	switch {
+	case at.After(w.now.Add(store.MaxClockSkew)):
+		return fmt.Errorf("%s %s is more than %v ahead of the gateway's clock (%s)", field,
+			at.UTC().Format(time.RFC3339), store.MaxClockSkew, w.now.UTC().Format(time.RFC3339))
+	case !w.oldest.IsZero() && at.Before(w.oldest):
+		return fmt.Errorf("%s %s is older than the gateway keeps traces (%s)", field,
+			at.UTC().Format(time.RFC3339), w.oldest.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// validateTrace checks what the store and the page rely on, and that what
+// lands in an ordering, a rollup or a metric is bounded by what a package
+// can honestly report. Content is not judged: the sanitizer takes care of
+// that.
+func validateTrace(t tracing.Trace, w timeWindow) error {
 	if err := validTraceID("trace_id", t.TraceID); err != nil {
 		return err
 	}
@@ -24,12 +48,26 @@ func validateTrace(t tracing.Trace) error {
 	switch {
 	case t.StartedAt.IsZero():
 		return errors.New("started_at is required")
-	case t.DurationMS < 0:
-		return errors.New("duration_ms is negative")
-	case len(t.WorkflowID) > maxShortField, len(t.CapabilityFQDN) > maxShortField, len(t.ErrorCode) > maxShortField:
-		return fmt.Errorf("workflow_id, capability_fqdn and error_code are at most %d bytes", maxShortField)
+	case t.DurationMS < 0 || t.DurationMS > maxDurationMS:
+		return fmt.Errorf("duration_ms %v outside 0..%v", t.DurationMS, float64(maxDurationMS))
+	case len(t.WorkflowID) > maxShortField:
+		return fmt.Errorf("workflow_id is at most %d bytes", maxShortField)
+	case len(t.CapabilityFQDN) > maxShortField:
+		return fmt.Errorf("capability_fqdn is at most %d bytes", maxShortField)
+	case len(t.ErrorCode) > maxShortField:
+		return fmt.Errorf("error_code is at most %d bytes", maxShortField)
 	case len(t.Tasks) > maxTasksPerTrace:
-		return fmt.Errorf("%d tasks; at most %d", len(t.Tasks), maxTasksPerTrace)
+		return fmt.Errorf("tasks: %d; at most %d", len(t.Tasks), maxTasksPerTrace)
+	case len(t.ToolsUsed) > maxToolsUsed:
+		return fmt.Errorf("tools_used: %d; at most %d", len(t.ToolsUsed), maxToolsUsed)
+	}
+	if err := w.check("started_at", t.StartedAt); err != nil {
+		return err
+	}
+	for i, tool := range t.ToolsUsed {
+		if err := validToolID(fmt.Sprintf("tools_used[%d]", i), tool); err != nil {
+			return err
+		}
 	}
 	if err := validateTruncation(t.Truncated, len(t.Tasks)); err != nil {
 		return err
@@ -37,13 +75,51 @@ func validateTrace(t tracing.Trace) error {
 	for i, task := range t.Tasks {
 		switch {
 		case task.TaskID == "" || len(task.TaskID) > maxTraceIDLen:
-			return fmt.Errorf("task %d: task_id must be 1 to %d bytes", i, maxTraceIDLen)
-		case task.Tool == "" || len(task.Tool) > maxShortField || len(task.ToolID) > maxShortField:
-			return fmt.Errorf("task %s: tool must be 1 to %d bytes", task.TaskID, maxShortField)
-		case task.DurationMS < 0:
-			return fmt.Errorf("task %s: duration_ms is negative", task.TaskID)
+			return fmt.Errorf("tasks[%d].task_id must be 1 to %d bytes", i, maxTraceIDLen)
+		case task.DurationMS < 0 || task.DurationMS > maxDurationMS:
+			return fmt.Errorf("tasks[%d].duration_ms %v outside 0..%v", i, task.DurationMS, float64(maxDurationMS))
 		case task.Routing != "" && task.Routing != "client" && task.Routing != "server":
-			return fmt.Errorf("task %s: routing must be client or server", task.TaskID)
+			return fmt.Errorf("tasks[%d].routing must be client or server", i)
+		case task.Layer < 0 || task.Layer > maxTasksPerTrace:
+			return fmt.Errorf("tasks[%d].layer %d outside 0..%d", i, task.Layer, maxTasksPerTrace)
+		}
+		if err := validToolID(fmt.Sprintf("tasks[%d].tool", i), task.Tool); err != nil {
+			return err
+		}
+		if task.ToolID != "" {
+			if err := validToolID(fmt.Sprintf("tasks[%d].tool_id", i), task.ToolID); err != nil {
+				return err
+			}
+		}
+		if task.ChildTraceID != "" {
+			if err := validTraceID(fmt.Sprintf("tasks[%d].child_trace_id", i), task.ChildTraceID); err != nil {
+				return err
+			}
+		}
+		if !task.StartedAt.IsZero() {
+			if err := w.check(fmt.Sprintf("tasks[%d].started_at", i), task.StartedAt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// validToolID accepts what a package writes as a tool: "ns:action" or an
+// FQDN ("org.project.ns.action.hash4"), 1 to maxToolIDLen ASCII letters,
+// digits and '_', '-', '.', ':', '/'; or tracing.OtherTools, the line of
+// the tools past a bound.
+func validToolID(field, id string) error {
+	if id == tracing.OtherTools {
+		return nil
+	}
+	if id == "" || len(id) > maxToolIDLen {
+		return fmt.Errorf("%s must be 1 to %d bytes", field, maxToolIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':' || c == '/') {
+			return fmt.Errorf("%s %q: character %q not allowed (letters, digits, '_', '-', '.', ':', '/')", field, id, c)
 		}
 	}
 	return nil
@@ -64,10 +140,11 @@ func validateTruncation(tr *tracing.Truncation, tasks int) error {
 	case len(tr.Dropped) > maxDroppedNotes:
 		return fmt.Errorf("truncated: %d dropped notes; at most %d", len(tr.Dropped), maxDroppedNotes)
 	}
-	for _, a := range tr.Aggregates {
+	for i, a := range tr.Aggregates {
+		if err := validToolID(fmt.Sprintf("truncated.aggregates[%d].tool", i), a.Tool); err != nil {
+			return err
+		}
 		switch {
-		case a.Tool == "" || len(a.Tool) > maxShortField:
-			return fmt.Errorf("truncated: aggregate tool must be 1 to %d bytes", maxShortField)
 		case a.Calls < 0 || a.Errors < 0 || a.Errors > a.Calls:
 			return fmt.Errorf("truncated: aggregate %s: calls and errors must be 0 <= errors <= calls", a.Tool)
 		case a.TotalMS < 0 || a.MinMS < 0 || a.MaxMS < 0:

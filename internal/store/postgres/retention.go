@@ -12,12 +12,13 @@ import (
 )
 
 // PruneTraces deletes the traces older than r.Before (through the
-// traces_age index), then those past the r.Keep newest of each scope
-// (through traces_started), at most r.Limit in all.
+// traces_age index), then those past the r.Keep newest received of each
+// scope (through traces_received), at most r.Limit in all.
 func (s *Store) PruneTraces(ctx context.Context, r store.TraceRetention) (int, error) {
-	before := time.Now().Add(-store.DashboardKeep)
+	now := time.Now()
+	before, after := now.Add(-store.DashboardKeep), now.Add(store.MaxClockSkew)
 	for _, table := range storeutil.DashTables {
-		if _, err := s.pool.Exec(ctx, storeutil.DashPruneSQL(table), before); err != nil {
+		if _, err := s.pool.Exec(ctx, storeutil.DashPruneSQL(table), before, after); err != nil {
 			return 0, wrap(ctx, "prune "+table, err)
 		}
 	}
@@ -49,14 +50,14 @@ func (s *Store) scopesOver(ctx context.Context, keep int) ([]store.Scope, error)
 }
 
 // trimScope deletes up to limit traces of sc past its keep newest: those
-// after the keep-th newest in (started_at, id) order.
+// after the keep-th newest in (received_at, id) order.
 func (s *Store) trimScope(ctx context.Context, sc store.Scope, keep, limit int) (int, error) {
 	var (
-		started time.Time
-		id      string
+		received time.Time
+		id       string
 	)
-	err := s.pool.QueryRow(ctx, `SELECT started_at, id FROM traces WHERE org = $1 AND project = $2
-		ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET $3`, sc.Org, sc.Project, keep-1).Scan(&started, &id)
+	err := s.pool.QueryRow(ctx, `SELECT received_at, id FROM traces WHERE org = $1 AND project = $2
+		ORDER BY received_at DESC, id DESC LIMIT 1 OFFSET $3`, sc.Org, sc.Project, keep-1).Scan(&received, &id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil // keep or fewer
 	}
@@ -65,8 +66,8 @@ func (s *Store) trimScope(ctx context.Context, sc store.Scope, keep, limit int) 
 	}
 	tag, err := s.pool.Exec(ctx, `DELETE FROM traces WHERE ctid = ANY(ARRAY(
 		SELECT ctid FROM traces WHERE org = $1 AND project = $2
-			AND (started_at < $3 OR (started_at = $3 AND id < $4)) LIMIT $5))`,
-		sc.Org, sc.Project, started, id, limit)
+			AND (received_at < $3 OR (received_at = $3 AND id < $4)) LIMIT $5))`,
+		sc.Org, sc.Project, received, id, limit)
 	if err != nil {
 		return 0, wrap(ctx, "prune traces of "+sc.Org+"/"+sc.Project, err)
 	}

@@ -26,11 +26,11 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) error {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var batch pgx.Batch
 		for _, t := range traces {
-			batch.Queue(`INSERT INTO traces (`+traceColumns+`)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+			batch.Queue(`INSERT INTO traces (`+traceColumns+`, received_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 				ON CONFLICT (org, project, id) DO NOTHING`,
 				t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID, t.CapabilityFQDN,
-				t.Tools, t.Success, t.StartedAt, nullJSON(t.Body), t.Caller)
+				t.Tools, t.Success, t.StartedAt, nullJSON(t.Body), t.Caller, t.ReceivedAt)
 		}
 		// The rollups of the traces that are new: a re-sent one counts once.
 		var rollups storeutil.Rollups
@@ -46,6 +46,16 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) error {
 			}
 		}
 		if err := res.Close(); err != nil {
+			return err
+		}
+		err := rollups.FoldTools(ctx, func(ctx context.Context, org, project string, hour time.Time) ([]string, error) {
+			rows, err := tx.Query(ctx, storeutil.HourToolsSQL, org, project, hour)
+			if err != nil {
+				return nil, err
+			}
+			return pgx.CollectRows(rows, pgx.RowTo[string])
+		})
+		if err != nil {
 			return err
 		}
 		var upserts pgx.Batch
@@ -135,7 +145,9 @@ func scanTrace(row scanner) (store.Trace, error) {
 // Dashboard reads scope's rollups since since (store.Store).
 func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) (store.DashboardRows, error) {
 	out := store.DashboardRows{Errors: map[string]int64{}}
-	q, args := storeutil.DashQueries(sc), storeutil.DashArgs(sc, storeutil.Minute(since))
+	since = storeutil.Minute(since)
+	q, args := storeutil.DashQueries(sc), storeutil.DashArgs(sc, since)
+	split := storeutil.DashSplitArgs(sc, since, storeutil.FirstHour(since))
 	rows, err := s.pool.Query(ctx, q.Minutes, args...)
 	if err != nil {
 		return out, wrap(ctx, "dashboard minutes", err)
@@ -163,7 +175,7 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err != nil {
 		return out, wrap(ctx, "dashboard latency", err)
 	}
-	rows, err = s.pool.Query(ctx, q.Errors, args...)
+	rows, err = s.pool.Query(ctx, q.Errors, split...)
 	if err != nil {
 		return out, wrap(ctx, "dashboard errors", err)
 	}
@@ -175,7 +187,7 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err != nil {
 		return out, wrap(ctx, "dashboard errors", err)
 	}
-	rows, err = s.pool.Query(ctx, q.Tools, args...)
+	rows, err = s.pool.Query(ctx, q.Tools, split...)
 	if err != nil {
 		return out, wrap(ctx, "dashboard tools", err)
 	}

@@ -11,12 +11,13 @@ import (
 )
 
 // PruneTraces deletes the traces older than r.Before (through the
-// traces_age index), then those past the r.Keep newest of each scope
-// (through traces_started), at most r.Limit in all.
+// traces_age index), then those past the r.Keep newest received of each
+// scope (through traces_received), at most r.Limit in all.
 func (s *Store) PruneTraces(ctx context.Context, r store.TraceRetention) (int, error) {
-	before := formatTime(time.Now().Add(-store.DashboardKeep))
+	now := time.Now()
+	before, after := formatTime(now.Add(-store.DashboardKeep)), formatTime(now.Add(store.MaxClockSkew))
 	for _, table := range storeutil.DashTables {
-		if _, err := s.w.ExecContext(ctx, storeutil.DashPruneSQL(table), before); err != nil {
+		if _, err := s.w.ExecContext(ctx, storeutil.DashPruneSQL(table), before, after); err != nil {
 			return 0, wrap("prune "+table, err)
 		}
 	}
@@ -50,11 +51,11 @@ func (s *Store) scopesOver(ctx context.Context, keep int) ([]store.Scope, error)
 }
 
 // trimScope deletes up to limit traces of sc past its keep newest: those
-// after the keep-th newest in (started_at, id) order.
+// after the keep-th newest in (received_at, id) order.
 func (s *Store) trimScope(ctx context.Context, sc store.Scope, keep, limit int) (int, error) {
-	var started, id string
-	err := s.w.QueryRowContext(ctx, `SELECT started_at, id FROM traces WHERE org = $1 AND project = $2
-		ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET $3`, sc.Org, sc.Project, keep-1).Scan(&started, &id)
+	var received, id string
+	err := s.w.QueryRowContext(ctx, `SELECT received_at, id FROM traces WHERE org = $1 AND project = $2
+		ORDER BY received_at DESC, id DESC LIMIT 1 OFFSET $3`, sc.Org, sc.Project, keep-1).Scan(&received, &id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil // keep or fewer
 	}
@@ -63,8 +64,8 @@ func (s *Store) trimScope(ctx context.Context, sc store.Scope, keep, limit int) 
 	}
 	res, err := s.w.ExecContext(ctx, `DELETE FROM traces WHERE rowid IN
 		(SELECT rowid FROM traces WHERE org = $1 AND project = $2
-			AND (started_at < $3 OR (started_at = $3 AND id < $4)) LIMIT $5)`,
-		sc.Org, sc.Project, started, id, limit)
+			AND (received_at < $3 OR (received_at = $3 AND id < $4)) LIMIT $5)`,
+		sc.Org, sc.Project, received, id, limit)
 	n, err := affected(res, err)
 	return n, wrap("prune traces of "+sc.Org+"/"+sc.Project, err)
 }

@@ -123,7 +123,7 @@ func openMemory(ctx context.Context) (*Store, error) {
 // holds, so nothing can be prepared on it from inside one.
 func (s *Store) prepareWrites(ctx context.Context) error {
 	s.prepared = map[string]*sql.Stmt{}
-	for _, q := range append([]string{insertTrace}, storeutil.RollupSQL("max")...) {
+	for _, q := range append([]string{insertTrace, storeutil.HourToolsSQL}, storeutil.RollupSQL("max")...) {
 		st, err := s.w.PrepareContext(ctx, q)
 		if err != nil {
 			return fmt.Errorf("sqlite: prepare: %w", err)

@@ -12,8 +12,8 @@ import (
 
 const traceColumns = `id, parent_id, org, project, workflow_id, capability_fqdn, tools, success, started_at, body, caller`
 
-const insertTrace = `INSERT INTO traces (` + traceColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+const insertTrace = `INSERT INTO traces (` + traceColumns + `, received_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 	ON CONFLICT (org, project, id) DO NOTHING`
 
 // PutTraces stores a batch in one transaction; a trace whose ID its scope
@@ -42,7 +42,7 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error)
 			return wrap("put traces", err)
 		}
 		res, err := stmt.ExecContext(ctx, t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID,
-			t.CapabilityFQDN, tools, t.Success, formatTime(t.StartedAt), nullJSON(t.Body), t.Caller)
+			t.CapabilityFQDN, tools, t.Success, formatTime(t.StartedAt), nullJSON(t.Body), t.Caller, formatTime(t.ReceivedAt))
 		if n, err := affected(res, err); err != nil || n == 0 {
 			if err != nil {
 				return wrap("put trace "+t.ID, err)
@@ -50,6 +50,20 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error)
 			continue // stored before: its rollups are counted
 		}
 		rollups.Add(t)
+	}
+	err = rollups.FoldTools(ctx, func(ctx context.Context, org, project string, hour time.Time) ([]string, error) {
+		st, err := s.txStmt(ctx, tx, storeutil.HourToolsSQL)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := st.QueryContext(ctx, org, project, formatTime(hour))
+		if err != nil {
+			return nil, err
+		}
+		return collectStrings(rows)
+	})
+	if err != nil {
+		return wrap("put traces: dashboard tools", err)
 	}
 	for _, r := range rollups.Stmts(func(m time.Time) any { return formatTime(m) }, "max") {
 		st, err := s.txStmt(ctx, tx, r.SQL)
@@ -115,6 +129,19 @@ func (s *Store) ChildTraces(ctx context.Context, scope store.Scope, parentID str
 	return out, wrap("child traces", err)
 }
 
+func collectStrings(rows *sql.Rows) ([]string, error) {
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
 func collectTraces(rows *sql.Rows) ([]store.Trace, error) {
 	defer rows.Close()
 	out := []store.Trace{}
@@ -153,7 +180,9 @@ func scanTrace(row scanner) (store.Trace, error) {
 // Dashboard reads scope's rollups since since (store.Store).
 func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) (store.DashboardRows, error) {
 	out := store.DashboardRows{Errors: map[string]int64{}}
-	q, args := storeutil.DashQueries(sc), storeutil.DashArgs(sc, formatTime(storeutil.Minute(since)))
+	since = storeutil.Minute(since)
+	q, args := storeutil.DashQueries(sc), storeutil.DashArgs(sc, formatTime(since))
+	split := storeutil.DashSplitArgs(sc, formatTime(since), formatTime(storeutil.FirstHour(since)))
 	rows, err := s.r.QueryContext(ctx, q.Minutes, args...)
 	if err != nil {
 		return out, wrap("dashboard minutes", err)
@@ -198,7 +227,7 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err := rows.Err(); err != nil {
 		return out, wrap("dashboard latency", err)
 	}
-	rows, err = s.r.QueryContext(ctx, q.Errors, args...)
+	rows, err = s.r.QueryContext(ctx, q.Errors, split...)
 	if err != nil {
 		return out, wrap("dashboard errors", err)
 	}
@@ -215,7 +244,7 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	if err := rows.Err(); err != nil {
 		return out, wrap("dashboard errors", err)
 	}
-	rows, err = s.r.QueryContext(ctx, q.Tools, args...)
+	rows, err = s.r.QueryContext(ctx, q.Tools, split...)
 	if err != nil {
 		return out, wrap("dashboard tools", err)
 	}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -14,6 +15,9 @@ func runDashboard(t *testing.T, open func(t *testing.T) store.Store) {
 		"ResentTraceCountsOnce":  testDashboardResent,
 		"ScopedAndSinceBounded":  testDashboardScoped,
 		"OldRollupsArePruned":    testDashboardPruned,
+		"ToolsBoundedPerHour":    testDashboardToolsBounded,
+		"UnknownCodesFolded":     testDashboardUnknownCodes,
+		"WholeHoursAndMinutes":   testDashboardSplitRead,
 		"TraceWithoutStatsIsNot": testDashboardNoStats,
 		"AllTenantsSumsEvery":    testDashboardAllTenants,
 	})
@@ -158,4 +162,82 @@ func testDashboardAllTenants(t *testing.T, s store.Store) {
 	if own := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t); own.Minutes[0].Executions != 1 {
 		t.Fatalf("one tenant's view: %+v", own.Minutes)
 	}
+}
+
+// A tenant's hour holds at most store.MaxDashToolsPerHour tools in the
+// rollups, whatever names its traces carry: issue 29's flood of unique tool
+// names is counted under store.OtherTools past the bound, and no call is
+// lost.
+func testDashboardToolsBounded(t *testing.T, s store.Store) {
+	now := time.Now().UTC()
+	var calls int64
+	for b := range 5 {
+		var batch []store.Trace
+		for i := range 40 {
+			var tools []store.ToolStat
+			for k := range 64 {
+				tools = append(tools, store.ToolStat{Tool: fmt.Sprintf("flood:t%d_%d_%d", b, i, k), Calls: 1, TotalMS: 1, MaxMS: 1})
+				calls++
+			}
+			batch = append(batch, statTrace(acmeWeb, fmt.Sprintf("f%d-%d", b, i), now.Add(-time.Duration(i)*time.Second), 1, "", tools...))
+		}
+		noErr(t, s.PutTraces(t.Context(), batch))
+	}
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{statTrace(acmeAPI, "other", now, 1, "", store.ToolStat{Tool: "math:add", Calls: 1})}))
+	for _, since := range []time.Time{now.Add(-time.Hour), now.Add(-7 * 24 * time.Hour)} {
+		d := must(s.Dashboard(t.Context(), acmeWeb, since)).of(t)
+		var sum int64
+		for _, ts := range d.Tools {
+			sum += ts.Calls
+		}
+		// One hour, or two when now is early in its hour's first minutes.
+		if len(d.Tools) > 2*store.MaxDashToolsPerHour || sum != calls {
+			t.Errorf("since %v: %d tools, %d calls; want at most %d tools and %d calls", now.Sub(since), len(d.Tools), sum, 2*store.MaxDashToolsPerHour, calls)
+		}
+	}
+	// Another tenant's hour has room of its own.
+	d := must(s.Dashboard(t.Context(), acmeAPI, now.Add(-time.Hour))).of(t)
+	if len(d.Tools) != 1 || d.Tools[0].Tool != "math:add" {
+		t.Errorf("another tenant's tools: %+v", d.Tools)
+	}
+}
+
+// An error code outside the wire contract's is rolled up as UNKNOWN.
+func testDashboardUnknownCodes(t *testing.T, s store.Store) {
+	now := time.Now().UTC()
+	var batch []store.Trace
+	for i := range 50 {
+		batch = append(batch, statTrace(acmeWeb, fmt.Sprintf("e%d", i), now, 1, fmt.Sprintf("MADE_UP_%d", i)))
+	}
+	batch = append(batch, statTrace(acmeWeb, "real", now, 1, "TOOL_ERROR"))
+	noErr(t, s.PutTraces(t.Context(), batch))
+	for _, since := range []time.Time{now.Add(-time.Hour), now.Add(-24 * time.Hour)} {
+		d := must(s.Dashboard(t.Context(), acmeWeb, since)).of(t)
+		if len(d.Errors) != 2 || d.Errors["UNKNOWN"] != 50 || d.Errors["TOOL_ERROR"] != 1 {
+			t.Errorf("errors %v", d.Errors)
+		}
+	}
+}
+
+// Errors and tools over a range that does not start on the hour count the
+// minutes before its first whole hour once, and nothing before the range.
+func testDashboardSplitRead(t *testing.T, s store.Store) {
+	now := time.Now().UTC()
+	hour := now.Truncate(time.Hour).Add(-3 * time.Hour)
+	tool := func(name string) store.ToolStat { return store.ToolStat{Tool: name, Calls: 1, TotalMS: 1, MaxMS: 1} }
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+		statTrace(acmeWeb, "before", hour.Add(10*time.Minute), 1, "TOOL_ERROR", tool("a:before")),
+		statTrace(acmeWeb, "head", hour.Add(40*time.Minute), 1, "CODE_ERROR", tool("a:head")),
+		statTrace(acmeWeb, "whole", hour.Add(90*time.Minute), 1, "CODE_ERROR", tool("a:whole")),
+	}))
+	d := must(s.Dashboard(t.Context(), acmeWeb, hour.Add(30*time.Minute))).of(t)
+	if len(d.Errors) != 1 || d.Errors["CODE_ERROR"] != 2 {
+		t.Errorf("errors %v; want CODE_ERROR twice", d.Errors)
+	}
+	names := []string{}
+	for _, ts := range d.Tools {
+		names = append(names, ts.Tool)
+	}
+	slices.Sort(names)
+	sameStrings(t, "tools", names, []string{"a:head", "a:whole"})
 }

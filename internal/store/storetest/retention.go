@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -17,6 +18,8 @@ func runRetention(t *testing.T, open func(t *testing.T) store.Store) {
 		"NothingToDo":         testPruneNothing,
 		"AgeAndCountInOne":    testPruneAgeAndCount,
 		"IdenticalStartsByID": testPruneTiesByID,
+		"CountByReceived":     testPruneByReceived,
+		"FutureFlood":         testPruneFutureFlood,
 	})
 }
 
@@ -38,6 +41,80 @@ func putN(t *testing.T, s store.Store, sc store.Scope, prefix string, n int, ste
 		batch = append(batch, trace(sc, fmt.Sprintf("%s%02d", prefix, i), time.Duration(i)*step))
 	}
 	noErr(t, s.PutTraces(t.Context(), batch))
+}
+
+// The count limit keeps the newest traces the gateway received, whatever
+// start they claim: traces started in the near future (inside the clock
+// skew) but received first go before real ones received later.
+func testPruneByReceived(t *testing.T, s store.Store) {
+	now := time.Now().UTC()
+	var early []store.Trace
+	for i := range 5 {
+		tr := trace(acmeWeb, fmt.Sprintf("f%02d", i), 0)
+		tr.StartedAt = now.Add(store.MaxClockSkew - time.Minute)
+		tr.ReceivedAt = now.Add(-time.Hour)
+		early = append(early, tr)
+	}
+	noErr(t, s.PutTraces(t.Context(), early))
+	var real []store.Trace
+	for i := range 3 {
+		tr := trace(acmeWeb, fmt.Sprintf("r%02d", i), 0)
+		tr.StartedAt = now.Add(-2 * time.Hour)
+		real = append(real, tr)
+	}
+	noErr(t, s.PutTraces(t.Context(), real))
+	if n := must(s.PruneTraces(t.Context(), store.TraceRetention{Keep: 3})).of(t); n != 5 {
+		t.Errorf("deleted %d, want the 5 received first", n)
+	}
+	sameStrings(t, "left", traceIDsOf(t, s, acmeWeb), []string{"r02", "r01", "r00"})
+}
+
+// Issue 29's flood: 10,100 traces started in 2036 are refused, batch by
+// batch, so a retention pass keeping 10,000 leaves every real trace, and
+// no rollup of a future minute appears.
+func testPruneFutureFlood(t *testing.T, s store.Store) {
+	now := time.Now().UTC()
+	var real []store.Trace
+	for i := range 20 {
+		tr := trace(acmeWeb, fmt.Sprintf("r%02d", i), 0)
+		tr.StartedAt = now.Add(-time.Duration(i) * time.Minute)
+		tr.Stats = &store.TraceStats{DurationMS: 1, Tools: []store.ToolStat{{Tool: "math:add", Calls: 1}}}
+		real = append(real, tr)
+	}
+	noErr(t, s.PutTraces(t.Context(), real))
+	future := time.Date(2036, 1, 1, 0, 0, 0, 0, time.UTC)
+	for b := range 101 {
+		batch := make([]store.Trace, 100)
+		for i := range batch {
+			tr := trace(acmeWeb, fmt.Sprintf("future-%03d-%02d", b, i), 0)
+			tr.StartedAt = future.Add(time.Duration(b*100+i) * time.Second)
+			tr.Stats = &store.TraceStats{DurationMS: 1, ErrorCode: "TOOL_ERROR"}
+			batch[i] = tr
+		}
+		if err := s.PutTraces(t.Context(), batch); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("batch %d of future traces: err = %v, want ErrInvalid", b, err)
+		}
+	}
+	// A start inside the skew is taken.
+	near := trace(acmeWeb, "near", 0)
+	near.StartedAt = now.Add(store.MaxClockSkew - time.Minute)
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{near}))
+
+	must(s.PruneTraces(t.Context(), store.TraceRetention{Keep: 10_000, Before: now.Add(-30 * 24 * time.Hour)})).of(t)
+	if got := traceIDsOf(t, s, acmeWeb); len(got) != 21 {
+		t.Errorf("%d traces left, want the 20 real ones and the near one", len(got))
+	}
+	d := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t)
+	var executions int64
+	for _, m := range d.Minutes {
+		if m.Minute.After(now.Add(store.MaxClockSkew)) {
+			t.Errorf("a rollup of a future minute: %+v", m)
+		}
+		executions += m.Executions
+	}
+	if executions != 20 || len(d.Errors) != 0 {
+		t.Errorf("dashboard: %d executions, errors %v; want the 20 real ones only", executions, d.Errors)
+	}
 }
 
 func testPruneByAge(t *testing.T, s store.Store) {

@@ -2,11 +2,13 @@ package storeutil
 
 import (
 	"cmp"
+	"context"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/store"
 )
 
@@ -65,7 +67,9 @@ func (r *Rollups) Add(t store.Trace) {
 		lk.bucket = store.LatencyBucket(st.DurationMS)
 		r.latency[lk]++
 		if st.ErrorCode != "" {
-			r.errors[with(k, st.ErrorCode)]++
+			// A code outside the wire contract's is one row, whatever
+			// the trace says (docs/limits.md "What a posted trace may say").
+			r.errors[with(k, string(pmlerr.Code(st.ErrorCode).Bounded()))]++
 		}
 	}
 	for _, ts := range st.Tools {
@@ -84,10 +88,92 @@ func (r *Rollups) Add(t store.Trace) {
 
 func with(k dashKey, sub string) dashKey { k.sub = sub; return k }
 
+// ToolsOfHour lists the tools a tenant's hour already has in the hourly
+// rollup (dash_tools_hour), within the transaction storing a batch.
+type ToolsOfHour func(ctx context.Context, org, project string, hour time.Time) ([]string, error)
+
+// FoldTools bounds the tools a tenant's hour holds in the rollups to
+// store.MaxDashToolsPerHour: a tool the hour does not have yet gets a row
+// of its own while the hour has fewer than that less one (the batch's most
+// called first), and is counted under store.OtherTools after that. The
+// minute rows follow the hour's, so both tables stay bounded per tenant
+// and time, whatever names traces carry. Call it once, before Stmts.
+func (r *Rollups) FoldTools(ctx context.Context, have ToolsOfHour) error {
+	type hourKey struct {
+		org, project string
+		hour         time.Time
+	}
+	groups := map[hourKey][]dashKey{}
+	for k := range r.tools {
+		h := hourKey{k.org, k.project, Hour(k.minute)}
+		groups[h] = append(groups[h], k)
+	}
+	for _, h := range slices.SortedFunc(maps.Keys(groups), func(a, b hourKey) int {
+		return cmp.Or(strings.Compare(a.org, b.org), strings.Compare(a.project, b.project), a.hour.Compare(b.hour))
+	}) {
+		existing, err := have(ctx, h.org, h.project, h.hour)
+		if err != nil {
+			return err
+		}
+		names := map[string]bool{}
+		for _, n := range existing {
+			names[n] = true
+		}
+		delete(names, store.OtherTools)
+		calls := map[string]int64{}
+		keysOf := map[string][]dashKey{}
+		for _, k := range groups[h] {
+			calls[k.sub] += r.tools[k].Calls
+			keysOf[k.sub] = append(keysOf[k.sub], k)
+		}
+		fresh := slices.Collect(maps.Keys(calls))
+		slices.SortFunc(fresh, func(a, b string) int { return cmp.Or(cmp.Compare(calls[b], calls[a]), strings.Compare(a, b)) })
+		for _, tool := range fresh {
+			if tool == store.OtherTools || names[tool] {
+				continue
+			}
+			if len(names) < store.MaxDashToolsPerHour-1 {
+				names[tool] = true
+				continue
+			}
+			for _, k := range keysOf[tool] {
+				r.foldTool(k)
+			}
+		}
+	}
+	return nil
+}
+
+// foldTool moves k's sums to its minute's OtherTools row.
+func (r *Rollups) foldTool(k dashKey) {
+	ts := r.tools[k]
+	delete(r.tools, k)
+	ok := with(k, store.OtherTools)
+	other := r.tools[ok]
+	if other == nil {
+		other = &store.ToolStat{Tool: store.OtherTools}
+		r.tools[ok] = other
+	}
+	other.Calls += ts.Calls
+	other.Errors += ts.Errors
+	other.TotalMS += ts.TotalMS
+	other.MaxMS = max(other.MaxMS, ts.MaxMS)
+}
+
 // RollupSQL are the rollup upserts, one SQL text per table (dash_minutes,
-// dash_latency, dash_errors, dash_tools), so that a backend can prepare
-// them once. greatest is the backend's two-argument maximum.
+// dash_latency, dash_errors, dash_tools, dash_errors_hour,
+// dash_tools_hour), so that a backend can prepare them once. greatest is
+// the backend's two-argument maximum.
 func RollupSQL(greatest string) []string {
+	hourly := func(sql string) string {
+		sql = strings.ReplaceAll(sql, "dash_errors", "dash_errors_hour")
+		return strings.ReplaceAll(sql, "dash_tools", "dash_tools_hour")
+	}
+	minutes := rollupSQL(greatest)
+	return append(minutes, hourly(minutes[2]), hourly(minutes[3]))
+}
+
+func rollupSQL(greatest string) []string {
 	return []string{
 		`INSERT INTO dash_minutes (org, project, minute, executions, errors) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (org, project, minute) DO UPDATE SET executions = dash_minutes.executions + excluded.executions,
@@ -123,8 +209,41 @@ func (r *Rollups) Stmts(minute func(time.Time) any, greatest string) []Stmt {
 		ts := r.tools[k]
 		out = append(out, Stmt{sql[3], []any{k.org, k.project, minute(k.minute), ts.Tool, ts.Calls, ts.Errors, ts.TotalMS, ts.MaxMS}})
 	}
+	// The same errors and tools by hour.
+	errorsHour := map[dashKey]int64{}
+	for k, n := range r.errors {
+		k.minute = Hour(k.minute)
+		errorsHour[k] += n
+	}
+	for _, k := range sortedKeys(errorsHour) {
+		out = append(out, Stmt{sql[4], []any{k.org, k.project, minute(k.minute), k.sub, errorsHour[k]}})
+	}
+	toolsHour := map[dashKey]*store.ToolStat{}
+	for k, ts := range r.tools {
+		k.minute = Hour(k.minute)
+		sum := toolsHour[k]
+		if sum == nil {
+			sum = &store.ToolStat{Tool: ts.Tool}
+			toolsHour[k] = sum
+		}
+		sum.Calls += ts.Calls
+		sum.Errors += ts.Errors
+		sum.TotalMS += ts.TotalMS
+		sum.MaxMS = max(sum.MaxMS, ts.MaxMS)
+	}
+	for _, k := range sortedKeys(toolsHour) {
+		ts := toolsHour[k]
+		out = append(out, Stmt{sql[5], []any{k.org, k.project, minute(k.minute), ts.Tool, ts.Calls, ts.Errors, ts.TotalMS, ts.MaxMS}})
+	}
 	return out
 }
+
+// Hour is the start of t's hour, in UTC: the hourly rollups' time key.
+func Hour(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
+
+// HourToolsSQL lists a tenant's tools in one hour of dash_tools_hour
+// (ToolsOfHour).
+const HourToolsSQL = `SELECT tool FROM dash_tools_hour WHERE org = $1 AND project = $2 AND minute = $3`
 
 func sortedKeys[V any](m map[dashKey]V) []dashKey {
 	keys := slices.Collect(maps.Keys(m))
@@ -140,7 +259,10 @@ func Minute(t time.Time) time.Time { return t.UTC().Truncate(time.Minute) }
 
 // DashSQL are the dashboard's reads. For one tenant each is a range of the
 // rollups' (org, project, minute) key, for all tenants of their minute
-// index, so their cost follows the span shown, not the traces kept.
+// index, so their cost follows the span shown, not the traces kept. Errors
+// and Tools read whole hours from the hourly tables and the minutes before
+// the first whole hour from the minute tables (their arguments are
+// DashSplitArgs), so they read at most a bounded number of rows per hour.
 type DashSQL struct{ Minutes, Latency, Errors, Tools, Capabilities string }
 
 // DashQueries are the reads of scope (store.AllTenants: every tenant's,
@@ -150,9 +272,13 @@ func DashQueries(scope store.Scope) DashSQL {
 		Minutes: `SELECT minute, executions, errors FROM dash_minutes
 			WHERE org = $1 AND project = $2 AND minute >= $3 ORDER BY minute`,
 		Latency: `SELECT minute, bucket, n FROM dash_latency WHERE org = $1 AND project = $2 AND minute >= $3`,
-		Errors:  `SELECT code, CAST(sum(n) AS BIGINT) FROM dash_errors WHERE org = $1 AND project = $2 AND minute >= $3 GROUP BY code`,
-		Tools: `SELECT tool, CAST(sum(calls) AS BIGINT), CAST(sum(errors) AS BIGINT), sum(total_ms), max(max_ms) FROM dash_tools
-			WHERE org = $1 AND project = $2 AND minute >= $3 GROUP BY tool`,
+		Errors: `SELECT code, CAST(sum(n) AS BIGINT) FROM (
+			SELECT code, n FROM dash_errors WHERE org = $1 AND project = $2 AND minute >= $3 AND minute < $4
+			UNION ALL SELECT code, n FROM dash_errors_hour WHERE org = $1 AND project = $2 AND minute >= $4) e GROUP BY code`,
+		Tools: `SELECT tool, CAST(sum(calls) AS BIGINT), CAST(sum(errors) AS BIGINT), sum(total_ms), max(max_ms) FROM (
+			SELECT tool, calls, errors, total_ms, max_ms FROM dash_tools WHERE org = $1 AND project = $2 AND minute >= $3 AND minute < $4
+			UNION ALL SELECT tool, calls, errors, total_ms, max_ms FROM dash_tools_hour WHERE org = $1 AND project = $2 AND minute >= $4) t
+			GROUP BY tool`,
 		// The most called capabilities, every version of a name together.
 		Capabilities: `SELECT org, project, namespace, action, CAST(sum(uses) AS BIGINT) FROM capabilities
 			WHERE org = $1 AND project = $2 AND uses > 0 GROUP BY org, project, namespace, action ORDER BY 5 DESC, 1, 2, 3, 4 LIMIT 10`,
@@ -163,7 +289,8 @@ func DashQueries(scope store.Scope) DashSQL {
 	// Every tenant: the same reads without the tenant, minutes and latency
 	// summed over the tenants that share them.
 	all := func(sql string) string {
-		sql = strings.ReplaceAll(sql, "org = $1 AND project = $2 AND minute >= $3", "minute >= $1")
+		sql = strings.ReplaceAll(sql, "org = $1 AND project = $2 AND minute >= $3 AND minute < $4", "minute >= $1 AND minute < $2")
+		sql = strings.ReplaceAll(sql, "org = $1 AND project = $2 AND minute >= $4", "minute >= $2")
 		return strings.ReplaceAll(sql, "org = $1 AND project = $2 AND ", "")
 	}
 	q.Minutes = `SELECT minute, CAST(sum(executions) AS BIGINT), CAST(sum(errors) AS BIGINT) FROM dash_minutes
@@ -177,6 +304,22 @@ func DashQueries(scope store.Scope) DashSQL {
 // is the backend's time value); the capabilities read takes DashScopeArgs.
 func DashArgs(scope store.Scope, since any) []any {
 	return append(DashScopeArgs(scope), since)
+}
+
+// DashSplitArgs are the arguments of DashQueries(scope)'s Errors and Tools:
+// since, and the first whole hour at or after it (FirstHour), as the
+// backend's time values.
+func DashSplitArgs(scope store.Scope, since, firstHour any) []any {
+	return append(DashScopeArgs(scope), since, firstHour)
+}
+
+// FirstHour is the first whole hour at or after since.
+func FirstHour(since time.Time) time.Time {
+	h := Hour(since)
+	if h.Before(since) {
+		h = h.Add(time.Hour)
+	}
+	return h
 }
 
 // DashScopeArgs are the arguments naming scope.
@@ -196,11 +339,13 @@ func CapabilityName(scope store.Scope, org, project, ns, action string) string {
 	return ns + ":" + action
 }
 
-// DashPruneSQL deletes one rollup table's rows before $1.
-func DashPruneSQL(table string) string { return `DELETE FROM ` + table + ` WHERE minute < $1` }
+// DashPruneSQL deletes one rollup table's rows before $1 or after $2.
+func DashPruneSQL(table string) string {
+	return `DELETE FROM ` + table + ` WHERE minute < $1 OR minute > $2`
+}
 
 // DashTables are the rollup tables.
-var DashTables = []string{"dash_minutes", "dash_latency", "dash_errors", "dash_tools"}
+var DashTables = []string{"dash_minutes", "dash_latency", "dash_errors", "dash_tools", "dash_errors_hour", "dash_tools_hour"}
 
 // AddLatency files n executions of bucket into the minute at m in rows
 // (ascending, as DashQueries' Minutes reads them).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pml-go/pml/internal/store"
 )
@@ -81,6 +82,7 @@ func ValidJSON(field string, raw json.RawMessage) error {
 // NewTraces validates a batch of traces and fills their defaults.
 func NewTraces(traces []store.Trace) ([]store.Trace, error) {
 	out := make([]store.Trace, len(traces))
+	now := Now()
 	for i, t := range traces {
 		// A trace without an ID could not be deduplicated when re-sent.
 		if t.ID == "" {
@@ -90,9 +92,20 @@ func NewTraces(traces []store.Trace) ([]store.Trace, error) {
 			return nil, fmt.Errorf("trace %q: %w", t.ID, err)
 		}
 		if t.StartedAt.IsZero() {
-			t.StartedAt = Now()
+			t.StartedAt = now
 		}
 		t.StartedAt = Time(t.StartedAt)
+		// A start in the future would stay the newest and write rollups
+		// every dashboard range shows (docs/limits.md "What a posted trace
+		// may say").
+		if t.StartedAt.After(now.Add(store.MaxClockSkew)) {
+			return nil, fmt.Errorf("%w: trace %q: started_at %s is more than %v ahead of now", store.ErrInvalid,
+				t.ID, t.StartedAt.Format(time.RFC3339), store.MaxClockSkew)
+		}
+		if t.ReceivedAt.IsZero() {
+			t.ReceivedAt = now
+		}
+		t.ReceivedAt = Time(t.ReceivedAt)
 		if t.Tools == nil {
 			t.Tools = []string{}
 		}
