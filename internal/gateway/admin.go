@@ -133,7 +133,7 @@ func (s *Service) adminTarget(ctx context.Context, c Caller, target string) (sto
 	return cp, nil
 }
 
-// capabilityByIDOrName reads target as a capability's name ("cap:run_x",
+// capabilityByIDOrName reads target as a capability's name ("cap:read_parse_json",
 // or what it was renamed to) when it has a colon, which no id has; else as
 // its id. A name is looked up in the caller's own view, as code calls it.
 func (s *Service) capabilityByIDOrName(ctx context.Context, c Caller, target string) (store.Capability, error) {

@@ -104,7 +104,7 @@ const discoverDescription = "Find tools by what they do: ids, descriptions, Type
 // shares a capability of the caller's own project.
 type AdminRequest struct {
 	Action string `json:"action"` // rename | describe | visibility
-	// Target is the capability's id, its name as code calls it ("cap:run_x",
+	// Target is the capability's id, its name as code calls it ("cap:read_parse_json",
 	// or what it was renamed to) or its FQDN (four-part: the current version).
 	Target       string  `json:"target"`
 	NewNamespace string  `json:"new_namespace,omitempty"`
