@@ -279,7 +279,7 @@ func TestPostedTracesTeachOnlyTheirTenant(t *testing.T) {
 		batch = append(batch, tracing.Trace{TraceID: fmt.Sprintf("%032x", i+1), WorkflowID: "w", ExecutedLocally: true,
 			CapabilityFQDN: ref.FQDN, Success: false, StartedAt: now, Tasks: []tracing.Task{
 				{TaskID: "t1", Tool: "a:b", ToolID: "a:b", Success: true, StartedAt: now},
-				{TaskID: "t2", Tool: "x", ToolID: "not a tool id", Success: true, StartedAt: now.Add(time.Millisecond)},
+				{TaskID: "t2", Tool: "x", ToolID: "dir/not:a_tool", Success: true, StartedAt: now.Add(time.Millisecond)},
 				{TaskID: "t3", Tool: "c:d", ToolID: "c:d", Success: true, StartedAt: now.Add(2 * time.Millisecond)},
 			}})
 	}
