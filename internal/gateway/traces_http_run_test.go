@@ -117,3 +117,25 @@ func TestMetricsFed(t *testing.T) {
 		}
 	}
 }
+
+// A member's figures for its package's outbox are bounded by what an outbox
+// can hold (wire.MaxTraceQueue), and the next batch is stored.
+func TestTraceQueueFiguresAreBounded(t *testing.T) {
+	g := startWithFixture(t)
+	local := traceAt(time.Now(), 0, "wf", true, "filesystem:read_file")
+	code, body := apiCall(t, http.MethodPost, g.URL+"/api/traces", g.Key, map[string]any{"traces": []tracing.Trace{local}},
+		map[string]string{wire.TraceQueueHeader: "2000000000", wire.TracesDroppedHeader: "9000000000000000000"})
+	if code != http.StatusOK {
+		t.Fatalf("post: %d %s", code, body)
+	}
+	_, metrics := apiCall(t, http.MethodGet, g.MetricsURL+"/metrics", "", nil, nil)
+	for _, want := range []string{`pml_trace_queue_depth 10000`, `pml_traces_dropped_total 10000`} {
+		if !strings.Contains(string(metrics), want+"\n") {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	next := traceAt(time.Now(), 1, "wf2", true, "filesystem:read_file")
+	if code, body := apiCall(t, http.MethodPost, g.URL+"/api/traces", g.Key, map[string]any{"traces": []tracing.Trace{next}}, nil); code != http.StatusOK {
+		t.Fatalf("next post: %d %s", code, body)
+	}
+}

@@ -33,6 +33,9 @@ const (
 	// it dropped since its last delivered batch.
 	TraceQueueHeader    = "X-PML-Trace-Queue"
 	TracesDroppedHeader = "X-PML-Traces-Dropped"
+	// MaxTraceQueue bounds a package's trace outbox, and so what either
+	// header can honestly say: the gateway takes no larger value.
+	MaxTraceQueue = 10_000
 )
 
 // DrainingHeader marks the gateway's 503 to an MCP request while the replica

@@ -16,7 +16,7 @@ import (
 
 // TraceQueueMax bounds the trace outbox under .pml/traces: past it, the
 // oldest trace is dropped (and counted) for each new one.
-const TraceQueueMax = 10_000
+const TraceQueueMax = wire.MaxTraceQueue
 
 // traceFlushTimeout bounds the delivery attempt on Close. Whatever it does
 // not deliver stays on disk for the next start.

@@ -179,12 +179,13 @@ func (a *API) observeIngested(t tracing.Trace) {
 
 // ReportQueue records a package's sync backlog (its queue depth after this
 // batch; negative: not reported) and the traces it dropped since its last
-// report.
+// report, each at most what a package's outbox can hold
+// (wire.MaxTraceQueue): a member sends these figures.
 func (a *API) ReportQueue(depth int, dropped int64) {
 	if depth >= 0 {
-		a.obs.TraceQueue(depth)
+		a.obs.TraceQueue(min(depth, wire.MaxTraceQueue))
 	}
 	if dropped > 0 {
-		a.obs.TracesDropped(dropped)
+		a.obs.TracesDropped(min(dropped, wire.MaxTraceQueue))
 	}
 }
