@@ -31,7 +31,7 @@ func newTracesCmd() *cobra.Command {
 	var caller string
 	cmd := &cobra.Command{
 		Use:   "traces [TRACE_ID]",
-		Short: "List recent executions, or show one as a tree (TRACE_ID)",
+		Short: "list recent executions, or show one as a tree (TRACE_ID)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cwd, err := os.Getwd()
