@@ -154,7 +154,7 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 			} else {
 				ans = pkg.Execute(cmd.Context(), req)
 			}
-			ans = pkg.CommandLineAnswer(ans)
+			ans = pkg.CommandLineAnswer(ans, workspace.CommandLine{Timeout: timeout})
 			if ans.Status == wire.StatusApprovalRequired {
 				fmt.Fprintf(cmd.ErrOrStderr(), "pml: approval required (%s):\n%s\n", ans.ApprovalType, ans.Description)
 			}

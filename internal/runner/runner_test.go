@@ -181,6 +181,20 @@ func TestRunRequestLowersItsBudget(t *testing.T) {
 	}
 }
 
+// A request's timeout_ms below the CPU budget caps the budget: a busy loop
+// then ends at the wall clock the caller set, and the answer says so, not
+// that a CPU budget the caller never set ran out (issue 30, item 5).
+func TestRunRequestTimeoutNamesTheWallClock(t *testing.T) {
+	r := newRunner(sandbox.Limits{})
+	j := job(t, "while (true) {}", &traces{})
+	j.Options = &wire.ExecuteOptions{TimeoutMS: 80}
+	a := r.Run(context.Background(), j).Answer
+	if a.ErrorCode != pmlerr.ExecutionTimeout || strings.Contains(a.Error, "CPU") || !strings.Contains(a.Error, "wall-clock limit of 80ms") ||
+		a.Details["limit"] != "timeout" || a.Details["limit_ms"] != int64(80) {
+		t.Fatalf("answer %+v", a)
+	}
+}
+
 // A run admission refuses answers OVERLOADED with no trace: nothing ran.
 // Once the place is free again, the next run answers.
 func TestRunRefusedByAdmission(t *testing.T) {

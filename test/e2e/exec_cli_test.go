@@ -141,3 +141,13 @@ func TestExecInvalidConfigReportedOnce(t *testing.T) {
 		t.Fatalf("INVALID_CONFIG %d times on stderr:\n%s", n, errOut)
 	}
 }
+
+// --timeout is the wall clock, and a run it ends says so in its terms, not
+// as a CPU budget the command line cannot set (issue 30, item 5).
+func TestExecTimeoutNamesTheFlag(t *testing.T) {
+	out, errOut, exit := runPML(t, t.TempDir(), nil, "", "exec", "--timeout", "300ms", "for (;;) {}")
+	a := execAnswer(t, out, errOut)
+	if exit != 1 || a.ErrorCode != "EXECUTION_TIMEOUT" || !strings.Contains(a.Error, "--timeout 300ms") || strings.Contains(a.Error, "CPU") {
+		t.Fatalf("exit %d\n%s\n%s", exit, out, errOut)
+	}
+}
