@@ -117,7 +117,7 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 		Use:   "exec [CODE]",
 		Short: "run one snippet exactly as an AI client's execute would; prints the answer JSON",
 		Long: "Run one snippet exactly as an AI client's execute would; prints the answer JSON.\n" +
-			"Exit status: 0 success, 1 error answer, 2 approval_required, 3 aborted, 4 usage error (nothing ran).",
+			"Exit status: 0 success, 1 error answer, 2 approval_required, 3 aborted or CANCELLED (Ctrl-C), 4 usage error (nothing ran).",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError(fmt.Errorf("one CODE argument at most, got %d (quote the snippet)", len(args)))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pml-go/pml/internal/gateway/traceapi"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/workspace"
 )
@@ -96,7 +98,11 @@ func readTraceAPI(h http.Handler, cmd *cobra.Command, path string) ([]byte, erro
 		return body, nil
 	}
 	var e struct {
+		Code    string `json:"error"`
 		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Code == gatewayclient.UnreachableCode {
+		return nil, errors.New(e.Message) // no HTTP answer arrived: no status to show
 	}
 	if json.Unmarshal(body, &e) == nil && e.Message != "" {
 		return nil, fmt.Errorf("%s (HTTP %d)", e.Message, rec.Code)

@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -149,5 +150,20 @@ func TestServeTraceViewerLocalMode(t *testing.T) {
 	}
 	if from["filesystem:read_file"] != "built-in" || from["crypto:sha256"] != "gateway" {
 		t.Fatalf("catalog: %s", body)
+	}
+}
+
+// With the gateway down, `pml traces` says it could not be reached and
+// where, with no HTTP status: none arrived (issue 30, item 7).
+func TestTracesGatewayUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "http://" + ln.Addr().String()
+	ln.Close()
+	out, errOut, code := runPML(t, t.TempDir(), []string{"PML_CLOUD_URL=" + addr, "PML_API_KEY=pml_x"}, "", "traces")
+	if code != 1 || out != "" || !strings.Contains(errOut, "could not reach the gateway at "+addr+" (from PML_CLOUD_URL)") || strings.Contains(errOut, "HTTP") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 }
