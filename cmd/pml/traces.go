@@ -156,6 +156,9 @@ func printTree(out io.Writer, n traceapi.Node, depth int) error {
 	if t.Error != "" {
 		fmt.Fprintf(out, "%s  error: %s\n", pad, t.Error)
 	}
+	if p := t.PlannedNotCalled(); len(p) > 0 {
+		fmt.Fprintf(out, "%s  planned, not called: %s\n", pad, strings.Join(p, ", "))
+	}
 	kids := map[string]traceapi.Node{}
 	for _, c := range n.Children {
 		var ct struct {

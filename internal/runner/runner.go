@@ -92,7 +92,9 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 	}
 	// Sanitized and bounded by the recorder: finishing costs only the last
 	// calls of a long run, on the answer's path.
-	traceID := j.Trace.Keep(rec.Finish(tracing.Trace{WorkflowID: j.WorkflowID, Code: j.Code, ToolsUsed: an.Tools,
+	// The trace's tools_used are the tools called, which the recorder
+	// lists; the plan is its DAG (a failed run called only some of them).
+	traceID := j.Trace.Keep(rec.Finish(tracing.Trace{WorkflowID: j.WorkflowID, Code: j.Code,
 		Logs: res.Logs, ExecutedLocally: r.Local, DAG: dagJSON(an)}, err))
 	if err != nil {
 		a := wire.ErrorAnswer(an.MapError(err), j.WorkflowID)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -192,6 +193,21 @@ func TestRunRequestTimeoutNamesTheWallClock(t *testing.T) {
 	if a.ErrorCode != pmlerr.ExecutionTimeout || strings.Contains(a.Error, "CPU") || !strings.Contains(a.Error, "wall-clock limit of 80ms") ||
 		a.Details["limit"] != "timeout" || a.Details["limit_ms"] != int64(80) {
 		t.Fatalf("answer %+v", a)
+	}
+}
+
+// A failed run's trace lists the tools it called, not those it planned;
+// the plan stays in its DAG (issue 30, item 6).
+func TestFailedRunTraceListsCalledTools(t *testing.T) {
+	r := newRunner(sandbox.Limits{})
+	k := &traces{}
+	j := job(t, `await mcp.x.one({}); throw new Error("boom"); await mcp.x.two({})`, k)
+	if a := r.Run(context.Background(), j).Answer; a.ErrorCode != pmlerr.CodeError {
+		t.Fatalf("answer %+v", a)
+	}
+	tr := k.all()[0]
+	if !slices.Equal(tr.ToolsUsed, []string{"x:one"}) || !slices.Equal(tr.PlannedNotCalled(), []string{"x:two"}) {
+		t.Fatalf("tools_used %v, planned not called %v", tr.ToolsUsed, tr.PlannedNotCalled())
 	}
 }
 
