@@ -238,6 +238,7 @@ func newInitCmd() *cobra.Command {
 			}
 			o.Workspace, o.Out, o.In = workspace.FindWorkspace(cwd), cmd.OutOrStdout(), cmd.InOrStdin()
 			o.Interactive = term.IsTerminal(int(os.Stdin.Fd()))
+			o.LookPath = exec.LookPath
 			return workspace.Init(o)
 		},
 	}

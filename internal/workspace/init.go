@@ -37,6 +37,9 @@ type InitOptions struct {
 	In          io.Reader
 	Interactive bool
 	Yes         bool
+	// LookPath finds a migrated stdio server's command (exec.LookPath); one
+	// it cannot find is warned about, not refused. nil: no check.
+	LookPath func(string) (string, error)
 }
 
 // Init sets up a workspace: .pml.json, .mcp.json (so the AI client starts
@@ -104,7 +107,7 @@ func Init(o InitOptions) error {
 	if err := writePMLEntry(o, mcpPath, existing, plan.kept); err != nil {
 		return err
 	}
-	plan.report(o.Out)
+	plan.report(o.Out, o.LookPath)
 	if o.APIKey != "" {
 		if err := appendDotEnv(filepath.Join(ws, ".env"), "PML_API_KEY", o.APIKey); err != nil {
 			return err
