@@ -16,6 +16,7 @@ func runDashboard(t *testing.T, open func(t *testing.T) store.Store) {
 		"OldRollupsArePruned":    testDashboardPruned,
 		"TraceWithoutStatsIsNot": testDashboardNoStats,
 		"AllTenantsSumsEvery":    testDashboardAllTenants,
+		"LatencyKeepsTheSlowest": testDashboardLatencyMax,
 	})
 }
 
@@ -157,5 +158,24 @@ func testDashboardAllTenants(t *testing.T, s store.Store) {
 	// A tenant's own view is unchanged: one execution.
 	if own := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t); own.Minutes[0].Executions != 1 {
 		t.Fatalf("one tenant's view: %+v", own.Minutes)
+	}
+}
+
+// Each latency bucket of a minute keeps its slowest execution, across
+// batches and, for every tenant, across tenants: the dashboard's
+// percentiles never exceed it (issue 30, item 8).
+func testDashboardLatencyMax(t *testing.T, s store.Store) {
+	now := time.Now().UTC().Truncate(time.Minute)
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{statTrace(acmeWeb, "slow", now, 2010, "")}))
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{statTrace(acmeWeb, "slower", now.Add(time.Second), 3000, ""), statTrace(acmeWeb, "fast", now.Add(2*time.Second), 2500, "")}))
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{statTrace(acmeAPI, "other", now.Add(3*time.Second), 4000, "")}))
+	b := store.LatencyBucket(2010)
+	d := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t)
+	if len(d.Minutes) != 1 || d.Minutes[0].Latency[b] != 3 || d.Minutes[0].LatencyMaxMS[b] != 3000 {
+		t.Fatalf("minutes %+v", d.Minutes)
+	}
+	all := must(s.Dashboard(t.Context(), store.AllTenants, now.Add(-time.Hour))).of(t)
+	if len(all.Minutes) != 1 || all.Minutes[0].Latency[b] != 4 || all.Minutes[0].LatencyMaxMS[b] != 4000 {
+		t.Fatalf("all tenants' minutes %+v", all.Minutes)
 	}
 }
