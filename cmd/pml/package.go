@@ -233,8 +233,10 @@ func newInitCmd() *cobra.Command {
 			if err != nil {
 				exe = "pml"
 			}
-			if o.Binary, err = workspace.InitBinary(exe, exec.LookPath); err != nil {
-				return err
+			if o.NPMPackage = os.Getenv(workspace.NPMPackageEnv); o.NPMPackage == "" {
+				if o.Binary, err = workspace.InitBinary(exe, exec.LookPath); err != nil {
+					return err
+				}
 			}
 			o.Workspace, o.Out, o.In = workspace.FindWorkspace(cwd), cmd.OutOrStdout(), cmd.InOrStdin()
 			o.Interactive = term.IsTerminal(int(os.Stdin.Fd()))

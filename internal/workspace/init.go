@@ -26,6 +26,10 @@ type InitOptions struct {
 	// Binary is the pml executable the AI client should start (see
 	// InitBinary).
 	Binary string
+	// NPMPackage, when pml was started through its npm launcher (which sets
+	// NPMPackageEnv), is that package: .mcp.json then starts
+	// `npx -y NPMPackage stdio`, since the binary npx ran lives in its cache.
+	NPMPackage string
 	// HTTP makes .mcp.json point the AI client at `pml serve --port Port`
 	// with the workspace's serve token, instead of starting `pml stdio`.
 	HTTP bool
@@ -162,8 +166,12 @@ func writePMLEntry(o InitOptions, mcpPath string, existing mcpJSON, kept map[str
 	mode := os.FileMode(0o644)
 	var what string
 	if !o.HTTP {
-		servers["pml"], _ = json.Marshal(map[string]any{"command": o.Binary, "args": []string{"stdio"}, "env": map[string]string{"PML_WORKSPACE": o.Workspace}})
-		what = fmt.Sprintf("the AI client starts `%s stdio`", o.Binary)
+		command, args := o.Binary, []string{"stdio"}
+		if o.NPMPackage != "" {
+			command, args = "npx", []string{"-y", o.NPMPackage, "stdio"}
+		}
+		servers["pml"], _ = json.Marshal(map[string]any{"command": command, "args": args, "env": map[string]string{"PML_WORKSPACE": o.Workspace}})
+		what = fmt.Sprintf("the AI client starts `%s %s`", command, strings.Join(args, " "))
 	} else {
 		if o.Port <= 0 || o.Port > 65535 {
 			return fmt.Errorf("--port %d: want a TCP port (1-65535)", o.Port)
@@ -175,8 +183,12 @@ func writePMLEntry(o InitOptions, mcpPath string, existing mcpJSON, kept map[str
 		servers["pml"], _ = json.Marshal(map[string]any{"type": "http", "url": fmt.Sprintf("http://127.0.0.1:%d/mcp", o.Port),
 			"headers": map[string]string{"Authorization": "Bearer " + token}})
 		mode = 0o600
+		bin := o.Binary
+		if o.NPMPackage != "" {
+			bin = "npx -y " + o.NPMPackage
+		}
 		what = fmt.Sprintf("the AI client connects to `%s serve --port %d` with the token in %s; keep the file private",
-			o.Binary, o.Port, filepath.Join(StateDir, ServeTokenFile))
+			bin, o.Port, filepath.Join(StateDir, ServeTokenFile))
 	}
 	top := maps.Clone(existing)
 	if top == nil {

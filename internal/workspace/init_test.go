@@ -3,6 +3,7 @@ package workspace_test
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -144,5 +145,27 @@ func TestInitWarnsWhenACommandIsMissing(t *testing.T) {
 	cfg, err := workspace.LoadConfig(filepath.Join(ws, workspace.ConfigFile))
 	if err != nil || len(cfg.MCPServers) != 3 {
 		t.Fatalf("config %+v, %v", cfg, err)
+	}
+}
+
+// Started through the npm launcher, init writes the npx form, which lasts
+// where the binary npx ran does not (issue 30, item 10).
+func TestInitWritesNPXFormForTheNPMLauncher(t *testing.T) {
+	ws := t.TempDir()
+	var out bytes.Buffer
+	if err := workspace.Init(workspace.InitOptions{Workspace: ws, NPMPackage: "@pml-go/pml", Out: &out, Yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(ws, ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := string(raw)
+	if !strings.Contains(data, `"command": "npx"`) || !strings.Contains(data, `"args": [
+        "-y",
+        "@pml-go/pml",
+        "stdio"
+      ]`) || !strings.Contains(out.String(), "`npx -y @pml-go/pml stdio`") {
+		t.Fatalf("%s\n%s", data, out.String())
 	}
 }
