@@ -142,7 +142,8 @@ func TestFirstHourWalkthrough(t *testing.T) {
 			t.Fatalf("the README's First hour does not show what this test runs:\n%s", shown)
 		}
 	}
-	// 1. `go install ./cmd/pml` with its directory on PATH: the built binary;
+	// 1. `npm install -g @pml-go/pml` or `go install ./cmd/pml`: the built
+	// binary on PATH (.ci/release-check runs the npm launcher itself);
 	// and npx (here the shim).
 	bin := pmlBinary(t)
 	env := []string{"PATH=" + npxShim(t) + string(os.PathListSeparator) + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
