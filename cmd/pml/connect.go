@@ -28,7 +28,7 @@ func newConnectCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "connect URL",
-		Short: "Authorize pml with an MCP server that needs OAuth, store its token, list its tools",
+		Short: "authorize pml with an MCP server that needs OAuth, store its token, list its tools",
 		Long: "Connect to an MCP server over Streamable HTTP. When it asks for OAuth, run the authorization-code\n" +
 			"flow with PKCE (a browser and a loopback redirect; --headless follows the authorization server's\n" +
 			"redirects itself) and store the tokens under the user config directory (pml/oauth, mode 0600),\n" +

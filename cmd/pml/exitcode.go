@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -12,7 +13,7 @@ const (
 	exitOK               = 0
 	exitError            = 1 // an error answer, or a command that failed
 	exitApprovalRequired = 2
-	exitAborted          = 3
+	exitAborted          = 3 // aborted, or CANCELLED (Ctrl-C)
 	exitUsage            = 4 // bad flags or arguments; nothing ran
 )
 
@@ -44,6 +45,9 @@ func answerStatus(a wire.Answer) error {
 	case wire.StatusApprovalRequired:
 		return &exitStatus{code: exitApprovalRequired, silent: true}
 	case wire.StatusAborted:
+		return &exitStatus{code: exitAborted, silent: true}
+	}
+	if a.ErrorCode == pmlerr.Cancelled { // Ctrl-C: stopped on purpose, as an abort is
 		return &exitStatus{code: exitAborted, silent: true}
 	}
 	return &exitStatus{code: exitError, silent: true}

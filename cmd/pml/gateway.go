@@ -37,7 +37,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	var publicHosts []string
 	cmd := &cobra.Command{
 		Use:   "gateway",
-		Short: "Run the PML gateway (MCP Streamable HTTP at /mcp)",
+		Short: "run the PML gateway (MCP Streamable HTTP at /mcp)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if maxUnauth < 1 || bodyBufferMiB < 1 {
 				return errors.New("--max-unauthenticated-conns and --body-buffer-mib must be positive")
@@ -128,11 +128,11 @@ func loadTLS(certFile, keyFile string) (tls.Certificate, bool, error) {
 }
 
 func newKeyCmd() *cobra.Command {
-	key := &cobra.Command{Use: "key", Short: "Manage API keys"}
+	key := &cobra.Command{Use: "key", Short: "manage API keys"}
 	var db, org, project string
 	create := &cobra.Command{
 		Use:   "create",
-		Short: "Create an API key for an org and project; prints it once",
+		Short: "create an API key for an org and project; prints it once",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := storeopen.Open(cmd.Context(), db)
 			if err != nil {

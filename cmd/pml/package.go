@@ -45,7 +45,7 @@ func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
 	var expose []string
 	cmd := &cobra.Command{
 		Use:   "stdio",
-		Short: "MCP server for an AI client over stdin/stdout",
+		Short: "serve MCP to an AI client over stdin/stdout",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := logger()
 			pkg, err := openPackage(cmd.Context(), log)
@@ -75,7 +75,7 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 	var noAuth bool
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "MCP server for an AI client over Streamable HTTP at http://127.0.0.1:PORT/mcp",
+		Short: "serve MCP to an AI client over Streamable HTTP at http://127.0.0.1:PORT/mcp",
 		Long: "MCP server for an AI client over Streamable HTTP at http://127.0.0.1:PORT/mcp.\n" +
 			"Every request must carry Authorization: Bearer <token>, the token in the workspace's .pml/serve-token\n" +
 			"(created on first use, mode 0600; `pml init --http` writes it into .mcp.json). Requests from a browser\n" +
@@ -115,9 +115,9 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "exec [CODE]",
-		Short: "Run one snippet exactly as an AI client's execute would; prints the answer JSON",
+		Short: "run one snippet exactly as an AI client's execute would; prints the answer JSON",
 		Long: "Run one snippet exactly as an AI client's execute would; prints the answer JSON.\n" +
-			"Exit status: 0 success, 1 error answer, 2 approval_required, 3 aborted, 4 usage error (nothing ran).",
+			"Exit status: 0 success, 1 error answer, 2 approval_required, 3 aborted or CANCELLED (Ctrl-C), 4 usage error (nothing ran).",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError(fmt.Errorf("one CODE argument at most, got %d (quote the snippet)", len(args)))
@@ -153,6 +153,10 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 				})
 			} else {
 				ans = pkg.Execute(cmd.Context(), req)
+			}
+			ans = pkg.CommandLineAnswer(ans, workspace.CommandLine{Timeout: timeout})
+			if ans.Status == wire.StatusApprovalRequired {
+				fmt.Fprintf(cmd.ErrOrStderr(), "pml: approval required (%s):\n%s\n", ans.ApprovalType, ans.Description)
 			}
 			indent := "  "
 			if compact {
@@ -200,7 +204,11 @@ func snippet(args []string, file string, stdin io.Reader) (string, error) {
 		return string(b), err
 	case file != "":
 		b, err := os.ReadFile(file)
-		return string(b), err
+		if err != nil {
+			// Nothing ran: a usage error, as a bad flag is (README "Commands").
+			return "", usageError(fmt.Errorf("--file: %w", err))
+		}
+		return string(b), nil
 	}
 	return "", usageError(errors.New("no code: pml exec 'return 1' or pml exec --file snippet.ts"))
 }
@@ -209,7 +217,7 @@ func newInitCmd() *cobra.Command {
 	var o workspace.InitOptions
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Set up PML in this workspace (.pml.json, .mcp.json, .gitignore)",
+		Short: "set up PML in this workspace (.pml.json, .mcp.json, .gitignore)",
 		Long: "Set up PML in this workspace: .pml.json, .mcp.json, .gitignore.\n" +
 			"By default .mcp.json makes the AI client start `pml stdio`. With --http it points the client at\n" +
 			"`pml serve --port PORT` and carries the workspace token (.pml/serve-token) as Authorization: Bearer;\n" +
@@ -225,11 +233,14 @@ func newInitCmd() *cobra.Command {
 			if err != nil {
 				exe = "pml"
 			}
-			if o.Binary, err = workspace.InitBinary(exe, exec.LookPath); err != nil {
-				return err
+			if o.NPMPackage = os.Getenv(workspace.NPMPackageEnv); o.NPMPackage == "" {
+				if o.Binary, err = workspace.InitBinary(exe, exec.LookPath); err != nil {
+					return err
+				}
 			}
 			o.Workspace, o.Out, o.In = workspace.FindWorkspace(cwd), cmd.OutOrStdout(), cmd.InOrStdin()
 			o.Interactive = term.IsTerminal(int(os.Stdin.Fd()))
+			o.LookPath = exec.LookPath
 			return workspace.Init(o)
 		},
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"os"
+	"unicode"
 
 	"github.com/spf13/cobra"
 )
@@ -26,5 +27,22 @@ func newRootCmd() *cobra.Command {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
 	root.AddCommand(newGatewayCmd(logger), newStdioCmd(logger), newServeCmd(logger), newExecCmd(logger), newInitCmd(), newTracesCmd(), newConnectCmd(), newVersionCmd())
+	// cobra's own help and completion commands, added now so that their
+	// descriptions read like ours: lowercase, as `pml --help` lists them.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	lowercaseShorts(root)
 	return root
+}
+
+// lowercaseShorts starts every command's one-line description below root
+// with a lowercase letter, unless it starts with an acronym (PML, MCP).
+func lowercaseShorts(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if r := []rune(c.Short); len(r) > 1 && unicode.IsUpper(r[0]) && !unicode.IsUpper(r[1]) {
+			r[0] = unicode.ToLower(r[0])
+			c.Short = string(r)
+		}
+		lowercaseShorts(c)
+	}
 }

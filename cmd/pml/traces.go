@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pml-go/pml/internal/gateway/traceapi"
+	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/workspace"
 )
@@ -31,7 +33,7 @@ func newTracesCmd() *cobra.Command {
 	var caller string
 	cmd := &cobra.Command{
 		Use:   "traces [TRACE_ID]",
-		Short: "List recent executions, or show one as a tree (TRACE_ID)",
+		Short: "list recent executions, or show one as a tree (TRACE_ID)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cwd, err := os.Getwd()
@@ -96,7 +98,11 @@ func readTraceAPI(h http.Handler, cmd *cobra.Command, path string) ([]byte, erro
 		return body, nil
 	}
 	var e struct {
+		Code    string `json:"error"`
 		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Code == gatewayclient.UnreachableCode {
+		return nil, errors.New(e.Message) // no HTTP answer arrived: no status to show
 	}
 	if json.Unmarshal(body, &e) == nil && e.Message != "" {
 		return nil, fmt.Errorf("%s (HTTP %d)", e.Message, rec.Code)
@@ -149,6 +155,9 @@ func printTree(out io.Writer, n traceapi.Node, depth int) error {
 		millis(t.DurationMS), t.StartedAt.Local().Format(time.DateTime))
 	if t.Error != "" {
 		fmt.Fprintf(out, "%s  error: %s\n", pad, t.Error)
+	}
+	if p := t.PlannedNotCalled(); len(p) > 0 {
+		fmt.Fprintf(out, "%s  planned, not called: %s\n", pad, strings.Join(p, ", "))
 	}
 	kids := map[string]traceapi.Node{}
 	for _, c := range n.Children {

@@ -10,8 +10,9 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// Set at link time by release builds (README "Commands", pml version):
-// -ldflags "-X github.com/pml-go/pml/internal/buildinfo.commit=… -X ….date=…".
+// Set at link time by release builds (README "Commands", pml version;
+// .goreleaser.yaml): -ldflags "-X github.com/pml-go/pml/internal/buildinfo.version=…
+// -X ….commit=… -X ….date=…".
 // Never written at run time.
 var (
 	version = ""

@@ -41,7 +41,8 @@ type Dashboard struct {
 	Admission    DashboardAdmission     `json:"admission"`
 }
 
-// DashboardPoint is one step of the series; latencies are bucket bounds.
+// DashboardPoint is one step of the series; latencies are percentiles
+// interpolated within their bucket, never above the slowest run (percentile).
 type DashboardPoint struct {
 	Time       int64   `json:"t"` // unix seconds, the step's start
 	Executions int64   `json:"executions"`
@@ -132,8 +133,8 @@ func buildDashboard(rows store.DashboardRows, name string, since, now time.Time,
 		d.Capabilities = []store.CapabilityUses{}
 	}
 	n := int(now.Sub(since)/step) + 1
-	lat := make([][len(store.LatencyBounds) + 1]int64, n)
-	var total [len(store.LatencyBounds) + 1]int64
+	lat := make([]latencyBuckets, n)
+	var total latencyBuckets
 	d.Series = make([]DashboardPoint, n)
 	for i := range d.Series {
 		d.Series[i].Time = since.Add(time.Duration(i) * step).Unix()
@@ -145,17 +146,15 @@ func buildDashboard(rows store.DashboardRows, name string, since, now time.Time,
 		}
 		d.Series[i].Executions += m.Executions
 		d.Series[i].Errors += m.Errors
-		for b, c := range m.Latency {
-			lat[i][b] += c
-			total[b] += c
-		}
+		lat[i].add(m)
+		total.add(m)
 		d.Totals.Executions += m.Executions
 		d.Totals.Errors += m.Errors
 	}
 	for i := range d.Series {
-		d.Series[i].P50MS, d.Series[i].P95MS = percentile(lat[i], 0.50), percentile(lat[i], 0.95)
+		d.Series[i].P50MS, d.Series[i].P95MS = lat[i].percentile(0.50), lat[i].percentile(0.95)
 	}
-	d.Totals.P50MS, d.Totals.P95MS = percentile(total, 0.50), percentile(total, 0.95)
+	d.Totals.P50MS, d.Totals.P95MS = total.percentile(0.50), total.percentile(0.95)
 	if d.Totals.Executions > 0 {
 		d.Totals.ErrorRate = float64(d.Totals.Errors) / float64(d.Totals.Executions)
 	}
@@ -212,24 +211,51 @@ func top(list []DashboardTool, order func(a, b DashboardTool) int, keep func(Das
 	return append(out[:dashboardTop:dashboardTop], other)
 }
 
-// percentile is the upper bound of the latency bucket holding the p-th
-// fraction of the counts; 0 without any. The last bucket (slower than the
-// largest bound) reports that bound.
-func percentile(buckets [len(store.LatencyBounds) + 1]int64, p float64) float64 {
+// latencyBuckets are executions per latency bucket (store.LatencyBounds)
+// and the slowest of each (0: unknown).
+type latencyBuckets struct {
+	n     [len(store.LatencyBounds) + 1]int64
+	maxMS [len(store.LatencyBounds) + 1]float64
+}
+
+func (l *latencyBuckets) add(m store.DashboardMinute) {
+	for b, c := range m.Latency {
+		l.n[b] += c
+		l.maxMS[b] = max(l.maxMS[b], m.LatencyMaxMS[b])
+	}
+}
+
+// percentile is the p-th fraction of the executions; 0 without any. It is
+// interpolated linearly within the bucket that holds it, between the
+// bucket's lower bound and the slowest run the bucket saw (its upper bound
+// when that is unknown), so it never exceeds an observed run: a bucket's
+// upper bound would (docs/dashboard.md).
+func (l *latencyBuckets) percentile(p float64) float64 {
 	var n int64
-	for _, c := range buckets {
+	for _, c := range l.n {
 		n += c
 	}
 	if n == 0 {
 		return 0
 	}
-	rank := int64(p*float64(n) + 0.999999)
+	rank := p * float64(n)
+	last := len(store.LatencyBounds) - 1
 	var seen int64
-	for i, c := range buckets {
-		seen += c
-		if seen >= rank {
-			return store.LatencyBounds[min(i, len(store.LatencyBounds)-1)]
+	for i, c := range l.n {
+		if c == 0 || float64(seen+c) < rank {
+			seen += c
+			continue
 		}
+		lo := 0.0
+		if i > 0 {
+			lo = store.LatencyBounds[min(i-1, last)]
+		}
+		hi := l.maxMS[i]
+		if hi <= 0 || (i <= last && hi > store.LatencyBounds[i]) {
+			hi = store.LatencyBounds[min(i, last)]
+		}
+		hi = max(hi, lo)
+		return lo + (hi-lo)*(rank-float64(seen))/float64(c)
 	}
-	return store.LatencyBounds[len(store.LatencyBounds)-1]
+	return store.LatencyBounds[last]
 }

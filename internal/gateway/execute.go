@@ -62,6 +62,7 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 		Code:       req.Code,
 		Args:       req.Args,
 		WorkflowID: workflowID,
+		TraceID:    requestedTraceID(ctx),
 		Options:    req.Options,
 		Call:       s.bridge(c),
 		RoutingOf:  func(string) string { return string(routing.Server) },

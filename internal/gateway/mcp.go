@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -16,7 +17,7 @@ func (s *Service) NewMCPServer() *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest, er wire.ExecuteRequest) *mcp.CallToolResult {
 			ctx, release := s.requestScoped(ctx, req)
 			defer release()
-			return wire.AnswerResult(s.Execute(ctx, callerOf(req), er))
+			return wire.AnswerResult(s.Execute(withRequestedTraceID(ctx, req), callerOf(req), er))
 		},
 		func(ctx context.Context, req *mcp.CallToolRequest, dr wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
 			ctx, release := s.requestScoped(ctx, req)
@@ -67,4 +68,26 @@ func callerOf(req *mcp.CallToolRequest) Caller {
 	c.IsPackage = strings.EqualFold(req.Extra.Header.Get(wire.ClientHeader), "package")
 	c.ClientNamespaces = clientNamespaces(req.Extra.Header)
 	return c
+}
+
+type requestedTraceIDKey struct{}
+
+// withRequestedTraceID carries the trace id an execute call asks its run to
+// be recorded under (wire.TraceIDMeta), when it has the form of one; a
+// malformed one is ignored and the run gets a fresh id.
+func withRequestedTraceID(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if req.Params == nil {
+		return ctx
+	}
+	id, _ := req.Params.GetMeta()[wire.TraceIDMeta].(string)
+	if !tracing.ValidTraceID(id) {
+		return ctx
+	}
+	return context.WithValue(ctx, requestedTraceIDKey{}, id)
+}
+
+// requestedTraceID is the trace id withRequestedTraceID kept, or "".
+func requestedTraceID(ctx context.Context) string {
+	id, _ := ctx.Value(requestedTraceIDKey{}).(string)
+	return id
 }

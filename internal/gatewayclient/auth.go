@@ -101,7 +101,7 @@ func Dial(url, source string, env *approval.Env, ws, cacheDir string) (*Remote, 
 	}
 	key, ks := apiKey(env, ws)
 	r := newRemote(url, key, cacheDir, roots)
-	r.auth.source = ks
+	r.auth.source, r.urlSource = ks, source
 	return r, nil
 }
 

@@ -3,9 +3,9 @@ package gatewayclient_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +13,8 @@ import (
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/gatewayclient"
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/upstream"
 	"github.com/pml-go/pml/internal/wire"
@@ -93,25 +95,35 @@ func TestRemoteRelaysGatewayProgress(t *testing.T) {
 // Cancelling a remote execute stops the gateway's run where it is: the
 // upstream server's call in flight is cancelled (the fixture notes it), the
 // call after the cancel point never starts, even under a try/catch, and the
-// next request is served.
+// next request is served. The answer is CANCELLED with the trace id the
+// gateway kept the run under (issue 30, item 3).
 func TestRemoteCancelStopsGatewayRun(t *testing.T) {
-	_, r := startGateway(t)
+	g, r := startGateway(t)
 	probe := testfixture.NewCancelProbe(t)
 	log := newProgressLog()
 	ctx, cancel := context.WithCancel(wire.WithProgress(context.Background(), log.report))
 	defer cancel()
 	start := time.Now()
-	done := make(chan error, 1)
+	type result struct {
+		a   wire.Answer
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
-		_, err := r.Execute(ctx, wire.ExecuteRequest{Code: probe.Code("fx", "fx")})
-		done <- err
+		a, err := r.Execute(ctx, wire.ExecuteRequest{Code: probe.Code("fx", "fx")})
+		done <- result{a, err}
 	}()
 	probe.WaitStarted(t)
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled execute: %v", err)
+	res := <-done
+	if res.err != nil || res.a.ErrorCode != pmlerr.Cancelled || res.a.TraceID == "" {
+		t.Fatalf("cancelled execute: %+v %v", res.a, res.err)
 	}
 	probe.WaitCancelled(t)
+	testfixture.WaitFor(t, "the gateway to keep the cancelled run's trace", func() bool {
+		tr, err := g.Service.Store().TraceByID(context.Background(), store.Scope{Org: "acme", Project: "web"}, res.a.TraceID)
+		return err == nil && !tr.Success && strings.Contains(string(tr.Body), `"CANCELLED"`)
+	})
 	a, err := r.Execute(context.Background(), wire.ExecuteRequest{Code: `return await mcp.fx.echo({text: "next"})`})
 	if err != nil || a.Status != wire.StatusSuccess || string(a.Result) != `"next"` {
 		t.Fatalf("next request: %+v %v", a, err)

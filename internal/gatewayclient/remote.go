@@ -26,10 +26,11 @@ const ConnectTimeout = 5 * time.Second
 
 // Remote is a gateway reached over MCP Streamable HTTP.
 type Remote struct {
-	url      string
-	http     *http.Client
-	auth     *gatewayAuth
-	cacheDir string // routing rules cache
+	url       string
+	urlSource string // where url came from (PML_CLOUD_URL, .pml.json cloud.url); "" when given directly
+	http      *http.Client
+	auth      *gatewayAuth
+	cacheDir  string // routing rules cache
 
 	localNS *atomic.Pointer[string] // the ClientNamespacesHeader value
 

@@ -3,9 +3,12 @@ package gatewayclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -51,8 +54,23 @@ func (g *Remote) callParams(ctx context.Context, params *mcp.CallToolParams) (st
 // package's and its notifications for the run are forwarded to the request.
 // An answer of execute_locally comes with none: the run that follows here
 // reports its own calls, the gateway's calls among them.
+//
+// The call asks the gateway to record a run it makes under a fresh trace id
+// of the package's (wire.TraceIDMeta). When ctx is cancelled (Ctrl-C on
+// `pml exec`) the request ends without an answer, the gateway cancels the
+// run and keeps its trace; the answer is then CANCELLED with that trace id,
+// as a run cancelled here is (README "Commands").
 func (g *Remote) Execute(ctx context.Context, req wire.ExecuteRequest) (wire.Answer, error) {
+	start := time.Now()
+	traceID := tracing.NewTraceID()
 	params := &mcp.CallToolParams{Name: "execute", Arguments: req}
+	if _, err := g.connect(ctx); err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return cancelled(start, ""), nil // nothing reached the gateway
+		}
+		return wire.Answer{}, err
+	}
+	params.SetMeta(map[string]any{wire.TraceIDMeta: traceID})
 	var rel *relayed
 	if p := wire.ProgressFrom(ctx); p != nil {
 		var token string
@@ -63,6 +81,9 @@ func (g *Remote) Execute(ctx context.Context, req wire.ExecuteRequest) (wire.Ans
 	}
 	text, res, err := g.callParams(ctx, params)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return cancelled(start, traceID), nil
+		}
 		return wire.Answer{}, err
 	}
 	if rel != nil {
@@ -101,6 +122,15 @@ func (g *Remote) Discover(ctx context.Context, req wire.DiscoverRequest) (wire.D
 		return out, pmlerr.New(pmlerr.NetworkError, "gateway %s: undecodable discover answer: %v", g.url, err)
 	}
 	return out, nil
+}
+
+// cancelled is the answer to an execute its caller cancelled after the
+// time since start: CANCELLED, with the trace id the gateway keeps the run
+// under ("" when the request never reached it).
+func cancelled(start time.Time, traceID string) wire.Answer {
+	a := wire.ErrorAnswer(pmlerr.New(pmlerr.Cancelled, "execution cancelled by the caller after %s", time.Since(start).Round(time.Millisecond)), "")
+	a.TraceID = traceID
+	return a
 }
 
 func answerError(text string) error {

@@ -1,8 +1,11 @@
 package gatewayclient
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/pml-go/pml/internal/gateway/httpapi"
@@ -13,6 +16,25 @@ import (
 // and `pml traces` use it. InProcess and Remote are.
 type TraceReader interface {
 	TraceReader() http.Handler
+}
+
+// UnreachableCode is the error code of TraceReader's answer when no answer
+// came from the gateway: it could not be reached. Its status, 502, is the
+// relay's; the gateway itself answered nothing (`pml traces` says so).
+const UnreachableCode = "gateway_unreachable"
+
+// unreachableMessage says that the gateway could not be reached, where it
+// was looked for and where that address came from, and why.
+func (g *Remote) unreachableMessage(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the method and URL are said below, once
+	}
+	from := ""
+	if g.urlSource != "" {
+		from = " (from " + g.urlSource + ")"
+	}
+	return fmt.Sprintf("could not reach the gateway at %s%s: %v", g.url, from, err)
 }
 
 // maxTraceAnswer bounds what the package relays of one trace API answer;
@@ -36,7 +58,7 @@ func (g *Remote) TraceReader() http.Handler {
 		req.Header.Set("Accept", "application/json")
 		resp, err := g.http.Do(req)
 		if err != nil {
-			httpapi.Error(w, http.StatusBadGateway, "gateway_unreachable", "gateway "+g.url+": "+err.Error())
+			httpapi.Error(w, http.StatusBadGateway, UnreachableCode, g.unreachableMessage(err))
 			return
 		}
 		defer resp.Body.Close()

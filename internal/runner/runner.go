@@ -47,7 +47,10 @@ type Job struct {
 	Code       string          // the code as sent, for the trace
 	Args       json.RawMessage // the code's global args; nil: {}
 	WorkflowID string
-	Options    *wire.ExecuteOptions // a request's lower budgets; nil: none
+	// TraceID is the id to record the run under, as the caller asked
+	// (wire.TraceIDMeta); "": a fresh one.
+	TraceID string
+	Options *wire.ExecuteOptions // a request's lower budgets; nil: none
 	// Call is the mcp bridge. The recorder and the admission wrap it.
 	Call tools.CallFunc
 	// RoutingOf says "client" or "server" for each tool in the trace.
@@ -77,7 +80,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 	if err != nil {
 		return Result{Answer: wire.ErrorAnswer(err, j.WorkflowID)}
 	}
-	rec := newRecorder(an, j.RoutingOf, sanitizer(j.Trace.Sanitizer))
+	rec := newRecorder(j.TraceID, an, j.RoutingOf, sanitizer(j.Trace.Sanitizer))
 	res, err := func() (sandbox.Result, error) {
 		defer vm.Exit() // before the trace is kept: the run no longer needs its places
 		return sandbox.Run(runCtx, an.JS, j.Args, withProgress(runCtx, vm.Wrap(rec.Wrap(j.Call)), an, wire.ProgressFrom(ctx)), r.limitsFor(j.Options))
@@ -89,7 +92,9 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 	}
 	// Sanitized and bounded by the recorder: finishing costs only the last
 	// calls of a long run, on the answer's path.
-	traceID := j.Trace.Keep(rec.Finish(tracing.Trace{WorkflowID: j.WorkflowID, Code: j.Code, ToolsUsed: an.Tools,
+	// The trace's tools_used are the tools called, which the recorder
+	// lists; the plan is its DAG (a failed run called only some of them).
+	traceID := j.Trace.Keep(rec.Finish(tracing.Trace{WorkflowID: j.WorkflowID, Code: j.Code,
 		Logs: res.Logs, ExecutedLocally: r.Local, DAG: dagJSON(an)}, err))
 	if err != nil {
 		a := wire.ErrorAnswer(an.MapError(err), j.WorkflowID)
@@ -118,14 +123,17 @@ func (r *Runner) limitsFor(o *wire.ExecuteOptions) sandbox.Limits {
 
 // newRecorder records every mcp.* call of a top-level run, each with the
 // DAG layer of its tool's first call site.
-func newRecorder(an *analysis.Analysis, routingOf func(string) string, san *tracing.Sanitizer) *tracing.Recorder {
+func newRecorder(traceID string, an *analysis.Analysis, routingOf func(string) string, san *tracing.Sanitizer) *tracing.Recorder {
+	if traceID == "" {
+		traceID = tracing.NewTraceID()
+	}
 	layers := map[string]int{}
 	for _, t := range an.DAG.Tasks {
 		if _, seen := layers[t.Tool]; !seen {
 			layers[t.Tool] = t.Layer
 		}
 	}
-	return tracing.NewRecorder(tracing.NewTraceID(), tracing.RecorderOptions{
+	return tracing.NewRecorder(traceID, tracing.RecorderOptions{
 		LayerOf:   func(tool string, _ int) int { return layers[tool] },
 		RoutingOf: routingOf,
 		Sanitizer: san,

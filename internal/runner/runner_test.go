@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -178,6 +179,35 @@ func TestRunRequestLowersItsBudget(t *testing.T) {
 	r.Limits = sandbox.Limits{CPUBudget: time.Second, Timeout: 2 * time.Second}
 	if got := r.limitsFor(&wire.ExecuteOptions{CPUBudgetMS: 60_000}); got.CPUBudget != time.Second {
 		t.Fatalf("raised to %v", got.CPUBudget)
+	}
+}
+
+// A request's timeout_ms below the CPU budget caps the budget: a busy loop
+// then ends at the wall clock the caller set, and the answer says so, not
+// that a CPU budget the caller never set ran out (issue 30, item 5).
+func TestRunRequestTimeoutNamesTheWallClock(t *testing.T) {
+	r := newRunner(sandbox.Limits{})
+	j := job(t, "while (true) {}", &traces{})
+	j.Options = &wire.ExecuteOptions{TimeoutMS: 80}
+	a := r.Run(context.Background(), j).Answer
+	if a.ErrorCode != pmlerr.ExecutionTimeout || strings.Contains(a.Error, "CPU") || !strings.Contains(a.Error, "wall-clock limit of 80ms") ||
+		a.Details["limit"] != "timeout" || a.Details["limit_ms"] != int64(80) {
+		t.Fatalf("answer %+v", a)
+	}
+}
+
+// A failed run's trace lists the tools it called, not those it planned;
+// the plan stays in its DAG (issue 30, item 6).
+func TestFailedRunTraceListsCalledTools(t *testing.T) {
+	r := newRunner(sandbox.Limits{})
+	k := &traces{}
+	j := job(t, `await mcp.x.one({}); throw new Error("boom"); await mcp.x.two({})`, k)
+	if a := r.Run(context.Background(), j).Answer; a.ErrorCode != pmlerr.CodeError {
+		t.Fatalf("answer %+v", a)
+	}
+	tr := k.all()[0]
+	if !slices.Equal(tr.ToolsUsed, []string{"x:one"}) || !slices.Equal(tr.PlannedNotCalled(), []string{"x:two"}) {
+		t.Fatalf("tools_used %v, planned not called %v", tr.ToolsUsed, tr.PlannedNotCalled())
 	}
 }
 

@@ -165,19 +165,34 @@ func (r *run) limitReached() bool {
 
 // timeout is the error of a run whose context ended: its Timeout, the
 // caller's deadline or the caller's cancellation.
+//
+// Which limit ended it is said in the message and in the details "limit"
+// ("timeout": the wall clock, "cpu_budget") and "limit_ms", so that a
+// caller can say it in its own terms (`pml exec --timeout`). A CPU budget
+// capped at the wall clock (a request's timeout_ms below the budget) is
+// reported as the wall clock: that is the limit the caller set.
 func (r *run) timeout() error {
+	took := time.Since(r.started).Round(time.Millisecond).String()
+	wall := func(err error) error {
+		return (&pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: "execution timed out after " + took + ": it ran past its wall-clock limit of " + r.lim.Timeout.String() + " (options.timeout_ms lowers it)", Err: err}).
+			With("limit", "timeout").With("limit_ms", r.lim.Timeout.Milliseconds())
+	}
 	if r.cpuOut.Load() || r.cpuSpent() >= r.lim.CPUBudget {
 		r.cpuOut.Store(true)
-		return &pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: "the code used up its CPU budget of " + r.lim.CPUBudget.String() + " of JS time (options.cpu_budget_ms lowers it; the configured budget is the most a request gets)", Err: context.DeadlineExceeded}
+		if r.lim.CPUBudget >= r.lim.Timeout {
+			return wall(context.DeadlineExceeded)
+		}
+		return (&pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: "the code used up its CPU budget of " + r.lim.CPUBudget.String() + " of JS time (options.cpu_budget_ms lowers it; the configured budget is the most a request gets)", Err: context.DeadlineExceeded}).
+			With("limit", "cpu_budget").With("limit_ms", r.lim.CPUBudget.Milliseconds())
 	}
 	err := r.parent.Err()
 	if err == nil {
-		err = context.DeadlineExceeded
+		return wall(context.DeadlineExceeded) // the run's own Timeout
 	}
 	if errors.Is(err, context.Canceled) {
-		return &pmlerr.Error{Code: pmlerr.Cancelled, Message: "execution cancelled by the caller after " + time.Since(r.started).Round(time.Millisecond).String(), Err: err}
+		return &pmlerr.Error{Code: pmlerr.Cancelled, Message: "execution cancelled by the caller after " + took, Err: err}
 	}
-	return &pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: "execution timed out after " + time.Since(r.started).Round(time.Millisecond).String(), Err: err}
+	return &pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: "execution timed out after " + took, Err: err}
 }
 
 // stuck is the error of a run waiting for a promise that nothing can settle:

@@ -190,6 +190,9 @@ type DashboardMinute struct {
 	Executions int64
 	Errors     int64
 	Latency    [len(LatencyBounds) + 1]int64 // executions per latency bucket
+	// LatencyMaxMS is the slowest execution of each bucket; 0: unknown
+	// (rolled up before the rollups kept it).
+	LatencyMaxMS [len(LatencyBounds) + 1]float64
 }
 
 // DashboardRows is what Dashboard reads.

@@ -16,18 +16,20 @@ type Trace struct {
 	CapabilityFQDN string `json:"capability_fqdn,omitempty"`
 	// Caller names who ran the code (docs/auth.md): set by the gateway,
 	// whatever a package sends.
-	Caller          string          `json:"caller,omitempty"`
-	ExecutedLocally bool            `json:"executed_locally"`
-	Success         bool            `json:"success"`
-	ErrorCode       string          `json:"error_code,omitempty"`
-	Error           string          `json:"error,omitempty"`
-	DurationMS      float64         `json:"duration_ms"`
-	StartedAt       time.Time       `json:"started_at"`
-	Tasks           []Task          `json:"tasks"`
-	Decisions       []Decision      `json:"decisions"`
-	Code            string          `json:"code,omitempty"`
-	ToolsUsed       []string        `json:"tools_used,omitempty"`
-	DAG             json.RawMessage `json:"dag,omitempty"`
+	Caller          string     `json:"caller,omitempty"`
+	ExecutedLocally bool       `json:"executed_locally"`
+	Success         bool       `json:"success"`
+	ErrorCode       string     `json:"error_code,omitempty"`
+	Error           string     `json:"error,omitempty"`
+	DurationMS      float64    `json:"duration_ms"`
+	StartedAt       time.Time  `json:"started_at"`
+	Tasks           []Task     `json:"tasks"`
+	Decisions       []Decision `json:"decisions"`
+	Code            string     `json:"code,omitempty"`
+	// ToolsUsed are the tools the run called; the tools it planned are
+	// those of its DAG (PlannedNotCalled says which were not called).
+	ToolsUsed []string        `json:"tools_used,omitempty"`
+	DAG       json.RawMessage `json:"dag,omitempty"`
 	// Logs are the console lines the code printed, when the runner keeps them.
 	Logs []string `json:"logs,omitempty"`
 	// Truncated says what the trace's bounds left out; absent when nothing.

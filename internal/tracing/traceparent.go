@@ -62,6 +62,10 @@ func ParseTraceparent(h string) (TraceContext, error) {
 	return TraceContext{TraceID: traceID, ParentID: parentID, Sampled: f[0]&1 == 1}, nil
 }
 
+// ValidTraceID reports whether id has the form of a trace id: 32 lowercase
+// hex digits, not all zero.
+func ValidTraceID(id string) bool { return isHexID(id, 32) }
+
 // isHexID reports whether s is n lowercase hex digits, not all zero.
 func isHexID(s string, n int) bool {
 	return isLowerHex(s, n) && strings.Trim(s, "0") != ""

@@ -73,6 +73,26 @@ func TestBrowserDashboard(t *testing.T) {
 	if got := b.text(`#admission dd[data-k="running"]`); got != "0" {
 		t.Errorf("running now: %q", got)
 	}
+	// At a desktop's width and a phone's, every card's label sits above its
+	// figure, each on one line, and nothing overflows the page sideways
+	// (issue 30, item 8).
+	for _, width := range []int64{1280, 390} {
+		b.do("width "+strconv.FormatInt(width, 10), chromedp.EmulateViewport(width, 900), chromedp.WaitVisible(`#admission dd[data-k="queued"]`))
+		bad, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`(() => {
+			const bad = [];
+			const lines = (n) => { const r = document.createRange(); r.selectNodeContents(n); return new Set([...r.getClientRects()].map((c) => Math.round(c.top))).size; };
+			for (const dd of document.querySelectorAll(".cards dd")) {
+				const dt = dd.previousElementSibling, a = dt.getBoundingClientRect(), b = dd.getBoundingClientRect();
+				if (Math.abs(a.left - b.left) > 1 || b.top < a.bottom - 1 || b.top - a.bottom > 8 || lines(dt) !== 1 || lines(dd) !== 1) bad.push(dt.textContent + " / " + dd.textContent);
+			}
+			if (document.documentElement.scrollWidth > innerWidth) bad.push("page " + document.documentElement.scrollWidth + " px wide in " + innerWidth + ": " + [...document.querySelectorAll("body *")].filter((n) => n.getBoundingClientRect().right > innerWidth).slice(0, 6).map((n) => n.tagName + "#" + n.id + "." + n.className + " " + Math.round(n.getBoundingClientRect().right)).join(", "));
+			return bad;
+		})()`))
+		if err != nil || len(bad) > 0 {
+			t.Errorf("at %d px: cards apart or wrapped %q (%v)", width, bad, err)
+		}
+	}
+	b.do("desktop again", chromedp.EmulateViewport(1280, 900))
 	b.do("the week", chromedp.Click(`#ranges button[data-range="7d"]`), chromedp.WaitVisible(`#ranges button.on[data-range="7d"]`))
 	b.do("reloaded", chromedp.WaitVisible(`#chart-rate canvas`))
 	if got := b.text(`#totals dd[data-k="executions"]`); got != strconv.Itoa(total) {

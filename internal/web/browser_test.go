@@ -146,6 +146,11 @@ func TestBrowserExecutionPage(t *testing.T) {
 	if n := count(`#tree .task-row .bar`); n != len(want.Tasks) {
 		t.Errorf("trace tree has %d timing bars for tasks, want %d", n, len(want.Tasks))
 	}
+	// The summary names the tools the run called; all its planned ones ran
+	// (issue 30, item 6).
+	if s := text(`#summary`); !strings.Contains(s, "Tools called") || !strings.Contains(s, "filesystem:read_file") || strings.Contains(s, "Planned, not called") {
+		t.Errorf("summary: %q", s)
+	}
 	do("open a task", chromedp.Click(`#dag svg g.node.client`), chromedp.WaitVisible(`#task pre`))
 	if s := text(`#task`); !strings.Contains(s, "Arguments (sanitized)") || !strings.Contains(s, "[EMAIL]") || strings.Contains(s, "carol@example.com") {
 		t.Errorf("task panel does not show the sanitized result: %q", s)

@@ -38,6 +38,13 @@ const (
 	MaxTraceQueue = 10_000
 )
 
+// TraceIDMeta is the key, in an execute call's MCP _meta, of the trace id
+// the caller asks the gateway to record a server-side run under
+// (docs/protocol.md "Execute"). The package sends a fresh one, so that a
+// run it stops (Ctrl-C closes the request, and no answer comes back) is
+// still named by its trace id in the CANCELLED it answers itself.
+const TraceIDMeta = "pml/trace_id"
+
 // DrainingHeader marks the gateway's 503 to an MCP request while the replica
 // shuts down (docs/operations.md "Rolling updates"): nothing of the request
 // ran, so the package sends it again, and another replica takes it.

@@ -26,6 +26,10 @@ type InitOptions struct {
 	// Binary is the pml executable the AI client should start (see
 	// InitBinary).
 	Binary string
+	// NPMPackage, when pml was started through its npm launcher (which sets
+	// NPMPackageEnv), is that package: .mcp.json then starts
+	// `npx -y NPMPackage stdio`, since the binary npx ran lives in its cache.
+	NPMPackage string
 	// HTTP makes .mcp.json point the AI client at `pml serve --port Port`
 	// with the workspace's serve token, instead of starting `pml stdio`.
 	HTTP bool
@@ -37,6 +41,9 @@ type InitOptions struct {
 	In          io.Reader
 	Interactive bool
 	Yes         bool
+	// LookPath finds a migrated stdio server's command (exec.LookPath); one
+	// it cannot find is warned about, not refused. nil: no check.
+	LookPath func(string) (string, error)
 }
 
 // Init sets up a workspace: .pml.json, .mcp.json (so the AI client starts
@@ -104,7 +111,7 @@ func Init(o InitOptions) error {
 	if err := writePMLEntry(o, mcpPath, existing, plan.kept); err != nil {
 		return err
 	}
-	plan.report(o.Out)
+	plan.report(o.Out, o.LookPath)
 	if o.APIKey != "" {
 		if err := appendDotEnv(filepath.Join(ws, ".env"), "PML_API_KEY", o.APIKey); err != nil {
 			return err
@@ -159,8 +166,12 @@ func writePMLEntry(o InitOptions, mcpPath string, existing mcpJSON, kept map[str
 	mode := os.FileMode(0o644)
 	var what string
 	if !o.HTTP {
-		servers["pml"], _ = json.Marshal(map[string]any{"command": o.Binary, "args": []string{"stdio"}, "env": map[string]string{"PML_WORKSPACE": o.Workspace}})
-		what = fmt.Sprintf("the AI client starts `%s stdio`", o.Binary)
+		command, args := o.Binary, []string{"stdio"}
+		if o.NPMPackage != "" {
+			command, args = "npx", []string{"-y", o.NPMPackage, "stdio"}
+		}
+		servers["pml"], _ = json.Marshal(map[string]any{"command": command, "args": args, "env": map[string]string{"PML_WORKSPACE": o.Workspace}})
+		what = fmt.Sprintf("the AI client starts `%s %s`", command, strings.Join(args, " "))
 	} else {
 		if o.Port <= 0 || o.Port > 65535 {
 			return fmt.Errorf("--port %d: want a TCP port (1-65535)", o.Port)
@@ -172,8 +183,12 @@ func writePMLEntry(o InitOptions, mcpPath string, existing mcpJSON, kept map[str
 		servers["pml"], _ = json.Marshal(map[string]any{"type": "http", "url": fmt.Sprintf("http://127.0.0.1:%d/mcp", o.Port),
 			"headers": map[string]string{"Authorization": "Bearer " + token}})
 		mode = 0o600
+		bin := o.Binary
+		if o.NPMPackage != "" {
+			bin = "npx -y " + o.NPMPackage
+		}
 		what = fmt.Sprintf("the AI client connects to `%s serve --port %d` with the token in %s; keep the file private",
-			o.Binary, o.Port, filepath.Join(StateDir, ServeTokenFile))
+			bin, o.Port, filepath.Join(StateDir, ServeTokenFile))
 	}
 	top := maps.Clone(existing)
 	if top == nil {

@@ -3,6 +3,7 @@ package workspace_test
 import (
 	"bytes"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -121,3 +122,50 @@ func TestInitBinary(t *testing.T) {
 }
 
 var errNotFound = errors.New("not found")
+
+// A migrated stdio server whose command is not on PATH is warned about, by
+// name, and moved all the same; one that is found, or an http server, is
+// not warned about (issue 30, item 1).
+func TestInitWarnsWhenACommandIsMissing(t *testing.T) {
+	ws := t.TempDir()
+	testfixture.WriteFile(t, ws, ".mcp.json", `{"mcpServers": {"a": {"command": "a-server"}, "b": {"type": "http", "url": "http://127.0.0.1:9/mcp"}, "c": {"command": "c-server"}}}`)
+	var out bytes.Buffer
+	look := func(cmd string) (string, error) {
+		if cmd == "c-server" {
+			return "/usr/bin/c-server", nil
+		}
+		return "", errors.New("not found")
+	}
+	if err := workspace.Init(workspace.InitOptions{Workspace: ws, Binary: "pml", Out: &out, Yes: true, LookPath: look}); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, `warning: "a" runs "a-server", which is not found on PATH`) || strings.Count(s, "warning:") != 1 {
+		t.Fatalf("%s", s)
+	}
+	cfg, err := workspace.LoadConfig(filepath.Join(ws, workspace.ConfigFile))
+	if err != nil || len(cfg.MCPServers) != 3 {
+		t.Fatalf("config %+v, %v", cfg, err)
+	}
+}
+
+// Started through the npm launcher, init writes the npx form, which lasts
+// where the binary npx ran does not (issue 30, item 10).
+func TestInitWritesNPXFormForTheNPMLauncher(t *testing.T) {
+	ws := t.TempDir()
+	var out bytes.Buffer
+	if err := workspace.Init(workspace.InitOptions{Workspace: ws, NPMPackage: "@pml-go/pml", Out: &out, Yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(ws, ".mcp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := string(raw)
+	if !strings.Contains(data, `"command": "npx"`) || !strings.Contains(data, `"args": [
+        "-y",
+        "@pml-go/pml",
+        "stdio"
+      ]`) || !strings.Contains(out.String(), "`npx -y @pml-go/pml stdio`") {
+		t.Fatalf("%s\n%s", data, out.String())
+	}
+}

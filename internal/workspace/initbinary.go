@@ -7,6 +7,11 @@ import (
 	"strings"
 )
 
+// NPMPackageEnv names the npm package whose launcher started pml (npm/
+// in the repository): the launcher sets it, and `pml init` then writes
+// .mcp.json's pml entry as `npx -y PACKAGE stdio` (InitOptions.NPMPackage).
+const NPMPackageEnv = "PML_NPM_PACKAGE"
+
 // InitBinary picks the command .mcp.json names for the AI client to start:
 // exe (this pml) itself, unless it is a build of `go run`, which does not
 // last (the temporary one is deleted when go run exits, the cached one

@@ -81,10 +81,22 @@ func runnableServer(name string, raw json.RawMessage) (ServerConfig, error) {
 	return sc, sc.validate(name)
 }
 
-// report tells the user what moved, what was allowed and what stayed.
-func (m migration) report(out io.Writer) {
+// report tells the user what moved, what was allowed and what stayed, and
+// warns about a moved stdio server whose command lookPath does not find:
+// it moved all the same (the user may install it next), but its tools
+// fail until then.
+func (m migration) report(out io.Writer, lookPath func(string) (string, error)) {
 	if len(m.moved) > 0 {
 		fmt.Fprintf(out, "moved servers into %s: %s\n", ConfigFile, strings.Join(m.moved, ", "))
+	}
+	for _, name := range m.moved {
+		cmd := m.configs[name].Command
+		if cmd == "" || strings.Contains(cmd, "${") || lookPath == nil {
+			continue // not stdio, or known only when it starts
+		}
+		if _, err := lookPath(cmd); err != nil {
+			fmt.Fprintf(out, "warning: %q runs %q, which is not found on PATH: install it, or fix its \"command\" in %s; until then its tools fail\n", name, cmd, ConfigFile)
+		}
 	}
 	if len(m.allowed) > 0 {
 		fmt.Fprintf(out, "allowed without asking: %s (remove them from permissions.allow in %s to be asked)\n", strings.Join(m.allowed, ", "), ConfigFile)

@@ -23,10 +23,9 @@ import (
 // .pml/ (local mode), so a fresh machine works with no server and no config.
 func Open(ctx context.Context, dir string, log *slog.Logger) (*Workspace, error) {
 	ws := FindWorkspace(dir)
-	cfg, cfgErr := LoadConfig(filepath.Join(ws, ConfigFile))
-	if cfgErr != nil && log != nil {
-		log.Error("config", "err", cfgErr) // reported again on every execute; the package still starts
-	}
+	// A malformed .pml.json is logged once, by New's first refreshConfig,
+	// and answered by every execute; the package still starts.
+	cfg, _ := LoadConfig(filepath.Join(ws, ConfigFile))
 	env := approval.NewEnv(ws)
 	if err := env.Reload(); err != nil && log != nil {
 		log.Warn("reading .env", "err", err)

@@ -203,8 +203,12 @@ func (p *Workspace) refreshConfig() (Config, *tools.Mux, error) {
 	p.cfgStamp = stamp
 	cfg, err := LoadConfig(path)
 	if err != nil {
+		// Logged once per problem: the same error again (a rebuild of the
+		// local tools, a touched file) is not news.
+		if p.cfgErr == nil || p.cfgErr.Error() != err.Error() {
+			p.log.Error("config", "err", err)
+		}
 		p.cfgErr = err
-		p.log.Error("config", "err", err)
 		if p.local == nil {
 			p.setLocal(p.buildLocal(nil))
 		}

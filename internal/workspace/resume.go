@@ -42,6 +42,9 @@ func (p *Workspace) pause(r pendingRun, pl *plan, items []approval.Item, journal
 	}
 	wf := p.workflows.Create(approval.Workflow[pendingRun]{ID: r.workflowID, Code: r.code, Items: items, Journal: journal, Run: r})
 	req := approval.NewRequired(wf.ID, items)
+	if c := p.configState(); len(req.Context.AlwaysAllow) > 0 && !c.Exists {
+		req.Description += "\n" + approval.NoConfigNote(c)
+	}
 	return wire.Answer{
 		Status:       wire.StatusApprovalRequired,
 		ApprovalType: string(req.ApprovalType),

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -95,5 +96,58 @@ func TestExecCodeErrorStackMatchesPosition(t *testing.T) {
 	}
 	if want := fmt.Sprintf("<eval>:%d:%d", int(line), int(col)); !strings.Contains(stack, want) {
 		t.Fatalf("stack %q does not point at %s\n%s", stack, want, out)
+	}
+}
+
+// An approval at the command line says what to do there, on stderr too:
+// rerun with --approve, or allow the tool in .pml.json, naming it; without
+// a .pml.json, `pml init` creates one (issue 30, items 2 and 9).
+func TestExecApprovalSpeaksCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	code := `return await mcp.shell.exec({command: "echo hi"})`
+	for _, withConfig := range []bool{false, true} {
+		if withConfig {
+			testfixture.WriteFile(t, dir, ".pml.json", `{"version": "1", "permissions": {"allow": ["crypto"], "ask": ["shell"]}}`)
+		}
+		out, errOut, exit := runPML(t, dir, nil, "", "exec", code)
+		a := execAnswer(t, out, errOut)
+		if exit != 2 || a.Status != "approval_required" {
+			t.Fatalf("exit %d\n%s\n%s", exit, out, errOut)
+		}
+		for _, text := range []string{a.Description, errOut} {
+			for _, want := range []string{"--approve", `"shell:exec"`, "permissions", filepath.Join(dir, ".pml.json")} {
+				if !strings.Contains(text, want) {
+					t.Errorf("config %v: %q lacks %q", withConfig, text, want)
+				}
+			}
+			if strings.Contains(text, "continue_workflow") || strings.Contains(text, "pml init") == withConfig {
+				t.Errorf("config %v: %q", withConfig, text)
+			}
+		}
+	}
+}
+
+// A malformed .pml.json is reported once on stderr, besides the answer
+// (issue 30, item 9).
+func TestExecInvalidConfigReportedOnce(t *testing.T) {
+	dir := t.TempDir()
+	testfixture.WriteFile(t, dir, ".pml.json", `{"version": "1", "permision": {}}`)
+	out, errOut, exit := runPML(t, dir, nil, "", "exec", "return 1")
+	a := execAnswer(t, out, errOut)
+	if exit != 1 || a.ErrorCode != "INVALID_CONFIG" || !strings.Contains(a.Error, `did you mean "permissions"`) {
+		t.Fatalf("exit %d\n%s\n%s", exit, out, errOut)
+	}
+	if n := strings.Count(errOut, "INVALID_CONFIG"); n != 1 {
+		t.Fatalf("INVALID_CONFIG %d times on stderr:\n%s", n, errOut)
+	}
+}
+
+// --timeout is the wall clock, and a run it ends says so in its terms, not
+// as a CPU budget the command line cannot set (issue 30, item 5).
+func TestExecTimeoutNamesTheFlag(t *testing.T) {
+	out, errOut, exit := runPML(t, t.TempDir(), nil, "", "exec", "--timeout", "300ms", "for (;;) {}")
+	a := execAnswer(t, out, errOut)
+	if exit != 1 || a.ErrorCode != "EXECUTION_TIMEOUT" || !strings.Contains(a.Error, "--timeout 300ms") || strings.Contains(a.Error, "CPU") {
+		t.Fatalf("exit %d\n%s\n%s", exit, out, errOut)
 	}
 }

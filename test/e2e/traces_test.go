@@ -5,12 +5,15 @@ package e2e
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/workspace"
 )
 
@@ -149,5 +152,48 @@ func TestServeTraceViewerLocalMode(t *testing.T) {
 	}
 	if from["filesystem:read_file"] != "built-in" || from["crypto:sha256"] != "gateway" {
 		t.Fatalf("catalog: %s", body)
+	}
+}
+
+// With the gateway down, `pml traces` says it could not be reached and
+// where, with no HTTP status: none arrived (issue 30, item 7).
+func TestTracesGatewayUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "http://" + ln.Addr().String()
+	ln.Close()
+	out, errOut, code := runPML(t, t.TempDir(), []string{"PML_CLOUD_URL=" + addr, "PML_API_KEY=pml_x"}, "", "traces")
+	if code != 1 || out != "" || !strings.Contains(errOut, "could not reach the gateway at "+addr+" (from PML_CLOUD_URL)") || strings.Contains(errOut, "HTTP") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// A failed hybrid run's trace lists the tools it called, in `pml traces`
+// and its tree, which also says what was planned and never called (issue
+// 30, item 6).
+func TestTracesFailedRunListsCalledTools(t *testing.T) {
+	g := startGateway(t, gateway.Options{})
+	env := gatewayEnv(g)
+	ws := testfixture.Workspace(t, nil)
+	out, errOut, rc := runPML(t, ws, env, "", "exec", `const d = await mcp.filesystem.list_directory({path: "."}); const p = await mcp.json.parse({data: "[1]"}); if (p.length) throw new Error("boom"); return await mcp.math.add({a: 1, b: 2})`)
+	a := execAnswer(t, out, errOut)
+	if rc != 1 || a.ErrorCode != "CODE_ERROR" || a.TraceID == "" {
+		t.Fatalf("exit %d\n%s\n%s", rc, out, errOut)
+	}
+	var list string
+	testfixture.WaitFor(t, "the trace on the gateway", func() bool {
+		list, _, rc = runPML(t, ws, env, "", "traces")
+		return rc == 0 && strings.Contains(list, a.TraceID)
+	})
+	for _, line := range strings.Split(list, "\n") {
+		if strings.HasPrefix(line, a.TraceID) && (!strings.Contains(line, "filesystem:list_directory, json:parse") || strings.Contains(line, "math:add")) {
+			t.Fatalf("tools of the failed run: %q", line)
+		}
+	}
+	tree, errOut, rc := runPML(t, ws, env, "", "traces", a.TraceID)
+	if rc != 0 || !strings.Contains(tree, "planned, not called: math:add") {
+		t.Fatalf("exit %d\n%s\n%s", rc, tree, errOut)
 	}
 }

@@ -52,35 +52,119 @@ func startGatewayProcess(t *testing.T, dir string, env []string) string {
 	return url
 }
 
-// The README's "First hour" section, command by command and in its order:
-// keep the two in sync. Only what a test cannot take from the README
-// differs: the fixture server stands for the user's stdio and sse servers,
-// and ports are free ones instead of 8080 and 3003.
-func TestFirstHourWalkthrough(t *testing.T) {
-	// 1. `go install ./cmd/pml` with its directory on PATH: the built binary.
-	bin := pmlBinary(t)
-	env := []string{"PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+// The README's "First hour" commands, as the README shows them.
+const (
+	walkEverythingCmd = "PORT=3001 npx -y @modelcontextprotocol/server-everything streamableHttp"
+	walkMCPJSON       = `{"mcpServers": {
+  "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+  "everything": {"type": "http", "url": "http://127.0.0.1:3001/mcp"},
+  "chat": {"type": "ws", "url": "ws://127.0.0.1:9001/"}
+}}`
+	walkExec = `const d = await mcp.filesystem.read_file({path: "data.json"}); const p = await mcp.json.parse({data: d}); const g = await mcp.memory.read_graph({}); return {entities: g.entities.length, echo: await mcp.everything.echo({message: "sum " + (p.items[0] + p.items[2])})}`
+)
 
-	// 2. A project with Claude Code's .mcp.json: a stdio, an sse and a ws
-	// server; `pml init -y`.
-	fx := testfixture.BuildServer(t)
-	sse := testfixture.StartHTTPServer(t, fx, "-sse")
+// npxShim returns a directory with an `npx` that runs the npm packages of
+// the First hour from test/peer/node_modules (`npm ci` there): the README's
+// npx commands run as written, with no registry (tests talk only to
+// loopback). Without node or the install the test is skipped, unless
+// PML_REQUIRE_NODE=1.
+func npxShim(t *testing.T) string {
+	t.Helper()
+	memory := npmServer(t, "@modelcontextprotocol/server-memory/dist/index.js")
+	everything := npmServer(t, "@modelcontextprotocol/server-everything/dist/index.js")
+	script := func(e map[string]any) string { return e["args"].([]string)[0] }
+	dir := t.TempDir()
+	shim := "#!/bin/sh\n# npx for the First hour walkthrough: the packages installed in test/peer.\n" +
+		"[ \"$1\" = -y ] && shift\npkg=$1; shift\ncase \"$pkg\" in\n" +
+		"@modelcontextprotocol/server-memory) exec \"" + memory["command"].(string) + "\" \"" + script(memory) + "\" \"$@\";;\n" +
+		"@modelcontextprotocol/server-everything) exec \"" + everything["command"].(string) + "\" \"" + script(everything) + "\" \"$@\";;\n" +
+		"esac\necho \"npx shim: no $pkg in test/peer\" >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "npx"), []byte(shim), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// startEverything runs the README's command for the Streamable HTTP server
+// (its port a free one) and returns its MCP URL once it listens. It is
+// killed when t ends.
+func startEverything(t *testing.T, env []string) string {
+	t.Helper()
+	port := strconv.Itoa(freePort(t))
+	fields := strings.Fields(strings.Replace(walkEverythingCmd, "PORT=3001", "", 1))
+	cmd := exec.Command(fields[0], fields[1:]...)
+	cmd.Dir, cmd.Env = t.TempDir(), append(pmlEnv(env...), "PORT="+port)
+	if p, err := lookPathIn(env, fields[0]); err == nil {
+		cmd.Path = p
+	}
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("everything server stderr:\n%s", stderr)
+		}
+	})
+	waitFor(t, callTimeout, "the everything server to listen", func() bool {
+		return strings.Contains(stderr.String(), "listening on port "+port)
+	})
+	return "http://127.0.0.1:" + port + "/mcp"
+}
+
+// lookPathIn finds name on the PATH of env (the last PATH= entry).
+func lookPathIn(env []string, name string) (string, error) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if path, ok := strings.CutPrefix(env[i], "PATH="); ok {
+			for _, dir := range filepath.SplitList(path) {
+				if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+					return filepath.Join(dir, name), nil
+				}
+			}
+		}
+	}
+	return exec.LookPath(name)
+}
+
+// The README's "First hour" section, command by command and in its order:
+// keep the two in sync (the test checks that the README shows the commands
+// it runs). Only what a test cannot take from the README differs: `npx`
+// runs the packages installed in test/peer (npxShim), and ports are free
+// ones instead of 3001, 8080 and 3003.
+func TestFirstHourWalkthrough(t *testing.T) {
+	// Its blocks are indented under list items: compared without that.
+	readme := strings.ReplaceAll(readFile(t, filepath.Join("..", "..", "README.md")), "\n   ", "\n")
+	for _, shown := range []string{walkEverythingCmd, walkMCPJSON, "pml init -y", "pml exec '" + walkExec + "'"} {
+		if !strings.Contains(readme, shown) {
+			t.Fatalf("the README's First hour does not show what this test runs:\n%s", shown)
+		}
+	}
+	// 1. `npm install -g @pml-go/pml` or `go install ./cmd/pml`: the built
+	// binary on PATH (.ci/release-check runs the npm launcher itself);
+	// and npx (here the shim).
+	bin := pmlBinary(t)
+	env := []string{"PATH=" + npxShim(t) + string(os.PathListSeparator) + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")}
+
+	// 2. The Streamable HTTP server in its own terminal; a project with
+	// Claude Code's .mcp.json: a stdio, an http and a ws server; `pml init -y`.
+	everythingURL := startEverything(t, env)
 	ws := t.TempDir()
-	original := `{"mcpServers": {
-  "notes": {"command": "` + fx + `"},
-  "docs": {"type": "sse", "url": "` + sse.URL + `"},
-  "chat": {"type": "ws", "url": "ws://127.0.0.1:9/"}
-}}
-`
+	original := strings.Replace(walkMCPJSON, "http://127.0.0.1:3001/mcp", everythingURL, 1) + "\n"
 	testfixture.WriteFile(t, ws, ".mcp.json", original)
 	out, errOut, code := runPML(t, ws, env, "", "init", "-y")
 	if code != 0 {
 		t.Fatalf("pml init -y: exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"moved servers into .pml.json: docs, notes", "allowed without asking: docs, notes", `left "chat"`, `not "ws"`} {
+	for _, want := range []string{"moved servers into .pml.json: everything, memory", "allowed without asking: everything, memory", `left "chat"`, `not "ws"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("pml init output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "warning:") {
+		t.Errorf("pml init warned:\n%s", out)
 	}
 	if got := readFile(t, filepath.Join(ws, ".mcp.json.bak")); got != original {
 		t.Fatalf(".mcp.json.bak is not the original:\n%s", got)
@@ -113,27 +197,26 @@ func TestFirstHourWalkthrough(t *testing.T) {
 	}
 	cfg, err := workspace.LoadConfig(filepath.Join(ws, ".pml.json"))
 	if err != nil || cfg.Cloud.URL != gwURL || len(cfg.MCPServers) != 2 ||
-		!slices.Contains(cfg.Permissions.Allow, "notes") || !slices.Contains(cfg.Permissions.Allow, "docs") {
+		!slices.Contains(cfg.Permissions.Allow, "memory") || !slices.Contains(cfg.Permissions.Allow, "everything") {
 		t.Fatalf("after init --force: %+v %v", cfg, err)
 	}
 
 	// 4. The first hybrid run.
 	testfixture.WriteFile(t, ws, "data.json", `{"items": [3, 4, 5]}`+"\n")
-	out, errOut, code = runPML(t, ws, env, "", "exec",
-		`const d = await mcp.filesystem.read_file({path: "data.json"}); const p = await mcp.json.parse({data: d}); return {sum: await mcp.notes.add({a: p.items[0], b: p.items[2]}), echo: await mcp.docs.echo({text: "hi"})}`)
+	out, errOut, code = runPML(t, ws, env, "", "exec", walkExec)
 	a := execAnswer(t, out, errOut)
 	var res struct {
-		Sum  struct{ Sum int } `json:"sum"`
-		Echo string            `json:"echo"`
+		Entities *int   `json:"entities"`
+		Echo     string `json:"echo"`
 	}
 	if code != 0 {
 		t.Fatalf("pml exec: exit %d\n%s\n%s", code, out, errOut)
 	}
 	wantLocal(t, a, &res)
-	if res.Sum.Sum != 8 || res.Echo != "hi" {
+	if res.Entities == nil || *res.Entities != 0 || res.Echo != "Echo: sum 8" || !strings.Contains(readme, `"result": {"entities": 0, "echo": "Echo: sum`) {
 		t.Fatalf("result %s", a.Result)
 	}
-	if got, want := toolsUsed(t, a), []string{"docs:echo", "filesystem:read_file", "json:parse", "notes:add"}; !slices.Equal(got, want) {
+	if got, want := toolsUsed(t, a), []string{"everything:echo", "filesystem:read_file", "json:parse", "memory:read_graph"}; !slices.Equal(got, want) {
 		t.Fatalf("tools_used %v, want %v", got, want)
 	}
 
@@ -147,7 +230,7 @@ func TestFirstHourWalkthrough(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "execution "+a.TraceID+"  success") {
 		t.Fatalf("pml traces ID: exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"filesystem:read_file  client", "json:parse  server", "notes:add  client", "docs:echo  client"} {
+	for _, want := range []string{"filesystem:read_file  client", "json:parse  server", "memory:read_graph  client", "everything:echo  client"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("pml traces ID lacks %q:\n%s", want, out)
 		}

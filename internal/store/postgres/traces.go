@@ -168,8 +168,9 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 	var minute time.Time
 	var bucket int
 	var n int64
-	_, err = pgx.ForEachRow(rows, []any{&minute, &bucket, &n}, func() error {
-		storeutil.AddLatency(out.Minutes, minute.UTC(), bucket, n)
+	var maxMS float64
+	_, err = pgx.ForEachRow(rows, []any{&minute, &bucket, &n, &maxMS}, func() error {
+		storeutil.AddLatency(out.Minutes, minute.UTC(), bucket, n, maxMS)
 		return nil
 	})
 	if err != nil {

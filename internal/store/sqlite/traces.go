@@ -212,7 +212,8 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 		var minute string
 		var bucket int
 		var n int64
-		if err := rows.Scan(&minute, &bucket, &n); err != nil {
+		var maxMS float64
+		if err := rows.Scan(&minute, &bucket, &n, &maxMS); err != nil {
 			rows.Close()
 			return out, wrap("dashboard latency", err)
 		}
@@ -221,7 +222,7 @@ func (s *Store) Dashboard(ctx context.Context, sc store.Scope, since time.Time) 
 			rows.Close()
 			return out, wrap("dashboard latency", err)
 		}
-		storeutil.AddLatency(out.Minutes, m, bucket, n)
+		storeutil.AddLatency(out.Minutes, m, bucket, n, maxMS)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

@@ -20,6 +20,7 @@ func runDashboard(t *testing.T, open func(t *testing.T) store.Store) {
 		"WholeHoursAndMinutes":   testDashboardSplitRead,
 		"TraceWithoutStatsIsNot": testDashboardNoStats,
 		"AllTenantsSumsEvery":    testDashboardAllTenants,
+		"LatencyKeepsTheSlowest": testDashboardLatencyMax,
 	})
 }
 
@@ -240,4 +241,23 @@ func testDashboardSplitRead(t *testing.T, s store.Store) {
 	}
 	slices.Sort(names)
 	sameStrings(t, "tools", names, []string{"a:head", "a:whole"})
+}
+
+// Each latency bucket of a minute keeps its slowest execution, across
+// batches and, for every tenant, across tenants: the dashboard's
+// percentiles never exceed it (issue 30, item 8).
+func testDashboardLatencyMax(t *testing.T, s store.Store) {
+	now := time.Now().UTC().Truncate(time.Minute)
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{statTrace(acmeWeb, "slow", now, 2010, "")}))
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{statTrace(acmeWeb, "slower", now.Add(time.Second), 3000, ""), statTrace(acmeWeb, "fast", now.Add(2*time.Second), 2500, "")}))
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{statTrace(acmeAPI, "other", now.Add(3*time.Second), 4000, "")}))
+	b := store.LatencyBucket(2010)
+	d := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t)
+	if len(d.Minutes) != 1 || d.Minutes[0].Latency[b] != 3 || d.Minutes[0].LatencyMaxMS[b] != 3000 {
+		t.Fatalf("minutes %+v", d.Minutes)
+	}
+	all := must(s.Dashboard(t.Context(), store.AllTenants, now.Add(-time.Hour))).of(t)
+	if len(all.Minutes) != 1 || all.Minutes[0].Latency[b] != 4 || all.Minutes[0].LatencyMaxMS[b] != 4000 {
+		t.Fatalf("all tenants' minutes %+v", all.Minutes)
+	}
 }

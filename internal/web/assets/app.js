@@ -204,6 +204,8 @@ function showTrace(node) {
   add("Caller", t.caller);
   add("Capability", t.capability_fqdn);
   add("Parent trace", t.parent_trace_id);
+  add("Tools called", (t.tools_used || []).join(", "));
+  add("Planned, not called", plannedNotCalled(t).join(", "));
   add("Bounded", truncationText(t));
   drawDag(t);
   drawTree(node);
@@ -213,6 +215,18 @@ function showTrace(node) {
   $("#logs").textContent = (t.logs || []).join("\n");
   $("#logs-box").hidden = !(t.logs && t.logs.length);
   $("#detail").scrollIntoView({ block: "start" });
+}
+
+// plannedNotCalled: the tools of the trace's DAG that the run never called
+// (a failed run stops before some), as tracing.Trace.PlannedNotCalled.
+function plannedNotCalled(t) {
+  const called = new Set(t.tools_used || []);
+  for (const task of t.tasks || []) called.add(task.tool_id || task.tool);
+  const out = [];
+  for (const d of (t.dag && Array.isArray(t.dag.tasks) && t.dag.tasks) || []) {
+    if (d.tool && !called.has(d.tool) && !out.includes(d.tool)) out.push(d.tool);
+  }
+  return out;
 }
 
 function showTask(task, trace) {

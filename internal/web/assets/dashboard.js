@@ -45,7 +45,7 @@ const charts = {};
 function chart(id, xs, series) {
   const box = $("#" + id);
   if (charts[id]) charts[id].destroy();
-  const width = Math.max(320, box.clientWidth || 900);
+  const width = Math.max(200, box.clientWidth || 900);
   charts[id] = new uPlot({
     width, height: 180,
     scales: { x: { time: true } },
@@ -62,8 +62,10 @@ function rows(table, list, cells) {
     [el("tr", {}, el("td", { class: "empty", colspan: "4" }, "None in this range."))]));
 }
 
+// cards: each label with its figure in one box, so that a narrow page
+// wraps whole cards, never a label apart from its number.
 function cards(box, items) {
-  $(box).replaceChildren(...items.flatMap(([k, v, id]) => [el("dt", {}, k), el("dd", id ? { "data-k": id } : {}, v)]));
+  $(box).replaceChildren(...items.map(([k, v, id]) => el("div", { class: "card" }, el("dt", {}, k), el("dd", id ? { "data-k": id } : {}, v))));
 }
 
 async function load(range) {
@@ -108,6 +110,12 @@ async function load(range) {
   ]);
   setStatus(`Updated ${new Date().toLocaleTimeString()}.`);
 }
+
+// A chart is as wide as its box: a window made narrower (a phone turned,
+// a side panel opened) resizes it rather than let it overflow the page.
+window.addEventListener("resize", () => {
+  for (const [id, c] of Object.entries(charts)) c.setSize({ width: Math.max(200, $("#" + id).clientWidth || 900), height: 180 });
+});
 
 document.addEventListener("DOMContentLoaded", () => {
   let range = "1h";

@@ -27,10 +27,16 @@ type Stmt struct {
 // not one per trace, and Stmts orders them by key, so two writers upsert the
 // same rows in the same order and cannot deadlock. The zero value is empty.
 type Rollups struct {
-	minutes map[dashKey]*[2]int64 // executions, errors
-	latency map[dashKey]int64     // key.bucket: the latency bucket
-	errors  map[dashKey]int64     // key.sub: the error code
+	minutes map[dashKey]*[2]int64   // executions, errors
+	latency map[dashKey]*latencySum // key.bucket: the latency bucket
+	errors  map[dashKey]int64       // key.sub: the error code
 	tools   map[dashKey]*store.ToolStat
+}
+
+// latencySum is one latency bucket's executions and the slowest of them.
+type latencySum struct {
+	n     int64
+	maxMS float64
 }
 
 // dashKey is one rollup row: a tenant's minute, and the latency bucket,
@@ -49,7 +55,7 @@ func (r *Rollups) Add(t store.Trace) {
 		return
 	}
 	if r.minutes == nil {
-		r.minutes, r.latency = map[dashKey]*[2]int64{}, map[dashKey]int64{}
+		r.minutes, r.latency = map[dashKey]*[2]int64{}, map[dashKey]*latencySum{}
 		r.errors, r.tools = map[dashKey]int64{}, map[dashKey]*store.ToolStat{}
 	}
 	k := dashKey{org: t.Scope.Org, project: t.Scope.Project, minute: Minute(t.StartedAt)}
@@ -65,7 +71,13 @@ func (r *Rollups) Add(t store.Trace) {
 		}
 		lk := k
 		lk.bucket = store.LatencyBucket(st.DurationMS)
-		r.latency[lk]++
+		l := r.latency[lk]
+		if l == nil {
+			l = &latencySum{}
+			r.latency[lk] = l
+		}
+		l.n++
+		l.maxMS = max(l.maxMS, st.DurationMS)
 		if st.ErrorCode != "" {
 			// A code outside the wire contract's is one row, whatever
 			// the trace says (docs/limits.md "What a posted trace may say").
@@ -178,8 +190,9 @@ func rollupSQL(greatest string) []string {
 		`INSERT INTO dash_minutes (org, project, minute, executions, errors) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (org, project, minute) DO UPDATE SET executions = dash_minutes.executions + excluded.executions,
 			errors = dash_minutes.errors + excluded.errors`,
-		`INSERT INTO dash_latency (org, project, minute, bucket, n) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (org, project, minute, bucket) DO UPDATE SET n = dash_latency.n + excluded.n`,
+		`INSERT INTO dash_latency (org, project, minute, bucket, n, max_ms) VALUES ($1, $2, $3, $4, $5, $6)
+			ON CONFLICT (org, project, minute, bucket) DO UPDATE SET n = dash_latency.n + excluded.n,
+			max_ms = ` + greatest + `(dash_latency.max_ms, excluded.max_ms)`,
 		`INSERT INTO dash_errors (org, project, minute, code, n) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (org, project, minute, code) DO UPDATE SET n = dash_errors.n + excluded.n`,
 		`INSERT INTO dash_tools (org, project, minute, tool, calls, errors, total_ms, max_ms)
@@ -200,7 +213,8 @@ func (r *Rollups) Stmts(minute func(time.Time) any, greatest string) []Stmt {
 		out = append(out, Stmt{sql[0], []any{k.org, k.project, minute(k.minute), m[0], m[1]}})
 	}
 	for _, k := range sortedKeys(r.latency) {
-		out = append(out, Stmt{sql[1], []any{k.org, k.project, minute(k.minute), k.bucket, r.latency[k]}})
+		l := r.latency[k]
+		out = append(out, Stmt{sql[1], []any{k.org, k.project, minute(k.minute), k.bucket, l.n, l.maxMS}})
 	}
 	for _, k := range sortedKeys(r.errors) {
 		out = append(out, Stmt{sql[2], []any{k.org, k.project, minute(k.minute), k.sub, r.errors[k]}})
@@ -271,7 +285,7 @@ func DashQueries(scope store.Scope) DashSQL {
 	q := DashSQL{
 		Minutes: `SELECT minute, executions, errors FROM dash_minutes
 			WHERE org = $1 AND project = $2 AND minute >= $3 ORDER BY minute`,
-		Latency: `SELECT minute, bucket, n FROM dash_latency WHERE org = $1 AND project = $2 AND minute >= $3`,
+		Latency: `SELECT minute, bucket, n, max_ms FROM dash_latency WHERE org = $1 AND project = $2 AND minute >= $3`,
 		Errors: `SELECT code, CAST(sum(n) AS BIGINT) FROM (
 			SELECT code, n FROM dash_errors WHERE org = $1 AND project = $2 AND minute >= $3 AND minute < $4
 			UNION ALL SELECT code, n FROM dash_errors_hour WHERE org = $1 AND project = $2 AND minute >= $4) e GROUP BY code`,
@@ -295,7 +309,7 @@ func DashQueries(scope store.Scope) DashSQL {
 	}
 	q.Minutes = `SELECT minute, CAST(sum(executions) AS BIGINT), CAST(sum(errors) AS BIGINT) FROM dash_minutes
 			WHERE minute >= $1 GROUP BY minute ORDER BY minute`
-	q.Latency = `SELECT minute, bucket, CAST(sum(n) AS BIGINT) FROM dash_latency WHERE minute >= $1 GROUP BY minute, bucket`
+	q.Latency = `SELECT minute, bucket, CAST(sum(n) AS BIGINT), max(max_ms) FROM dash_latency WHERE minute >= $1 GROUP BY minute, bucket`
 	q.Errors, q.Tools, q.Capabilities = all(q.Errors), all(q.Tools), all(q.Capabilities)
 	return q
 }
@@ -347,14 +361,15 @@ func DashPruneSQL(table string) string {
 // DashTables are the rollup tables.
 var DashTables = []string{"dash_minutes", "dash_latency", "dash_errors", "dash_tools", "dash_errors_hour", "dash_tools_hour"}
 
-// AddLatency files n executions of bucket into the minute at m in rows
-// (ascending, as DashQueries' Minutes reads them).
-func AddLatency(rows []store.DashboardMinute, m time.Time, bucket int, n int64) {
+// AddLatency files n executions of bucket, the slowest taking maxMS, into
+// the minute at m in rows (ascending, as DashQueries' Minutes reads them).
+func AddLatency(rows []store.DashboardMinute, m time.Time, bucket int, n int64, maxMS float64) {
 	if bucket < 0 || bucket > len(store.LatencyBounds) {
 		return
 	}
 	i, ok := slices.BinarySearchFunc(rows, m, func(r store.DashboardMinute, m time.Time) int { return r.Minute.Compare(m) })
 	if ok {
 		rows[i].Latency[bucket] += n
+		rows[i].LatencyMaxMS[bucket] = max(rows[i].LatencyMaxMS[bucket], maxMS)
 	}
 }
