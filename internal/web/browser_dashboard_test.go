@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -41,7 +42,7 @@ func TestBrowserDashboard(t *testing.T) {
 	b := startBrowser(t, exe)
 	b.do("log in", chromedp.Navigate(g.URL+"/"), chromedp.WaitVisible(`#key`),
 		chromedp.SendKeys(`#key`, g.Key), chromedp.Click(`#save-key`), chromedp.WaitVisible(`#traces tbody tr[data-trace-id]`))
-	b.do("open the dashboard", chromedp.Click(`#nav a`), chromedp.WaitVisible(`#totals dd[data-k="executions"]`),
+	b.do("open the dashboard", chromedp.Click(`#nav a`), chromedp.WaitVisible(`body[data-loaded="1h"]`),
 		chromedp.WaitVisible(`#chart-rate canvas`))
 	if got := b.text(`#totals dd[data-k="executions"]`); got != strconv.Itoa(total) {
 		t.Errorf("executions %q, want %d", got, total)
@@ -77,7 +78,10 @@ func TestBrowserDashboard(t *testing.T) {
 	// figure, each on one line, and nothing overflows the page sideways
 	// (issue 30, item 8).
 	for _, width := range []int64{1280, 390} {
+		// The charts follow the window on its resize event, after the
+		// viewport changes: wait for the page to fit, then look.
 		b.do("width "+strconv.FormatInt(width, 10), chromedp.EmulateViewport(width, 900), chromedp.WaitVisible(`#admission dd[data-k="queued"]`))
+		_, _ = chromedp.Run(b.ctx, chromedp.Poll[bool](`document.documentElement.scrollWidth <= innerWidth`, chromedp.WithPollingTimeout(5*time.Second)))
 		bad, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`(() => {
 			const bad = [];
 			const lines = (n) => { const r = document.createRange(); r.selectNodeContents(n); return new Set([...r.getClientRects()].map((c) => Math.round(c.top))).size; };
@@ -94,7 +98,7 @@ func TestBrowserDashboard(t *testing.T) {
 	}
 	b.do("desktop again", chromedp.EmulateViewport(1280, 900))
 	b.do("the week", chromedp.Click(`#ranges button[data-range="7d"]`), chromedp.WaitVisible(`#ranges button.on[data-range="7d"]`))
-	b.do("reloaded", chromedp.WaitVisible(`#chart-rate canvas`))
+	b.do("reloaded", chromedp.WaitVisible(`body[data-loaded="7d"]`))
 	if got := b.text(`#totals dd[data-k="executions"]`); got != strconv.Itoa(total) {
 		t.Errorf("7d executions %q, want %d", got, total)
 	}

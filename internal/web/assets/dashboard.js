@@ -70,6 +70,7 @@ function cards(box, items) {
 
 async function load(range) {
   for (const b of document.querySelectorAll("#ranges button")) b.classList.toggle("on", b.dataset.range === range);
+  delete document.body.dataset.loaded;
   setStatus("Loading…");
   let d;
   try {
@@ -109,6 +110,7 @@ async function load(range) {
     ["Places per project", num(a.max_per_tenant), "max"],
   ]);
   setStatus(`Updated ${new Date().toLocaleTimeString()}.`);
+  document.body.dataset.loaded = range; // the range on screen, whole
 }
 
 // A chart is as wide as its box: a window made narrower (a phone turned,
