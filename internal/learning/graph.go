@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/ttlcache"
@@ -28,9 +28,25 @@ const (
 	graphCacheSize    = 1024
 )
 
-// toolIDRE is what a tool id in a trace must look like to enter a graph:
-// a member posts the traces.
-var toolIDRE = regexp.MustCompile(`^[A-Za-z0-9_.\-]{1,128}:[A-Za-z0-9_.\-]{1,128}$`)
+// graphTool reports whether id may enter a graph: `ns:action` of letters,
+// digits, '_', '.' and '-', each part 1 to 128 bytes. A member posts the
+// traces.
+func graphTool(id string) bool {
+	colon := -1
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c == ':':
+			if colon >= 0 {
+				return false
+			}
+			colon = i
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return colon >= 1 && colon <= 128 && len(id)-colon-1 >= 1 && len(id)-colon-1 <= 128
+}
 
 // Neighbor is a tool used with another, and in how many runs.
 type Neighbor struct {
@@ -97,12 +113,12 @@ func (g *Graph) Successors(n int) map[string][]Neighbor {
 
 // edgesOf reads a trace's edges: consecutive distinct tools in call order
 // (follows) and the DAG's data dependencies (feeds).
-func edgesOf(t tracing.Trace) []store.ToolEdge {
+func edgesOf(t tracing.Trace, dagEdges *lru.Cache[string, [][2]string]) []store.ToolEdge {
 	tasks := slices.Clone(t.Tasks)
 	slices.SortStableFunc(tasks, func(a, b tracing.Task) int { return a.StartedAt.Compare(b.StartedAt) })
 	var order []string
 	for _, task := range tasks {
-		if toolIDRE.MatchString(task.ToolID) && !slices.Contains(order, task.ToolID) && len(order) < maxTraceTools {
+		if graphTool(task.ToolID) && !slices.Contains(order, task.ToolID) && len(order) < maxTraceTools {
 			order = append(order, task.ToolID)
 		}
 	}
@@ -119,25 +135,9 @@ func edgesOf(t tracing.Trace) []store.ToolEdge {
 	for i := 1; i < len(order); i++ {
 		edge(order[i-1], order[i]).Follows = 1
 	}
-	var dag struct {
-		Tasks []struct {
-			ID        string   `json:"id"`
-			Tool      string   `json:"tool"`
-			DependsOn []string `json:"depends_on"`
-		} `json:"tasks"`
-	}
-	if len(t.DAG) > 0 && json.Unmarshal(t.DAG, &dag) == nil {
-		toolOf := map[string]string{}
-		for _, task := range dag.Tasks {
-			toolOf[task.ID] = task.Tool
-		}
-		for _, task := range dag.Tasks {
-			for _, dep := range task.DependsOn {
-				from := toolOf[dep]
-				if from != task.Tool && slices.Contains(order, from) && slices.Contains(order, task.Tool) {
-					edge(from, task.Tool).Feeds = 1
-				}
-			}
+	for _, f := range feeds(t.DAG, dagEdges) {
+		if slices.Contains(order, f[0]) && slices.Contains(order, f[1]) {
+			edge(f[0], f[1]).Feeds = 1
 		}
 	}
 	out := make([]store.ToolEdge, 0, len(edges))
@@ -148,19 +148,66 @@ func edgesOf(t tracing.Trace) []store.ToolEdge {
 	return out
 }
 
+// feeds are the data dependencies of a trace's DAG between tools, from
+// dagEdges when a trace of the same DAG was read lately (code run again
+// has the same DAG).
+func feeds(dag json.RawMessage, dagEdges *lru.Cache[string, [][2]string]) [][2]string {
+	if len(dag) == 0 {
+		return nil
+	}
+	key := string(dag)
+	if f, ok := dagEdges.Get(key); ok {
+		return f
+	}
+	var d struct {
+		Tasks []struct {
+			ID        string   `json:"id"`
+			Tool      string   `json:"tool"`
+			DependsOn []string `json:"depends_on"`
+		} `json:"tasks"`
+	}
+	var out [][2]string
+	if json.Unmarshal(dag, &d) == nil {
+		toolOf := map[string]string{}
+		for _, task := range d.Tasks {
+			toolOf[task.ID] = task.Tool
+		}
+		for _, task := range d.Tasks {
+			for _, dep := range task.DependsOn {
+				if from := toolOf[dep]; from != "" && from != task.Tool {
+					out = append(out, [2]string{from, task.Tool})
+				}
+			}
+		}
+	}
+	if len(key) <= maxCachedDAG {
+		dagEdges.Add(key, out, len(key)+32*len(out))
+	}
+	return out
+}
+
+// The DAGs whose edges are remembered: at most this many, of at most
+// maxCachedDAG bytes each.
+const (
+	cachedDAGs   = 1024
+	maxCachedDAG = 16 << 10
+)
+
 // graphs holds the tenants' graphs: counts waiting to be written, and the
 // graphs read back, for a short while.
 type graphs struct {
-	store   store.Store
-	cache   *ttlcache.Cache[store.Scope, *Graph]
-	mu      sync.Mutex
-	pending map[store.Scope]map[[2]string]*store.ToolEdge
-	count   int
+	store    store.Store
+	dagEdges *lru.Cache[string, [][2]string]
+	cache    *ttlcache.Cache[store.Scope, *Graph]
+	mu       sync.Mutex
+	pending  map[store.Scope]map[[2]string]*store.ToolEdge
+	count    int
 }
 
 func newGraphs(st store.Store) *graphs {
 	return &graphs{store: st, cache: ttlcache.New[store.Scope, *Graph](graphCacheTTL, graphCacheSize),
-		pending: map[store.Scope]map[[2]string]*store.ToolEdge{}}
+		dagEdges: lru.New[string, [][2]string](cachedDAGs, cachedDAGs*maxCachedDAG/4),
+		pending:  map[store.Scope]map[[2]string]*store.ToolEdge{}}
 }
 
 func (g *graphs) add(scope store.Scope, edges []store.ToolEdge) {

@@ -349,7 +349,7 @@ func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
 	if l.store == nil {
 		return
 	}
-	edges := edgesOf(t)
+	edges := edgesOf(t, l.graph.dagEdges)
 	fqdn, success := t.CapabilityFQDN, t.Success
 	if len(edges) > 0 {
 		l.graph.add(scope, edges)
@@ -412,7 +412,7 @@ func (l *Learner) Graph(ctx context.Context, scope store.Scope) *Graph {
 // flushEvery is how often the tool graph's pending counts and the
 // capabilities' outcomes are written: at most one transaction per tenant
 // and one statement per capability per interval, however many runs end.
-const flushEvery = time.Second
+const flushEvery = 5 * time.Second
 
 // later queues background work; the worker runs while there is some.
 func (l *Learner) later(f func(context.Context)) {

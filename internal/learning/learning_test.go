@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
@@ -136,7 +137,10 @@ func TestEdgesOf(t *testing.T) {
 		},
 		DAG: json.RawMessage(`{"tasks":[{"id":"t1","tool":"fs:read","depends_on":[]},{"id":"t2","tool":"json:parse","depends_on":["t1"]},{"id":"t3","tool":"crypto:sha256","depends_on":["t1"]}]}`),
 	}
-	got := edgesOf(tr)
+	got := edgesOf(tr, lru.New[string, [][2]string](8, 1<<20))
+	if again := edgesOf(tr, lru.New[string, [][2]string](8, 1<<20)); len(again) != len(got) {
+		t.Fatal("edges differ read twice")
+	}
 	want := []store.ToolEdge{
 		{From: "fs:read", To: "crypto:sha256", Feeds: 1},
 		{From: "fs:read", To: "json:parse", Feeds: 1, Follows: 1},
@@ -153,5 +157,17 @@ func TestEdgesOf(t *testing.T) {
 	g := buildGraph(got)
 	if r := g.related("json:parse", 5); len(r) != 2 || r[0].Tool != "crypto:sha256" && r[0].Tool != "fs:read" {
 		t.Fatalf("related %+v", r)
+	}
+}
+
+func TestGraphTool(t *testing.T) {
+	for id, want := range map[string]bool{
+		"fs:read": true, "a.b-c_d:e.f": true, "a:": false, ":a": false, "a": false, "a:b:c": false,
+		"dir/x:y": false, "a b:c": false, strings.Repeat("a", 128) + ":b": true, strings.Repeat("a", 129) + ":b": false,
+		"a:" + strings.Repeat("b", 129): false,
+	} {
+		if graphTool(id) != want {
+			t.Errorf("graphTool(%.20q) = %v, want %v", id, !want, want)
+		}
 	}
 }
