@@ -5,11 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/pml-go/pml/internal/gateway"
@@ -31,37 +29,6 @@ func TestOAuthDuplicateIssuersRefused(t *testing.T) {
 	if pmlerr.CodeOf(err, "") != pmlerr.InvalidConfig || !strings.Contains(err.Error(), "same issuer") {
 		t.Fatalf("err = %v", err)
 	}
-}
-
-// hangingIssuer accepts connections and answers nothing until released.
-func hangingIssuer(t *testing.T) (url string, accepted <-chan struct{}, release func()) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	acc := make(chan struct{}, 64)
-	done := make(chan struct{})
-	var once sync.Once
-	release = func() { once.Do(func() { close(done); _ = ln.Close() }) }
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			select {
-			case acc <- struct{}{}:
-			default:
-			}
-			go func() {
-				<-done
-				_ = c.Close()
-			}()
-		}
-	}()
-	t.Cleanup(release)
-	return "http://" + ln.Addr().String(), acc, release
 }
 
 // retoken rewrites a token's issuer or key id, keeping its signature.
@@ -96,7 +63,7 @@ func retoken(t *testing.T, tok, iss, kid string) string {
 // hanging issuer's token is 503 once its discovery fails.
 func TestOAuthHangingIssuerBlocksNobody(t *testing.T) {
 	p := testfixture.StartOIDCProvider(t)
-	hang, accepted, release := hangingIssuer(t)
+	hang, accepted, release := testfixture.HangingListener(t)
 	g := gatewaytest.StartAt(t, func(base string) gateway.Options {
 		resource := base + "/mcp"
 		p.AddClient(testfixture.OIDCClient{ID: "dev", Secret: "s1", Audience: resource, Claims: map[string]any{"groups": []string{"acme-web"}}})

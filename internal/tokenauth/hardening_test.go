@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/tokenauth"
 )
 
@@ -131,45 +131,13 @@ func TestKeyRefetchIsBounded(t *testing.T) {
 	}
 }
 
-// hangingListener accepts connections and never answers until the test
-// releases them.
-func hangingListener(t *testing.T) (url string, accepted <-chan struct{}, release func()) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	acc := make(chan struct{}, 64)
-	done := make(chan struct{})
-	var once sync.Once
-	release = func() { once.Do(func() { close(done); _ = ln.Close() }) }
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			select {
-			case acc <- struct{}{}:
-			default:
-			}
-			go func() {
-				<-done
-				_ = c.Close()
-			}()
-		}
-	}()
-	t.Cleanup(release)
-	return "http://" + ln.Addr().String(), acc, release
-}
-
 // Issue 29: while one configured issuer's discovery hangs, a token of
 // another issuer verifies, the page's sign-in origins are answered, and
 // another token of the hanging issuer gives up with its own request; the
 // hanging discovery then fails as issuer unavailable.
 func TestHangingIssuerBlocksNobody(t *testing.T) {
 	f := startFakeIssuer(t)
-	hang, accepted, release := hangingListener(t)
+	hang, accepted, release := testfixture.HangingListener(t)
 	v, err := tokenauth.New(tokenauth.Config{Resource: resource, Issuers: []tokenauth.Issuer{
 		issuerConf(hang, "web"), issuerConf(f.URL, "web"),
 	}}, tokenauth.Options{DiscoveryTimeout: time.Hour})
@@ -204,7 +172,7 @@ func TestHangingIssuerBlocksNobody(t *testing.T) {
 // A discovery that hangs ends at the discovery timeout.
 func TestDiscoveryTimeout(t *testing.T) {
 	f := startFakeIssuer(t)
-	hang, _, _ := hangingListener(t)
+	hang, _, _ := testfixture.HangingListener(t)
 	v, err := tokenauth.New(tokenauth.Config{Resource: resource, Issuers: []tokenauth.Issuer{issuerConf(hang, "")}},
 		tokenauth.Options{DiscoveryTimeout: 100 * time.Millisecond})
 	if err != nil {
