@@ -1,8 +1,6 @@
 package gateway_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,29 +65,11 @@ func rawExecute(ctx context.Context, g *gatewaytest.Gateway, version, code strin
 	if resp.StatusCode != http.StatusOK {
 		return wire.Answer{}, fmt.Errorf("HTTP %d: %s", resp.StatusCode, raw)
 	}
-	msg := raw
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		msg = nil
-		sc := bufio.NewScanner(bytes.NewReader(raw))
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, `"result"`) {
-				msg = []byte(data)
-			}
-		}
+	a, err := gatewaytest.AnswerOf(resp.Header.Get("Content-Type"), raw)
+	if err != nil {
+		return wire.Answer{}, fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)
 	}
-	var rpc struct {
-		Result struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(msg, &rpc); err != nil || len(rpc.Result.Content) != 1 {
-		return wire.Answer{}, fmt.Errorf("no answer in %s", raw)
-	}
-	var a wire.Answer
-	return a, json.Unmarshal([]byte(rpc.Result.Content[0].Text), &a)
+	return a, nil
 }
 
 // sdkExecute sends execute with the Go SDK client (protocol newProtocol).

@@ -1,8 +1,6 @@
 package scale_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/store/pgtest"
 	"github.com/pml-go/pml/internal/store/postgres"
 	"github.com/pml-go/pml/internal/wire"
@@ -44,29 +43,11 @@ func oldProtocolExecute(ctx context.Context, url, key, version, code string) (wi
 	if err != nil {
 		return wire.Answer{}, err
 	}
-	msg := raw
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		msg = nil
-		sc := bufio.NewScanner(bytes.NewReader(raw))
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, `"result"`) {
-				msg = []byte(data)
-			}
-		}
+	a, err := gatewaytest.AnswerOf(resp.Header.Get("Content-Type"), raw)
+	if err != nil {
+		return wire.Answer{}, fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)
 	}
-	var rpc struct {
-		Result struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(msg, &rpc); err != nil || len(rpc.Result.Content) != 1 {
-		return wire.Answer{}, fmt.Errorf("HTTP %d, no answer in %q", resp.StatusCode, raw)
-	}
-	var a wire.Answer
-	return a, json.Unmarshal([]byte(rpc.Result.Content[0].Text), &a)
+	return a, nil
 }
 
 // Issue 29's reproduction: a plain MCP client (2025-06-18) runs
