@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,44 +31,6 @@ const newProtocol = "2026-07-28"
 // MCP clients speak: a plain POST, with the version in its header (none:
 // 2025-03-26).
 var oldProtocols = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", ""}
-
-// rawExecute sends execute as a client of an old protocol version (raw
-// HTTP, a tools/call without a session) and reads its answer. An error
-// says the request ended without one.
-func rawExecute(ctx context.Context, g *gatewaytest.Gateway, version, code string) (wire.Answer, error) {
-	args, err := json.Marshal(wire.ExecuteRequest{Code: code})
-	if err != nil {
-		return wire.Answer{}, err
-	}
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":%s}}`, args)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/mcp", strings.NewReader(body))
-	if err != nil {
-		return wire.Answer{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+g.Key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if version != "" {
-		req.Header.Set("Mcp-Protocol-Version", version)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return wire.Answer{}, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return wire.Answer{}, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return wire.Answer{}, fmt.Errorf("HTTP %d: %s", resp.StatusCode, raw)
-	}
-	a, err := gatewaytest.AnswerOf(resp.Header.Get("Content-Type"), raw)
-	if err != nil {
-		return wire.Answer{}, fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)
-	}
-	return a, nil
-}
 
 // sdkExecute sends execute with the Go SDK client (protocol newProtocol).
 func sdkExecute(ctx context.Context, s *mcp.ClientSession, code string) (wire.Answer, error) {
@@ -99,7 +59,7 @@ func executeAs(ctx context.Context, t *testing.T, g *gatewaytest.Gateway, versio
 		if s != nil {
 			r.a, r.err = sdkExecute(ctx, s, code)
 		} else {
-			r.a, r.err = rawExecute(ctx, g, version, code)
+			r.a, r.err = gatewaytest.RawExecute(ctx, g.URL, g.Key, version, code)
 		}
 		out <- r
 	}()
@@ -220,7 +180,7 @@ func BenchmarkDisconnectFreesRun(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
-			_, _ = rawExecute(ctx, g, "2025-06-18", holdCode)
+			_, _ = gatewaytest.RawExecute(ctx, g.URL, g.Key, "2025-06-18", holdCode)
 			close(done)
 		}()
 		for gate.Waiting() != 1 {

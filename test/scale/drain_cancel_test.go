@@ -2,11 +2,6 @@ package scale_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,40 +10,6 @@ import (
 	"github.com/pml-go/pml/internal/store/postgres"
 	"github.com/pml-go/pml/internal/wire"
 )
-
-// oldProtocolExecute sends execute as a plain MCP client of version (no
-// 2026-07-28 header: what remote MCP clients speak) and reads its answer.
-func oldProtocolExecute(ctx context.Context, url, key, version, code string) (wire.Answer, error) {
-	args, err := json.Marshal(wire.ExecuteRequest{Code: code})
-	if err != nil {
-		return wire.Answer{}, err
-	}
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"execute","arguments":%s}}`, args)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/mcp", strings.NewReader(body))
-	if err != nil {
-		return wire.Answer{}, err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if version != "" {
-		req.Header.Set("Mcp-Protocol-Version", version)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return wire.Answer{}, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return wire.Answer{}, err
-	}
-	a, err := gatewaytest.AnswerOf(resp.Header.Get("Content-Type"), raw)
-	if err != nil {
-		return wire.Answer{}, fmt.Errorf("HTTP %d: %w", resp.StatusCode, err)
-	}
-	return a, nil
-}
 
 // Issue 29's reproduction: a plain MCP client (2025-06-18) runs
 // `for (;;) {}` and `pml gateway` gets SIGTERM with --shutdown-grace 1s.
@@ -65,7 +26,7 @@ func TestSIGTERMAnswersOldProtocolRuns(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		a, err := oldProtocolExecute(context.Background(), r.url, key, "2025-06-18", `for (;;) {}`)
+		a, err := gatewaytest.RawExecute(context.Background(), r.url, key, "2025-06-18", `for (;;) {}`)
 		done <- result{a, err}
 	}()
 	deadline := time.Now().Add(30 * time.Second)
