@@ -128,6 +128,9 @@ func FuzzLift(f *testing.F) {
 		if len(code) > 4096 || len(variant) > 4096 {
 			return
 		}
+		if _, err := Analyze(code); err != nil {
+			return // learning lifts only code that ran, so analysed
+		}
 		l, ok := Lift(code, variant)
 		if !ok {
 			l, ok = Lift(code)
