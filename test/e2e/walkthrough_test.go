@@ -30,18 +30,7 @@ func startGatewayProcess(t *testing.T, dir string, env []string) string {
 	t.Helper()
 	cmd := exec.Command(pmlBinary(t), "gateway", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--db", "gw.db")
 	cmd.Dir, cmd.Env = dir, pmlEnv(env...)
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("pml gateway stderr:\n%s", stderr)
-		}
-	})
+	stderr := startKilledAtEnd(t, cmd, "pml gateway")
 	var url string
 	waitFor(t, callTimeout, "pml gateway to listen", func() bool {
 		if m := gatewayListening.FindStringSubmatch(stderr.String()); m != nil {
@@ -97,18 +86,7 @@ func startEverything(t *testing.T, env []string) string {
 	if p, err := lookPathIn(env, fields[0]); err == nil {
 		cmd.Path = p
 	}
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("everything server stderr:\n%s", stderr)
-		}
-	})
+	stderr := startKilledAtEnd(t, cmd, "everything server")
 	waitFor(t, callTimeout, "the everything server to listen", func() bool {
 		return strings.Contains(stderr.String(), "listening on port "+port)
 	})
@@ -278,4 +256,23 @@ func TestFirstHourWalkthrough(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &page) != nil || len(page.Traces) != 1 || page.Traces[0].TraceID != a.TraceID {
 		t.Fatalf("the viewer's API: %d %s", resp.StatusCode, body)
 	}
+}
+
+// startKilledAtEnd starts cmd, kills it when t ends (showing its stderr,
+// named what, if t failed) and returns the buffer its stderr fills.
+func startKilledAtEnd(t *testing.T, cmd *exec.Cmd, what string) *lockedBuffer {
+	t.Helper()
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s stderr:\n%s", what, stderr)
+		}
+	})
+	return stderr
 }

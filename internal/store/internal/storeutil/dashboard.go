@@ -85,17 +85,22 @@ func (r *Rollups) Add(t store.Trace) {
 		}
 	}
 	for _, ts := range st.Tools {
-		tk := with(k, ts.Tool)
-		sum := r.tools[tk]
-		if sum == nil {
-			sum = &store.ToolStat{Tool: ts.Tool}
-			r.tools[tk] = sum
-		}
-		sum.Calls += ts.Calls
-		sum.Errors += ts.Errors
-		sum.TotalMS += ts.TotalMS
-		sum.MaxMS = max(sum.MaxMS, ts.MaxMS)
+		r.addTool(k, ts.Tool, ts)
 	}
+}
+
+// addTool adds ts's figures to tool's row under k.
+func (r *Rollups) addTool(k dashKey, tool string, ts store.ToolStat) {
+	tk := with(k, tool)
+	sum := r.tools[tk]
+	if sum == nil {
+		sum = &store.ToolStat{Tool: tool}
+		r.tools[tk] = sum
+	}
+	sum.Calls += ts.Calls
+	sum.Errors += ts.Errors
+	sum.TotalMS += ts.TotalMS
+	sum.MaxMS = max(sum.MaxMS, ts.MaxMS)
 }
 
 func with(k dashKey, sub string) dashKey { k.sub = sub; return k }
@@ -160,16 +165,7 @@ func (r *Rollups) FoldTools(ctx context.Context, have ToolsOfHour) error {
 func (r *Rollups) foldTool(k dashKey) {
 	ts := r.tools[k]
 	delete(r.tools, k)
-	ok := with(k, store.OtherTools)
-	other := r.tools[ok]
-	if other == nil {
-		other = &store.ToolStat{Tool: store.OtherTools}
-		r.tools[ok] = other
-	}
-	other.Calls += ts.Calls
-	other.Errors += ts.Errors
-	other.TotalMS += ts.TotalMS
-	other.MaxMS = max(other.MaxMS, ts.MaxMS)
+	r.addTool(k, store.OtherTools, *ts)
 }
 
 // RollupSQL are the rollup upserts, one SQL text per table (dash_minutes,
