@@ -233,7 +233,11 @@ func newInitCmd() *cobra.Command {
 			if err != nil {
 				exe = "pml"
 			}
-			if o.NPMPackage = os.Getenv(workspace.NPMPackageEnv); o.NPMPackage == "" {
+			var warning string
+			if o.NPMPackage, warning = workspace.NPMLaunch(os.Getenv(workspace.NPMPackageEnv), exe); warning != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "pml init: warning:", warning)
+			}
+			if o.NPMPackage == "" {
 				if o.Binary, err = workspace.InitBinary(exe, exec.LookPath); err != nil {
 					return err
 				}

@@ -26,9 +26,9 @@ type InitOptions struct {
 	// Binary is the pml executable the AI client should start (see
 	// InitBinary).
 	Binary string
-	// NPMPackage, when pml was started through its npm launcher (which sets
-	// NPMPackageEnv), is that package: .mcp.json then starts
-	// `npx -y NPMPackage stdio`, since the binary npx ran lives in its cache.
+	// NPMPackage, when npx ran pml from its cache through the npm launcher
+	// (NPMLaunch), is that package: .mcp.json then starts
+	// `npx -y NPMPackage stdio`, since the binary npx ran does not last.
 	NPMPackage string
 	// HTTP makes .mcp.json point the AI client at `pml serve --port Port`
 	// with the workspace's serve token, instead of starting `pml stdio`.

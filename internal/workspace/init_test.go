@@ -169,3 +169,37 @@ func TestInitWritesNPXFormForTheNPMLauncher(t *testing.T) {
 		t.Fatalf("%s\n%s", data, out.String())
 	}
 }
+
+// The launcher's package reaches .mcp.json only as an npm package name, and
+// only when npx ran pml from its cache; an installed pml is named by its
+// path, which needs no registry to start (issue 33, item 2).
+func TestNPMLaunchPicksTheFormThatStarts(t *testing.T) {
+	const cached = "/home/u/.npm/_npx/1f2e/node_modules/@pml-go/pml-linux-x64/bin/pml"
+	const global = "/usr/local/lib/node_modules/@pml-go/pml-linux-x64/bin/pml"
+	for _, c := range []struct {
+		pkg, exe, want string
+		warns          bool
+	}{
+		{"", cached, "", false},
+		{"@pml-go/pml", cached, "@pml-go/pml", false},
+		{"pml", cached, "pml", false},
+		{"@pml-go/pml", global, "", false},
+		{"@pml-go/pml", "/work/p/node_modules/@pml-go/pml-linux-x64/bin/pml", "", false},
+		{"@pml-go/pml", "/srv/not_npx_dir/pml", "", false},
+		{`--package=evil@1 -c "id"`, cached, "", true},
+		{"@pml-go/pml stdio", cached, "", true},
+		{"@Evil/Pkg", cached, "", true},
+		{"../x", cached, "", true},
+		{"-y", cached, "", true},
+		{"@scope/", cached, "", true},
+		{strings.Repeat("a", 215), cached, "", true},
+	} {
+		got, warning := workspace.NPMLaunch(c.pkg, c.exe)
+		if got != c.want || (warning != "") != c.warns {
+			t.Errorf("NPMLaunch(%q, %q) = %q, %q; want %q, warning %v", c.pkg, c.exe, got, warning, c.want, c.warns)
+		}
+		if c.warns && !strings.Contains(warning, "not an npm package name") {
+			t.Errorf("warning %q", warning)
+		}
+	}
+}

@@ -4,13 +4,45 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 )
 
 // NPMPackageEnv names the npm package whose launcher started pml (npm/
-// in the repository): the launcher sets it, and `pml init` then writes
-// .mcp.json's pml entry as `npx -y PACKAGE stdio` (InitOptions.NPMPackage).
+// in the repository). The launcher sets it; `pml init` reads it through
+// NPMLaunch to decide how .mcp.json starts pml (README "Install").
 const NPMPackageEnv = "PML_NPM_PACKAGE"
+
+// npmPackageName is what npm accepts as a package name: `name` or
+// `@scope/name`, lower case, at most 214 characters, not starting with a
+// dot, underscore or hyphen (an npx option). Nothing else may reach .mcp.json's npx arguments, where
+// a value such as `--package=evil@1 -c id` would be an npx option.
+var npmPackageName = regexp.MustCompile(`^(@[a-z0-9~][a-z0-9._~-]*/)?[a-z0-9~][a-z0-9._~-]*$`)
+
+// NPMLaunch reads how pml was started through its npm launcher: pkg is
+// NPMPackageEnv's value, exe this binary. It answers the package npx should
+// start in .mcp.json, or "" when .mcp.json should name exe itself:
+//   - a binary under npx's cache (a `_npx` directory) does not last, so only
+//     then is the npx form written: npx finds the package again by name;
+//   - a binary npm installed (globally or in a project) stays where it is,
+//     and naming it needs no registry, which `npx -y` asks first, before it
+//     looks at installed packages (a 404 for a package not published).
+//
+// A value that is not an npm package name is ignored, with a warning for
+// the user.
+func NPMLaunch(pkg, exe string) (npxPackage, warning string) {
+	if pkg == "" {
+		return "", ""
+	}
+	if len(pkg) > 214 || !npmPackageName.MatchString(pkg) {
+		return "", fmt.Sprintf("%s=%q is not an npm package name (name or @scope/name); ignored", NPMPackageEnv, pkg)
+	}
+	if !slices.Contains(strings.FieldsFunc(filepath.ToSlash(exe), func(r rune) bool { return r == '/' }), "_npx") {
+		return "", ""
+	}
+	return pkg, ""
+}
 
 // InitBinary picks the command .mcp.json names for the AI client to start:
 // exe (this pml) itself, unless it is a build of `go run`, which does not
