@@ -145,8 +145,9 @@ func New(cfg Config) *Service {
 		s.byok[name] = byokServer{cfg: cfg, keys: envRequired(cfg), log: s.log}
 	}
 	s.registry = s.newRegistry(cfg.Hosted)
+	san := tracing.NewSanitizer(nil)
 	s.learner = learning.New(learning.Config{Store: s.store, Registry: s.registry, Analyzer: s.analyzer,
-		HasSecret: tracing.NewSanitizer(nil).HasSecret, Logger: s.log})
+		HasSecret: san.HasSecret, Flag: san.Flag, Logger: s.log})
 	s.traces = s.newTraceAPI(cfg.Retention, cfg.TraceIngest)
 	return s
 }

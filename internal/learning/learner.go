@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/outputtype"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/store"
@@ -36,7 +37,11 @@ type Config struct {
 	// HasSecret reports a literal secret by the trace sanitizer's rules: a
 	// run holding one is not learned.
 	HasSecret func(string) bool
-	Logger    *slog.Logger
+	// Flag names the sanitizer rule (secret or personal data) a text
+	// breaks, "" for none (tracing.Sanitizer.Flag): no key it flags enters
+	// an output schema.
+	Flag   func(string) string
+	Logger *slog.Logger
 }
 
 // Learner is safe for concurrent use. Close waits for its background work.
@@ -45,6 +50,7 @@ type Learner struct {
 	registry  *registry.Registry
 	analyzer  *analysis.Analyzer
 	hasSecret func(string) bool
+	flag      func(string) string
 	log       *slog.Logger
 	graph     *graphs
 
@@ -70,7 +76,7 @@ const workTimeout = 10 * time.Second
 
 // New builds a Learner.
 func New(cfg Config) *Learner {
-	l := &Learner{store: cfg.Store, registry: cfg.Registry, analyzer: cfg.Analyzer, hasSecret: cfg.HasSecret, log: cfg.Logger}
+	l := &Learner{store: cfg.Store, registry: cfg.Registry, analyzer: cfg.Analyzer, hasSecret: cfg.HasSecret, flag: cfg.Flag, log: cfg.Logger}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -117,9 +123,9 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 		l.log.Info("run not learned: its code or intent holds a secret", "org", r.Scope.Org, "project", r.Scope.Project, "code_hash", r.Analysis.CodeHash)
 		return store.Capability{}, false, nil
 	}
-	out := OutputSchema(r.Result)
+	out := outputtype.Of(r.Result, l.flag)
 	if out == nil {
-		out = checkReported(r.OutputSchema)
+		out = outputtype.Clean(r.OutputSchema, l.flag)
 	}
 	k, now := shapeKey{r.Scope, shape.Hash}, time.Now()
 	if known, ok := l.shapes.Get(k, now); ok {
@@ -264,7 +270,7 @@ func (l *Learner) refine(ctx context.Context, id, runCode string, runAn *analysi
 		}
 	}
 	next := c
-	next.OutputSchema = mergeOutput(c.OutputSchema, out)
+	next.OutputSchema = outputtype.Merge(c.OutputSchema, out)
 	// The same values as the first run (the same code, but for comments or
 	// spacing) teach nothing new but the result's type: no rewrite.
 	if !analysis.SameLiterals(first, runCode) || !c.ParamsLifted {

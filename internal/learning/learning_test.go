@@ -80,33 +80,6 @@ func TestWithDefaults(t *testing.T) {
 	}
 }
 
-func TestOutputSchema(t *testing.T) {
-	a := OutputSchema(json.RawMessage(`{"n": 1, "tags": ["x"], "deep": {"a": {"b": {"c": {"d": 1}}}}}`))
-	b := OutputSchema(json.RawMessage(`{"n": 1.5, "tags": [], "extra": null}`))
-	m := decode(mergeOutput(a, b))
-	props := objectOf(m["properties"])
-	if objectOf(props["n"])["type"] != "number" || objectOf(props["extra"])["type"] != "null" {
-		t.Fatalf("merged: %v", m)
-	}
-	if s := string(mergeOutput(OutputSchema(json.RawMessage(`1`)), OutputSchema(json.RawMessage(`"x"`)))); s != `{"type":["integer","string"]}` {
-		t.Fatalf("union of a number and a string: %s", s)
-	}
-	if OutputSchema(nil) != nil || OutputSchema(json.RawMessage(`{`)) != nil {
-		t.Fatal("no result, no schema")
-	}
-	if checkReported(json.RawMessage(strings.Repeat(" ", maxSchemaBytes+1))) != nil || checkReported(json.RawMessage(`[1]`)) != nil {
-		t.Fatal("a reported schema past its bound, or not an object, is dropped")
-	}
-	deep := strings.Repeat(`{"type":"object","properties":{"a":`, 150) + `{"type":"string"}` + strings.Repeat("}}", 150)
-	got := string(checkReported(json.RawMessage(deep)))
-	if strings.Count(got, "properties") != maxOutputDepth-1 {
-		t.Fatalf("a reported schema 150 deep is kept %d deep: %s", strings.Count(got, "properties"), got)
-	}
-	if got := string(checkReported(json.RawMessage(`{"type":"string","default":"secret","enum":["x"],"$ref":"#"}`))); got != `{"type":"string"}` {
-		t.Fatalf("a reported schema keeps only types: %s", got)
-	}
-}
-
 func TestCallArgs(t *testing.T) {
 	c := store.Capability{ArgsSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","default":"a.json"}}}`),
 		OutputSchema: json.RawMessage(`{"type":"integer"}`)}

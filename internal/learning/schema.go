@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/pml-go/pml/internal/analysis"
+	"github.com/pml-go/pml/internal/outputtype"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
@@ -14,16 +15,6 @@ import (
 
 // MaxExamples bounds the observed values kept per parameter.
 const MaxExamples = 5
-
-// Output schemas are inferred to this depth, with at most this many
-// properties per object: enough to type a result, bounded whatever a tool
-// returned.
-const (
-	maxOutputDepth = 4
-	maxOutputProps = 32
-	// maxSchemaBytes bounds a schema a package reports.
-	maxSchemaBytes = 8 << 10
-)
 
 // schema is a JSON Schema decoded for editing; keys come back sorted.
 type schema = map[string]any
@@ -69,7 +60,7 @@ func paramsSchema(base json.RawMessage, params []analysis.Param) json.RawMessage
 	}
 	for _, p := range params {
 		v := jsonValue(p.JSONValue())
-		prop := typeOf(v, 1)
+		prop := outputtype.TypeOf(v, 1, nil)
 		prop["default"] = v
 		prop["examples"] = []any{v}
 		if p.Tool != "" {
@@ -117,7 +108,7 @@ func addExamples(raw json.RawMessage, params []analysis.Param) json.RawMessage {
 			}
 		}
 		prop["examples"] = ex
-		props[p.Name] = mergeTypes(prop, typeOf(v, 1))
+		props[p.Name] = outputtype.MergeTypes(prop, outputtype.TypeOf(v, 1, nil))
 	}
 	return encode(s)
 }
@@ -157,190 +148,6 @@ func WithDefaults(raw, args json.RawMessage) json.RawMessage {
 		return args
 	}
 	return out
-}
-
-// OutputSchema types a run's result: the JSON types to maxOutputDepth, the
-// properties of objects (at most maxOutputProps) and the union of an
-// array's items. No value of the result is in it.
-func OutputSchema(result json.RawMessage) json.RawMessage {
-	if len(bytes.TrimSpace(result)) == 0 {
-		return nil
-	}
-	var v any
-	if json.Unmarshal(result, &v) != nil {
-		return nil
-	}
-	return encode(typeOf(v, maxOutputDepth))
-}
-
-// mergeOutput is the union of two output schemas.
-func mergeOutput(a, b json.RawMessage) json.RawMessage {
-	sa, sb := decode(a), decode(b)
-	switch {
-	case sa == nil:
-		return b
-	case sb == nil:
-		return a
-	}
-	return encode(mergeTypes(sa, sb))
-}
-
-// checkReported bounds an output schema a package reported: at most
-// maxSchemaBytes of a JSON object, else none, kept to the types, properties
-// and items an inferred one has, to maxOutputDepth.
-func checkReported(raw json.RawMessage) json.RawMessage {
-	if len(raw) > maxSchemaBytes {
-		return nil
-	}
-	s := decode(raw)
-	if s == nil {
-		return nil
-	}
-	return encode(clamp(s, maxOutputDepth))
-}
-
-// clamp keeps of s what typeOf writes, to depth.
-func clamp(s schema, depth int) schema {
-	out := schema{}
-	if t := types(s); len(t) == 1 {
-		out["type"] = t[0]
-	} else if len(t) > 1 {
-		list := make([]any, 0, len(t))
-		for _, x := range t[:min(len(t), 7)] {
-			list = append(list, x)
-		}
-		out["type"] = list
-	}
-	if depth <= 1 {
-		return out
-	}
-	if props := objectOf(s["properties"]); props != nil {
-		kept := schema{}
-		for i, k := range sortedKeys(props) {
-			if i >= maxOutputProps || len(k) > 128 {
-				break
-			}
-			if p := objectOf(props[k]); p != nil {
-				kept[k] = clamp(p, depth-1)
-			}
-		}
-		out["properties"] = kept
-	}
-	if items := objectOf(s["items"]); items != nil {
-		out["items"] = clamp(items, depth-1)
-	}
-	return out
-}
-
-// typeOf is the schema of one JSON value, to depth.
-func typeOf(v any, depth int) schema {
-	switch x := v.(type) {
-	case nil:
-		return schema{"type": "null"}
-	case bool:
-		return schema{"type": "boolean"}
-	case float64:
-		if x == float64(int64(x)) {
-			return schema{"type": "integer"}
-		}
-		return schema{"type": "number"}
-	case string:
-		return schema{"type": "string"}
-	case []any:
-		s := schema{"type": "array"}
-		if depth <= 1 || len(x) == 0 {
-			return s
-		}
-		items := typeOf(x[0], depth-1)
-		for _, el := range x[1:min(len(x), 64)] {
-			items = mergeTypes(items, typeOf(el, depth-1))
-		}
-		s["items"] = items
-		return s
-	case map[string]any:
-		s := schema{"type": "object"}
-		if depth <= 1 {
-			return s
-		}
-		props := schema{}
-		for i, k := range sortedKeys(x) {
-			if i >= maxOutputProps {
-				break
-			}
-			props[k] = typeOf(x[k], depth-1)
-		}
-		s["properties"] = props
-		return s
-	}
-	return schema{}
-}
-
-// mergeTypes widens a to also describe what b does.
-func mergeTypes(a, b schema) schema {
-	ta, tb := types(a), types(b)
-	union := slices.Clone(ta)
-	for _, t := range tb {
-		switch {
-		case slices.Contains(union, t):
-		case t == "integer" && slices.Contains(union, "number"):
-		case t == "number" && slices.Contains(union, "integer"):
-			union[slices.Index(union, "integer")] = "number"
-		default:
-			union = append(union, t)
-		}
-	}
-	out := schema{}
-	for k, v := range a {
-		out[k] = v
-	}
-	if len(union) == 1 {
-		out["type"] = union[0]
-	} else if len(union) > 1 {
-		list := make([]any, len(union))
-		for i, t := range union {
-			list[i] = t
-		}
-		out["type"] = list
-	}
-	pa, pb := objectOf(a["properties"]), objectOf(b["properties"])
-	if pa != nil || pb != nil {
-		props := schema{}
-		for k, v := range pa {
-			props[k] = v
-		}
-		for k, v := range pb {
-			if have := objectOf(props[k]); have != nil {
-				props[k] = mergeTypes(have, objectOf(v))
-			} else if len(props) < maxOutputProps {
-				props[k] = v
-			}
-		}
-		out["properties"] = props
-	}
-	ia, ib := objectOf(a["items"]), objectOf(b["items"])
-	switch {
-	case ia != nil && ib != nil:
-		out["items"] = mergeTypes(ia, ib)
-	case ib != nil:
-		out["items"] = ib
-	}
-	return out
-}
-
-func types(s schema) []string {
-	switch t := s["type"].(type) {
-	case string:
-		return []string{t}
-	case []any:
-		var out []string
-		for _, x := range t {
-			if str, ok := x.(string); ok {
-				out = append(out, str)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 func jsonValue(raw []byte) any {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/store"
@@ -13,8 +14,12 @@ import (
 const (
 	DefaultLimit = 50
 	MaxLimit     = 200
-	// maxScan bounds the capabilities one listing reads.
-	maxScan = 10_000
+	// maxScan bounds the capabilities of the viewer's org one listing
+	// reads; maxOthers those of other orgs, each of at most maxOthersCode
+	// characters of code (docs/security.md "Tenants and names").
+	maxScan       = 10_000
+	maxOthers     = 200
+	maxOthersCode = 16 << 10
 )
 
 // ListOptions filter and page the catalog. Zero values list page 1 of
@@ -118,29 +123,28 @@ func (r *Registry) Capabilities(ctx context.Context, viewer store.Scope, name st
 		}
 		return []Entry{e}, nil
 	}
-	list, _, err := r.store.ListCapabilities(ctx, store.CapabilityFilter{Viewer: viewer, Limit: maxScan})
+	// The viewer's org and other orgs are listed apart, each bounded, so
+	// other orgs' public rows never push the viewer's own out; of other
+	// orgs only a bounded number of current versions of bounded size.
+	own, _, err := r.store.ListCapabilities(ctx, store.CapabilityFilter{Viewer: viewer, Owners: store.OwnOrg, Current: true, Limit: maxScan})
 	if err != nil {
 		return nil, fmt.Errorf("listing capabilities: %w", err)
 	}
-	// The store lists every version, newest first within a name: keep the
-	// first of each (scope, name).
-	type key struct {
-		scope      store.Scope
-		ns, action string
+	others, _, err := r.store.ListCapabilities(ctx, store.CapabilityFilter{Viewer: viewer, Owners: store.OtherOrgs, Current: true,
+		Limit: maxOthers, MaxCodeChars: maxOthersCode})
+	if err != nil {
+		return nil, fmt.Errorf("listing other orgs' capabilities: %w", err)
 	}
-	seen := map[key]bool{}
-	var out []Entry
-	for _, c := range list {
-		k := key{c.Scope, c.Namespace, c.Action}
-		if seen[k] || r.reserved[c.Namespace] {
+	out := make([]Entry, 0, len(own)+len(others))
+	for _, c := range slices.Concat(own, others) {
+		if r.reserved[c.Namespace] {
 			continue
 		}
-		seen[k] = true
 		e, err := CapabilityEntry(c)
 		if err != nil {
 			continue // a scope whose org or project cannot be an FQDN part
 		}
-		out = append(out, viewed(e, viewer))
+		out = append(out, r.viewed(e, viewer))
 	}
 	return out, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/ttlcache"
 )
 
@@ -52,11 +53,15 @@ type Registry struct {
 	saves        singleflight.Group
 	lookups      *ttlcache.Cache[lookupKey, lookupResult]
 	live         Live
+	// flag is the trace sanitizer's rules (tracing.Sanitizer.Flag), for
+	// what another project may see of a capability (ViewFor).
+	flag func(string) string
 }
 
 // New builds a registry.
 func New(o Options) (*Registry, error) {
-	r := &Registry{store: o.Store, static: map[string]Entry{}, byTool: map[string]Entry{}, servers: map[string]Metadata{}, reserved: map[string]bool{}, live: o.Live}
+	r := &Registry{store: o.Store, static: map[string]Entry{}, byTool: map[string]Entry{}, servers: map[string]Metadata{}, reserved: map[string]bool{}, live: o.Live,
+		flag: tracing.NewSanitizer(nil).Flag}
 	ttl := o.CacheTTL
 	if ttl == 0 {
 		ttl = DefaultCacheTTL
@@ -163,15 +168,15 @@ func (r *Registry) current(ctx context.Context, viewer store.Scope, n fqdn.Name)
 	case !found || e.Capability.Scope != owner || !Visible(viewer, *e.Capability):
 		return Entry{}, notFound(n)
 	}
-	return viewed(e, viewer), nil
+	return r.viewed(e, viewer), nil
 }
 
 // viewed is e as viewer sees it (ViewFor).
-func viewed(e Entry, viewer store.Scope) Entry {
+func (r *Registry) viewed(e Entry, viewer store.Scope) Entry {
 	if e.Capability == nil || e.Capability.Scope == viewer {
 		return e
 	}
-	c := ViewFor(*e.Capability, viewer)
+	c := ViewFor(*e.Capability, viewer, r.flag)
 	e.Capability, e.Description = &c, c.Description
 	return e
 }
@@ -228,7 +233,7 @@ func (r *Registry) Resolve(ctx context.Context, viewer store.Scope, toolID strin
 	if ok && e.Capability.Scope.Org != viewer.Org {
 		return Entry{}, false, nil // the store's view includes everyone's public ones
 	}
-	return viewed(e, viewer), ok, nil
+	return r.viewed(e, viewer), ok, nil
 }
 
 // Builtin returns the entry of a built-in tool by id.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pml-go/pml/internal/outputtype"
 	"github.com/pml-go/pml/internal/store"
 )
 
@@ -13,9 +14,15 @@ import (
 // the values of the owner's runs: its input schema keeps the parameters and
 // their types but no default or example (a parameter that had a default is
 // required instead, as nothing fills it in), and its description has those
-// values replaced by the parameter's name.
-func ViewFor(c store.Capability, viewer store.Scope) store.Capability {
-	if c.Scope == viewer || len(c.ArgsSchema) == 0 {
+// values replaced by the parameter's name. Its output schema shows no key
+// of the owner's data (outputtype.Clean, flag the sanitizer's rules): a
+// schema stored before that rule is cleaned here.
+func ViewFor(c store.Capability, viewer store.Scope, flag func(string) string) store.Capability {
+	if c.Scope == viewer {
+		return c
+	}
+	c.OutputSchema = outputtype.Clean(c.OutputSchema, flag)
+	if len(c.ArgsSchema) == 0 {
 		return c
 	}
 	var s map[string]any

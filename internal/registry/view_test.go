@@ -12,11 +12,11 @@ func TestViewForHidesTheOwnersValues(t *testing.T) {
 	owner := store.Scope{Org: "acme", Project: "web"}
 	c := store.Capability{Scope: owner, Description: "Read q3-plan.txt and count",
 		ArgsSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","default":"q3-plan.txt","examples":["q3-plan.txt","other.txt"]},"n":{"type":"integer","enum":[7]},"opts":{"type":"object","properties":{"k":{"type":"string","const":"zz"}}}},"required":["n"]}`)}
-	if got := ViewFor(c, owner); string(got.ArgsSchema) != string(c.ArgsSchema) || got.Description != c.Description {
+	if got := ViewFor(c, owner, nil); string(got.ArgsSchema) != string(c.ArgsSchema) || got.Description != c.Description {
 		t.Fatalf("the owner's own view changed: %+v", got)
 	}
 	for _, viewer := range []store.Scope{{Org: "acme", Project: "api"}, {Org: "globex", Project: "web"}} {
-		got := ViewFor(c, viewer)
+		got := ViewFor(c, viewer, nil)
 		text := string(got.ArgsSchema) + got.Description
 		for _, v := range []string{"q3-plan", "other.txt", "7", "zz"} {
 			if strings.Contains(text, v) {

@@ -101,9 +101,26 @@ const MaxToolEdges = 4096
 // CapabilityFilter selects capabilities visible to a scope.
 type CapabilityFilter struct {
 	Viewer Scope // whose view: own scope, same-org "org"/"public", others' "public"
-	Limit  int   // 0 means no limit
-	Offset int
+	// Owners narrows the view to the viewer's own org or to other orgs'
+	// public capabilities (AnyOwner: both).
+	Owners Owners
+	// Current lists only the newest version of each name, not every row.
+	Current bool
+	// MaxCodeChars, when positive, leaves out capabilities whose code is
+	// longer, so a listing reads a bounded number of bytes.
+	MaxCodeChars int
+	Limit   int // 0 means no limit
+	Offset  int
 }
+
+// Owners selects whose capabilities a listing holds.
+type Owners int
+
+const (
+	AnyOwner  Owners = iota
+	OwnOrg           // the viewer's org: its own project and what the org shares
+	OtherOrgs        // other orgs' public capabilities
+)
 
 // Trace is one stored execution trace. Body is the whole sanitized trace JSON
 // (see internal/tracing); the other fields are indexed copies for queries.

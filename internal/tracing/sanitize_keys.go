@@ -12,7 +12,7 @@ import (
 // "tokenizer" and the LLM counter "max_tokens" are not secrets; "auth" is.
 var secretWords = map[string]bool{
 	"auth": true, "oauth": true, "authorization": true, "bearer": true,
-	"password": true, "passwords": true, "passwd": true, "pwd": true, "passphrase": true,
+	"password": true, "passwords": true, "passwd": true, "pwd": true, "pw": true, "passphrase": true,
 	"secret": true, "secrets": true, "token": true, "jwt": true,
 	"credential": true, "credentials": true, "cookie": true, "cookies": true,
 	"session": true, "sessionid": true, "apikey": true, "apikeys": true,

@@ -71,7 +71,7 @@ var (
 var (
 	tokenHints = []string{"sk-", "sk_", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox", "AIza", "AKIA", "ASIA", "eyJ"}
 	// Every name isSecretKey or secretParams accepts contains one of these.
-	kvHints = []string{"auth", "bearer", "pass", "pwd", "secret", "token", "jwt", "credential", "cookie", "session", "key", "sig"}
+	kvHints = []string{"auth", "bearer", "pass", "pw", "secret", "token", "jwt", "credential", "cookie", "session", "key", "sig"}
 )
 
 // maxRulePasses bounds applyRules' search for a fixed point.

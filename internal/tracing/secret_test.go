@@ -26,3 +26,21 @@ func TestHasSecret(t *testing.T) {
 		t.Error("a value counts as a secret without being given")
 	}
 }
+
+func TestFlagNamesTheRule(t *testing.T) {
+	s := NewSanitizer([]string{"plainvalue-from-dotenv"})
+	for text, want := range map[string]string{
+		"read_file":                                "",
+		"ceo.salary@corp.example":                  "an e-mail address",
+		`pw = "hunter2hunter2"`:                    "a secret",
+		"call +44 20 7946 0958 now":                "a phone number",
+		"4111 1111 1111 1111":                      "a card number",
+		"123-45-6789":                              "a social security number",
+		"bplainvalue-from-dotenv":                  "a secret",
+		"ghp_abcdefghijklmnopqrstuvwxyz0123456789": "a secret",
+	} {
+		if got := s.Flag(text); got != want {
+			t.Errorf("Flag(%q) = %q, want %q", text, got, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/learning"
+	"github.com/pml-go/pml/internal/outputtype"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
 	regclient "github.com/pml-go/pml/internal/registry/client"
@@ -81,8 +82,9 @@ const learnTimeout = gatewayclient.ConnectTimeout
 // a tool, docs/how-it-works.md "Learned capabilities"): only a report that
 // failed is tried again, at the next run of that code.
 //
-// Of the run's result it reports only the schema (learning.OutputSchema:
-// types, no values), which types the capability's result.
+// Of the run's result it reports only the schema (outputtype.Of:
+// types, no values, and no key that holds a .env value or breaks another
+// sanitizer rule), which types the capability's result.
 func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis, result json.RawMessage) {
 	if p.holdsSecret(code, intent) {
 		p.log.Debug("run not reported for learning: it holds a secret", "code_hash", an.CodeHash)
@@ -100,7 +102,8 @@ func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis, resul
 		defer p.learning.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), learnTimeout)
 		defer cancel()
-		req := wire.LearnRequest{Code: code, Intent: intent, OutputSchema: learning.OutputSchema(result)}
+		san, _ := p.secretFilters()
+		req := wire.LearnRequest{Code: code, Intent: intent, OutputSchema: outputtype.Of(result, san.Flag)}
 		if _, err := p.learnLocal(ctx, req, an); err != nil {
 			p.mu.Lock()
 			delete(p.learned, an.CodeHash) // not delivered: try again next run

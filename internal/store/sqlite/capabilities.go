@@ -59,18 +59,14 @@ func (s *Store) CapabilityByName(ctx context.Context, viewer store.Scope, namesp
 func (s *Store) ListCapabilities(ctx context.Context, f store.CapabilityFilter) ([]store.Capability, int, error) {
 	limit, offset := storeutil.Page(f.Limit, f.Offset)
 	var total int
-	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM capabilities WHERE `+storeutil.VisibleTo,
-		f.Viewer.Org, f.Viewer.Project).Scan(&total); err != nil {
+	list, count := storeutil.CapabilityList(f)
+	if err := s.r.QueryRowContext(ctx, count, f.Viewer.Org, f.Viewer.Project).Scan(&total); err != nil {
 		return nil, 0, wrap("count capabilities", err)
 	}
 	if limit == 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+storeutil.CapabilityColumns+` FROM capabilities
-		WHERE `+storeutil.VisibleTo+`
-		ORDER BY namespace, action, updated_at DESC, seq DESC
-		LIMIT $3 OFFSET $4`,
-		f.Viewer.Org, f.Viewer.Project, limit, offset)
+	rows, err := s.r.QueryContext(ctx, list, f.Viewer.Org, f.Viewer.Project, limit, offset)
 	if err != nil {
 		return nil, 0, wrap("list capabilities", err)
 	}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,7 @@ func runCapabilities(t *testing.T, open func(t *testing.T) store.Store) {
 		"SameCodeInOtherScopeIsNew":  testSameCodeOtherScope,
 		"UsageCountGivenIsKept":      testUsageCountKept,
 		"ListEmptyAndOffsetPastEnd":  testListEmpty,
+		"ListOwnersApartCurrentOnly": testListOwnersApart,
 		"ByNameUnknownIsNotFound":    testByNameUnknown,
 		"UpdateUnknownIDIsNotFound":  testUpdateUnknown,
 		"UpdateMakesNameFindable":    testUpdateVisibilityOpensAccess,
@@ -261,6 +263,39 @@ func testListCapabilities(t *testing.T, s store.Store) {
 		t.Errorf("stranger total = %d, want 1", total)
 	}
 	sameStrings(t, "stranger sees", names(stranger), []string{"gx:open"})
+}
+
+// Another org's public versions never push the viewer's own capabilities
+// out of a listing: own org and other orgs are listed apart, each name once
+// (its newest version), and other orgs' long code can be left out (issue 34
+// finding 8).
+func testListOwnersApart(t *testing.T, s store.Store) {
+	must(s.SaveCapability(t.Context(), capability(acmeWeb, "web", "mine", "return 'mine'", store.VisibilityPrivate))).of(t)
+	for i := range 5 {
+		must(s.SaveCapability(t.Context(), capability(globex, "gx", "flood", fmt.Sprintf("return %d", i), store.VisibilityPublic))).of(t)
+	}
+	must(s.SaveCapability(t.Context(), capability(globex, "gx", "big", "return '"+strings.Repeat("x", 100)+"'", store.VisibilityPublic))).of(t)
+	names := func(cs []store.Capability) []string {
+		out := make([]string, len(cs))
+		for i, c := range cs {
+			out[i] = c.Namespace + ":" + c.Action + "=" + c.Code
+		}
+		return out
+	}
+	own, total := must2(s.ListCapabilities(t.Context(), store.CapabilityFilter{Viewer: acmeWeb, Owners: store.OwnOrg, Current: true, Limit: 1})).of(t)
+	if total != 1 {
+		t.Errorf("own total = %d, want 1", total)
+	}
+	sameStrings(t, "own org", names(own), []string{"web:mine=return 'mine'"})
+	others, total := must2(s.ListCapabilities(t.Context(), store.CapabilityFilter{Viewer: acmeWeb, Owners: store.OtherOrgs, Current: true, MaxCodeChars: 50})).of(t)
+	if total != 1 {
+		t.Errorf("others total = %d, want 1", total)
+	}
+	sameStrings(t, "other orgs, current versions of short code", names(others), []string{"gx:flood=return 4"})
+	every, total := must2(s.ListCapabilities(t.Context(), store.CapabilityFilter{Viewer: acmeWeb})).of(t)
+	if total != 7 || len(every) != 7 {
+		t.Errorf("every row: %d of total %d, want 7", len(every), total)
+	}
 }
 
 func testListEmpty(t *testing.T, s store.Store) {

@@ -1,0 +1,370 @@
+// Package outputtype infers the type of what a tool or a capability
+// returns from the values it returned: JSON Schema types, object properties
+// and array items, bounded in depth and size, widened as results differ.
+// No value ever enters a type, nor any key of the data: an object keyed by
+// data is a map (docs/how-it-works.md "Learned capabilities"). Learning
+// types capabilities with it, and the registry cleans what another project
+// sees of an output schema with it.
+package outputtype
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
+
+// Output schemas are inferred to this depth, with at most this many
+// properties per object: enough to type a result, bounded whatever a tool
+// returned.
+const (
+	maxOutputDepth = 4
+	maxOutputProps = 32
+	// maxSchemaBytes bounds a schema a package reports.
+	maxSchemaBytes = 8 << 10
+)
+
+// schema is a JSON Schema decoded for editing; keys come back sorted.
+type schema = map[string]any
+
+func decode(raw json.RawMessage) schema {
+	var s schema
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil || s == nil {
+		return nil
+	}
+	return s
+}
+
+func encode(s schema) json.RawMessage {
+	if s == nil {
+		return nil
+	}
+	out, err := json.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+func objectOf(v any) schema {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Of types a run's result: the JSON types to maxOutputDepth, the
+// properties of objects (at most maxOutputProps) and the union of an
+// array's items. No value of the result is in it, and no key of its data:
+// an object with a key that is not a name the code chose (dataKey, with
+// flag the sanitizer's rules; nil: shape alone) is typed as a map.
+func Of(result json.RawMessage, flag func(string) string) json.RawMessage {
+	if len(bytes.TrimSpace(result)) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(result, &v) != nil {
+		return nil
+	}
+	return encode(TypeOf(v, maxOutputDepth, flag))
+}
+
+// Merge is the union of two output schemas.
+func Merge(a, b json.RawMessage) json.RawMessage {
+	sa, sb := decode(a), decode(b)
+	switch {
+	case sa == nil:
+		return b
+	case sb == nil:
+		return a
+	}
+	return encode(MergeTypes(sa, sb))
+}
+
+// Clean bounds an output schema a package reported: at most
+// maxSchemaBytes of a JSON object, else none, kept to the types, properties,
+// items and map values an inferred one has, to maxOutputDepth, with any
+// object keyed by data (dataKey) made a map.
+func Clean(raw json.RawMessage, flag func(string) string) json.RawMessage {
+	if len(raw) > maxSchemaBytes {
+		return nil
+	}
+	s := decode(raw)
+	if s == nil {
+		return nil
+	}
+	return encode(clamp(s, maxOutputDepth, flag))
+}
+
+// dataKey reports whether an object's key came from data rather than from
+// the code that built the object: a key that is not an identifier of at
+// most 40 characters (a file name, an e-mail address, a path, a phone
+// number), that holds an id (a run of 5 or more digits, or 16 or more hex
+// digits), or that a sanitizer rule flags (a secret, a .env value,
+// personal data). Such keys differ from one input to the next, and may
+// hold what the owner's data held, so they never enter a schema
+// (docs/how-it-works.md "Learned capabilities").
+func dataKey(k string, flag func(string) string) bool {
+	if len(k) == 0 || len(k) > 40 {
+		return true
+	}
+	digits, hex := 0, 0
+	for i, c := range k {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '$'
+		digit := c >= '0' && c <= '9'
+		switch {
+		case digit && i > 0:
+		case !letter:
+			return true
+		}
+		if digit {
+			digits++
+			if digits >= 5 {
+				return true
+			}
+		} else {
+			digits = 0
+		}
+		if digit || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' {
+			hex++
+			if hex >= 16 {
+				return true
+			}
+		} else {
+			hex = 0
+		}
+	}
+	return flag != nil && flag(k) != ""
+}
+
+// keyedByData reports whether any of the keys of props is a dataKey.
+func keyedByData[V any](props map[string]V, flag func(string) string) bool {
+	for k := range props {
+		if dataKey(k, flag) {
+			return true
+		}
+	}
+	return false
+}
+
+// mapOf is the schema of a map whose values have the union of the types
+// of values.
+func mapOf(values []schema) schema {
+	var v schema
+	for _, x := range values {
+		if v == nil {
+			v = x
+		} else {
+			v = MergeTypes(v, x)
+		}
+	}
+	if v == nil {
+		v = schema{}
+	}
+	return schema{"type": "object", "additionalProperties": v}
+}
+
+// clamp keeps of s what TypeOf writes, to depth.
+func clamp(s schema, depth int, flag func(string) string) schema {
+	out := schema{}
+	if t := types(s); len(t) == 1 {
+		out["type"] = t[0]
+	} else if len(t) > 1 {
+		list := make([]any, 0, len(t))
+		for _, x := range t[:min(len(t), 7)] {
+			list = append(list, x)
+		}
+		out["type"] = list
+	}
+	if depth <= 1 {
+		return out
+	}
+	props := objectOf(s["properties"])
+	if extra := objectOf(s["additionalProperties"]); extra != nil || keyedByData(props, flag) {
+		values := make([]schema, 0, len(props)+1)
+		if extra != nil {
+			values = append(values, clamp(extra, depth-1, flag))
+		}
+		for i, k := range sortedKeys(props) {
+			if i >= maxOutputProps {
+				break
+			}
+			if p := objectOf(props[k]); p != nil {
+				values = append(values, clamp(p, depth-1, flag))
+			}
+		}
+		m := mapOf(values)
+		m["type"] = out["type"]
+		return m
+	}
+	if props != nil {
+		kept := schema{}
+		for i, k := range sortedKeys(props) {
+			if i >= maxOutputProps {
+				break
+			}
+			if p := objectOf(props[k]); p != nil {
+				kept[k] = clamp(p, depth-1, flag)
+			}
+		}
+		out["properties"] = kept
+	}
+	if items := objectOf(s["items"]); items != nil {
+		out["items"] = clamp(items, depth-1, flag)
+	}
+	return out
+}
+
+// TypeOf is the schema of one JSON value, to depth; an object keyed by
+// data (dataKey) is a map.
+func TypeOf(v any, depth int, flag func(string) string) schema {
+	switch x := v.(type) {
+	case nil:
+		return schema{"type": "null"}
+	case bool:
+		return schema{"type": "boolean"}
+	case float64:
+		if x == float64(int64(x)) {
+			return schema{"type": "integer"}
+		}
+		return schema{"type": "number"}
+	case string:
+		return schema{"type": "string"}
+	case []any:
+		s := schema{"type": "array"}
+		if depth <= 1 || len(x) == 0 {
+			return s
+		}
+		items := TypeOf(x[0], depth-1, flag)
+		for _, el := range x[1:min(len(x), 64)] {
+			items = MergeTypes(items, TypeOf(el, depth-1, flag))
+		}
+		s["items"] = items
+		return s
+	case map[string]any:
+		s := schema{"type": "object"}
+		if depth <= 1 {
+			return s
+		}
+		keys := sortedKeys(x)
+		if keyedByData(x, flag) {
+			values := make([]schema, 0, min(len(keys), maxOutputProps))
+			for _, k := range keys[:min(len(keys), maxOutputProps)] {
+				values = append(values, TypeOf(x[k], depth-1, flag))
+			}
+			return mapOf(values)
+		}
+		props := schema{}
+		for _, k := range keys[:min(len(keys), maxOutputProps)] {
+			props[k] = TypeOf(x[k], depth-1, flag)
+		}
+		s["properties"] = props
+		return s
+	}
+	return schema{}
+}
+
+// MergeTypes widens a to also describe what b does. Two objects that share
+// no property, each with two or more, are one map: their keys came from
+// data that differed between runs. A map merged with an object stays a map.
+func MergeTypes(a, b schema) schema {
+	ta, tb := types(a), types(b)
+	union := slices.Clone(ta)
+	for _, t := range tb {
+		switch {
+		case slices.Contains(union, t):
+		case t == "integer" && slices.Contains(union, "number"):
+		case t == "number" && slices.Contains(union, "integer"):
+			union[slices.Index(union, "integer")] = "number"
+		default:
+			union = append(union, t)
+		}
+	}
+	out := schema{}
+	for k, v := range a {
+		out[k] = v
+	}
+	if len(union) == 1 {
+		out["type"] = union[0]
+	} else if len(union) > 1 {
+		list := make([]any, len(union))
+		for i, t := range union {
+			list[i] = t
+		}
+		out["type"] = list
+	}
+	pa, pb := objectOf(a["properties"]), objectOf(b["properties"])
+	ea, eb := objectOf(a["additionalProperties"]), objectOf(b["additionalProperties"])
+	if ea != nil || eb != nil || disjoint(pa, pb) {
+		var values []schema
+		for _, x := range []schema{ea, eb} {
+			if x != nil {
+				values = append(values, x)
+			}
+		}
+		for _, p := range []schema{pa, pb} {
+			for _, k := range sortedKeys(p) {
+				values = append(values, objectOf(p[k]))
+			}
+		}
+		delete(out, "properties")
+		out["additionalProperties"] = mapOf(values)["additionalProperties"]
+	} else if pa != nil || pb != nil {
+		props := schema{}
+		for k, v := range pa {
+			props[k] = v
+		}
+		for k, v := range pb {
+			if have := objectOf(props[k]); have != nil {
+				props[k] = MergeTypes(have, objectOf(v))
+			} else if len(props) < maxOutputProps {
+				props[k] = v
+			}
+		}
+		out["properties"] = props
+	}
+	ia, ib := objectOf(a["items"]), objectOf(b["items"])
+	switch {
+	case ia != nil && ib != nil:
+		out["items"] = MergeTypes(ia, ib)
+	case ib != nil:
+		out["items"] = ib
+	}
+	return out
+}
+
+// disjoint reports whether two objects' properties, two or more each,
+// share no name.
+func disjoint(a, b schema) bool {
+	if len(a) < 2 || len(b) < 2 {
+		return false
+	}
+	for k := range a {
+		if _, ok := b[k]; ok {
+			return false
+		}
+	}
+	return true
+}
+
+func types(s schema) []string {
+	switch t := s["type"].(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, x := range t {
+			if str, ok := x.(string); ok {
+				out = append(out, str)
+			}
+		}
+		return out
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package outputtype
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/pml-go/pml/internal/tracing"
+)
+
+func TestOf(t *testing.T) {
+	a := Of(json.RawMessage(`{"n": 1, "tags": ["x"], "deep": {"a": {"b": {"c": {"d": 1}}}}}`), nil)
+	b := Of(json.RawMessage(`{"n": 1.5, "tags": [], "extra": null}`), nil)
+	m := decode(Merge(a, b))
+	props := objectOf(m["properties"])
+	if objectOf(props["n"])["type"] != "number" || objectOf(props["extra"])["type"] != "null" {
+		t.Fatalf("merged: %v", m)
+	}
+	if s := string(Merge(Of(json.RawMessage(`1`), nil), Of(json.RawMessage(`"x"`), nil))); s != `{"type":["integer","string"]}` {
+		t.Fatalf("union of a number and a string: %s", s)
+	}
+	if Of(nil, nil) != nil || Of(json.RawMessage(`{`), nil) != nil {
+		t.Fatal("no result, no schema")
+	}
+	if Clean(json.RawMessage(strings.Repeat(" ", maxSchemaBytes+1)), nil) != nil || Clean(json.RawMessage(`[1]`), nil) != nil {
+		t.Fatal("a reported schema past its bound, or not an object, is dropped")
+	}
+	deep := strings.Repeat(`{"type":"object","properties":{"a":`, 150) + `{"type":"string"}` + strings.Repeat("}}", 150)
+	got := string(Clean(json.RawMessage(deep), nil))
+	if strings.Count(got, "properties") != maxOutputDepth-1 {
+		t.Fatalf("a reported schema 150 deep is kept %d deep: %s", strings.Count(got, "properties"), got)
+	}
+	if got := string(Clean(json.RawMessage(`{"type":"string","default":"secret","enum":["x"],"$ref":"#"}`), nil)); got != `{"type":"string"}` {
+		t.Fatalf("a reported schema keeps only types: %s", got)
+	}
+}
+
+// Keys of the data a run returned never become property names: an object
+// keyed by file names, e-mail addresses, ids or a value the sanitizer flags
+// is a map, and two runs whose objects share no key are one map (issue 34
+// findings 1 and 6).
+func TestOutputSchemaKeepsDataKeysOut(t *testing.T) {
+	flag := tracing.NewSanitizer([]string{"secretvalue123"}).Flag
+	for _, c := range []struct{ result, want string }{
+		{`{"a.txt": "x", "b.txt": "y"}`, `{"additionalProperties":{"type":"string"},"type":"object"}`},
+		{`{"ceo.salary@corp.example": 1}`, `{"additionalProperties":{"type":"integer"},"type":"object"}`},
+		{`{"bsecretvalue123": 2}`, `{"additionalProperties":{"type":"integer"},"type":"object"}`},
+		{`{"user_1234567": true}`, `{"additionalProperties":{"type":"boolean"},"type":"object"}`},
+		{`{"files": {"notes.md": 3}, "total": 3}`, `{"properties":{"files":{"additionalProperties":{"type":"integer"},"type":"object"},"total":{"type":"integer"}},"type":"object"}`},
+		{`{"name": "x", "count": 1}`, `{"properties":{"count":{"type":"integer"},"name":{"type":"string"}},"type":"object"}`},
+	} {
+		if got := string(Of(json.RawMessage(c.result), flag)); got != c.want {
+			t.Errorf("Of(%s) = %s, want %s", c.result, got, c.want)
+		}
+	}
+	// Two runs keyed by their own data: one map, whatever the keys.
+	a := Of(json.RawMessage(`{"alpha": 1, "beta": 2}`), flag)
+	b := Of(json.RawMessage(`{"gamma": 3, "delta": 4}`), flag)
+	if got := string(Merge(a, b)); got != `{"additionalProperties":{"type":"integer"},"type":"object"}` {
+		t.Errorf("merged: %s", got)
+	}
+	// A schema a package reports, or one stored before these rules, is
+	// cleaned the same way.
+	reported := `{"type":"object","properties":{"ceo.salary@corp.example":{"type":"number"},"n":{"type":"integer"}}}`
+	if got := string(Clean(json.RawMessage(reported), flag)); strings.Contains(got, "salary") || !strings.Contains(got, "additionalProperties") {
+		t.Errorf("reported: %s", got)
+	}
+}
