@@ -109,8 +109,8 @@ type CapabilityFilter struct {
 	// MaxCodeChars, when positive, leaves out capabilities whose code is
 	// longer, so a listing reads a bounded number of bytes.
 	MaxCodeChars int
-	Limit   int // 0 means no limit
-	Offset  int
+	Limit        int // 0 means no limit
+	Offset       int
 }
 
 // Owners selects whose capabilities a listing holds.
