@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pml-go/pml/internal/tokenauth"
+	"strings"
 
+	"github.com/pml-go/pml/internal/learning"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/textcut"
+	"github.com/pml-go/pml/internal/tokenauth"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -53,10 +56,23 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 		if req.NewNamespace == "" && req.NewAction == "" {
 			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "rename: new_namespace or new_action is required")
 		}
+		oldName := cp.Namespace + ":" + cp.Action
 		cp.Namespace = cmp.Or(req.NewNamespace, cp.Namespace)
 		cp.Action = cmp.Or(req.NewAction, cp.Action)
 		if err := s.registry.CheckName(cp.Namespace, cp.Action); err != nil {
 			return AdminAnswer{}, err
+		}
+		if name := cp.Namespace + ":" + cp.Action; name != oldName {
+			// A name in use keeps its code: whoever calls it, or approved it,
+			// goes on running what they approved.
+			taken, err := s.store.CapabilityByName(ctx, c.Scope, cp.Namespace, cp.Action)
+			switch {
+			case err == nil && taken.Scope == c.Scope:
+				return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "rename: %s is already a capability of this project (%s); pick another name", name, taken.ID).
+					With("name", name)
+			case err != nil && !errors.Is(err, store.ErrNotFound):
+				return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
+			}
 		}
 		if holdsSecret(cp.Namespace + ":" + cp.Action) {
 			return AdminAnswer{}, secretRefused("name")
@@ -69,16 +85,26 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 		if req.Description == nil {
 			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "describe: description is required")
 		}
-		if holdsSecret(*req.Description) {
+		desc := strings.TrimSpace(textcut.Printable(*req.Description))
+		if len(desc) > learning.MaxDescriptionBytes {
+			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "describe: the description is %d bytes; at most %d", len(desc), learning.MaxDescriptionBytes).
+				With("max_bytes", learning.MaxDescriptionBytes)
+		}
+		if holdsSecret(desc) {
 			return AdminAnswer{}, secretRefused("description")
 		}
-		cp.Description = *req.Description
+		cp.Description = desc
 	case "visibility":
 		v := store.Visibility(req.Visibility)
 		switch v {
 		case store.VisibilityPrivate, store.VisibilityProject, store.VisibilityOrg, store.VisibilityPublic:
 		default:
 			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "visibility must be private, project, org or public, not %q", req.Visibility)
+		}
+		if v == store.VisibilityOrg || v == store.VisibilityPublic {
+			if err := shareable(cp); err != nil {
+				return AdminAnswer{}, err
+			}
 		}
 		cp.Visibility = v
 	default:

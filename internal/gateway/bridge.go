@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
@@ -163,8 +164,59 @@ func (s *Service) LearnLocal(ctx context.Context, c Caller, req wire.LearnReques
 	if err != nil {
 		return nil, err
 	}
+	if unknown, err := s.unknownTools(ctx, c, an.Tools); err != nil {
+		return nil, pmlerr.Wrap(pmlerr.Internal, err)
+	} else if len(unknown) > 0 {
+		// It cannot have run as reported: not learned.
+		return nil, pmlerr.New(pmlerr.UnknownTool, "capability report: %s %s no tool of this project; not learned",
+			strings.Join(unknown, ", "), isAre(len(unknown))).With("tools", unknown)
+	}
 	return s.saveCapability(ctx, c, learning.Run{Code: req.Code, Intent: req.Intent, Analysis: an,
 		Routing: string(s.Plan(ctx, c, an).Side), OutputSchema: req.OutputSchema})
+}
+
+// unknownTools are the tools of used that exist nowhere for c: not a tool
+// of the gateway (its built-ins, the package's built-in client tools, its
+// servers'), not a client tool c's packages reported, not in a
+// namespace c's package serves, and no capability c can call.
+func (s *Service) unknownTools(ctx context.Context, c Caller, used []string) ([]string, error) {
+	all, err := s.tools.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]bool, len(all))
+	for _, t := range all {
+		known[t.ID] = true
+	}
+	if s.store != nil {
+		reported, err := s.store.ClientTools(ctx, c.Scope)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range reported {
+			known[t.ID] = true
+		}
+	}
+	var unknown []string
+	for _, id := range used {
+		ns, _ := tools.Split(id)
+		if _, builtin := s.registry.Builtin(id); builtin || known[id] || c.servesLocally(ns) {
+			continue
+		}
+		if _, ok, err := s.registry.Resolve(ctx, c.Scope, id); err != nil {
+			return nil, err
+		} else if !ok {
+			unknown = append(unknown, id)
+		}
+	}
+	return unknown, nil
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // saveCapability applies the learning policy (internal/learning,

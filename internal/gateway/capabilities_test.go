@@ -115,10 +115,12 @@ func TestCapabilityNestedFailures(t *testing.T) {
 	g := startRegistry(t)
 	s := g.Connect(t, g.Key, false)
 	boom := learn(t, s, "if (args.fail) throw new Error('asked to fail'); return (await mcp.math.add({a: 1, b: 1})) && 'fine'", "maybe fail")
-	// Saved without running (as a package's report is): it calls itself.
-	loop, err := g.Service.LearnLocal(context.Background(), gateway.Caller{Scope: store.Scope{Org: "acme", Project: "web"}},
-		wire.LearnRequest{Code: "const r = await mcp.cap.loop_forever(args); return r", Intent: "loop forever"})
-	if err != nil || loop.Name != "cap:loop_forever" || boom.Name != "cap:maybe_fail" {
+	// Stored without running: it calls itself. (A package's report of it is
+	// refused, as it names no tool of the project: it cannot have run.)
+	loop, err := g.Service.Store().SaveCapability(context.Background(), store.Capability{Scope: store.Scope{Org: "acme", Project: "web"},
+		Namespace: "cap", Action: "loop_forever", Code: "const r = await mcp.cap.loop_forever(args); return r", Description: "loop forever",
+		ToolsUsed: []string{"cap:loop_forever"}, Routing: "server"})
+	if err != nil || boom.Name != "cap:maybe_fail" {
 		t.Fatalf("names %+v %s (%v)", loop, boom.Name, err)
 	}
 	a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/textcut"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/ttlcache"
 )
@@ -115,6 +117,7 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 	if l.store == nil || r.Scope.Org == "" || len(r.Analysis.Tools) == 0 {
 		return store.Capability{}, false, nil
 	}
+	r.Intent = Intent(r.Intent)
 	shape := analysis.ShapeOf(r.Code)
 	if shape.DirectCall {
 		return store.Capability{}, false, nil
@@ -167,6 +170,18 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 		l.refined.Put(refineKey{saved.ID, shape.Values, string(out)}, true, now)
 	}
 	return saved, true, nil
+}
+
+// MaxDescriptionBytes bounds a capability's description (its intent, or
+// what admin describe sets): it is shown in every discover that finds it,
+// to other projects too when it is shared.
+const MaxDescriptionBytes = 1024
+
+// Intent is an intent as a capability keeps it: without the characters
+// that hide or reorder text (textcut.Printable), cut at a word to
+// MaxDescriptionBytes.
+func Intent(intent string) string {
+	return textcut.Words(strings.TrimSpace(textcut.Printable(intent)), MaxDescriptionBytes)
 }
 
 // shapeKey names the capability of a shape in a project.

@@ -56,10 +56,25 @@ func (r *Registry) CheckName(namespace, action string) error {
 	if err := n.Validate(); err != nil {
 		return pmlerr.New(pmlerr.InvalidRequest, "capability name %s:%s: %v", namespace, action, err)
 	}
+	for _, part := range []string{namespace, action} {
+		if objectNames[part] {
+			// Code reaches a capability as mcp.ns.action: a name JavaScript
+			// objects already have would call that instead.
+			return pmlerr.New(pmlerr.InvalidRequest, "capability name %s:%s: %q is a name every JavaScript object has; pick another", namespace, action, part).
+				With("name", part)
+		}
+	}
 	if r.reservedFold[strings.ToLower(namespace)] {
 		return ReservedError(namespace, "belongs to tools (built-in, configured or routed by this gateway)")
 	}
 	return nil
+}
+
+// objectNames are the properties of Object.prototype.
+var objectNames = map[string]bool{
+	"__proto__": true, "constructor": true, "toString": true, "toLocaleString": true, "valueOf": true,
+	"hasOwnProperty": true, "isPrototypeOf": true, "propertyIsEnumerable": true,
+	"__defineGetter__": true, "__defineSetter__": true, "__lookupGetter__": true, "__lookupSetter__": true,
 }
 
 // ReservedError refuses a capability name whose namespace is a tool's.

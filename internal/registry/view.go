@@ -7,6 +7,7 @@ import (
 
 	"github.com/pml-go/pml/internal/outputtype"
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/textcut"
 )
 
 // ViewFor is c as viewer sees it (docs/security.md "Tenants and names"). The
@@ -22,6 +23,9 @@ func ViewFor(c store.Capability, viewer store.Scope, flag func(string) string) s
 		return c
 	}
 	c.OutputSchema = outputtype.Clean(c.OutputSchema, flag)
+	// Whose capability it is, discover says in brackets: text of the owner's
+	// never looks like that label.
+	c.Description = strings.NewReplacer("[", "(", "]", ")").Replace(textcut.Printable(c.Description))
 	if len(c.ArgsSchema) == 0 {
 		return c
 	}

@@ -47,3 +47,22 @@ func TestPrefixKeepsValidUTF8(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintableDropsHidingCharacters(t *testing.T) {
+	in := "read\u202e a file\u2066x\u2069\u200b\x00\x1b[31m\n\tok\ufeff\u0085"
+	if got := Printable(in); got != "read a filex[31m\n\tok" {
+		t.Fatalf("Printable = %q", got)
+	}
+}
+
+func TestWordsCutsAtAWord(t *testing.T) {
+	if got := Words("count the words of each file", 14); got != "count the" {
+		t.Fatalf("Words = %q", got)
+	}
+	if got := Words("short", 14); got != "short" {
+		t.Fatalf("Words = %q", got)
+	}
+	if got := Words("abcdefghijklmnopqrstuvwxyz", 10); got != "abcdefghij" {
+		t.Fatalf("Words = %q", got)
+	}
+}

@@ -3,6 +3,8 @@ package wire
 import (
 	"encoding/json"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/pml-go/pml/internal/tools"
 )
@@ -39,16 +41,26 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 		info tools.Info
 		d    DiscoveredTool
 	}
-	var first, last []hit
+	// Another org's capability (a qualified id) ranks after every hit of
+	// the viewer's own, at most maxPerOwner of one owner, so no other
+	// tenant's words can take the viewer's top hits (docs/security.md
+	// "Tenants and names").
+	var first, foreign, last []hit
+	perOwner := map[string]int{}
 	for _, s := range rerank(tools.Score(req.Query, filtered), filtered, meta, graph, req.Query != "") {
 		h := hit{s.Info, meta(s.Info.ID)}
-		if h.d.Undescribed && !namedBy(req.Query, s.Info.ID) {
+		switch {
+		case isQualified(s.Info.ID) && req.Name == "":
+			if perOwner[h.d.Owner]++; perOwner[h.d.Owner] <= maxPerOwner {
+				foreign = append(foreign, h)
+			}
+		case h.d.Undescribed && !namedBy(req.Query, s.Info.ID):
 			last = append(last, h)
-		} else {
+		default:
 			first = append(first, h)
 		}
 	}
-	hits := append(first, last...)
+	hits := slices.Concat(first, foreign, last)
 	if len(hits) > limit {
 		hits = hits[:limit]
 	}
@@ -80,6 +92,7 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 
 // Ranking weights (docs/how-it-works.md "Discover and the tool graph").
 const (
+	maxPerOwner      = 3    // hits of one other org's capabilities in one answer
 	capabilityWeight = 1.5  // a capability's own score counts this much more than a tool's
 	capabilityShare  = 0.5  // and it takes this part of its best tool's score
 	failingWeight    = 0.25 // a capability most of whose recent runs failed keeps this part
@@ -165,6 +178,13 @@ func droppable(schema json.RawMessage) json.RawMessage {
 		return nil
 	}
 	return schema
+}
+
+// isQualified reports whether id names another org's capability:
+// "org.project.ns:action" (a tool namespace never holds a dot).
+func isQualified(id string) bool {
+	ns, _ := tools.Split(id)
+	return strings.Contains(ns, ".")
 }
 
 // namedBy reports whether query matches id by its name alone.

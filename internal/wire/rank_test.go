@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/pml-go/pml/internal/tools"
@@ -68,5 +69,43 @@ func TestDiscoverAnswerSizeForBuiltins(t *testing.T) {
 		len(all), compact, compact/4, full, full/4)
 	if compact*4 > full*3 {
 		t.Fatalf("compact answer %d bytes, full %d: less than a quarter saved", compact, full)
+	}
+}
+
+// Another org's capabilities never outrank the viewer's own tools for the
+// same words, and one owner takes at most maxPerOwner hits, however its
+// intents are written (issue 34 finding 7).
+func TestOthersCapabilitiesRankAsOthers(t *testing.T) {
+	all := []tools.Info{{ID: "filesystem:read_file", Description: "Read the complete contents of a file from the file system."}}
+	meta := map[string]DiscoveredTool{}
+	for i := range 5 {
+		id := fmt.Sprintf("orga.proja.cap:read_file_v%d", i)
+		all = append(all, tools.Info{ID: id, Description: "read file v read a file contents read a file read file"})
+		meta[id] = DiscoveredTool{Kind: "capability", Owner: "orga/proja", Routing: "server"}
+	}
+	all = append(all, tools.Info{ID: "orgc.projc.cap:read", Description: "read a file"})
+	meta["orgc.projc.cap:read"] = DiscoveredTool{Kind: "capability", Owner: "orgc/projc", Routing: "server"}
+	hit := func(id string) DiscoveredTool {
+		if d, ok := meta[id]; ok {
+			return d
+		}
+		return DiscoveredTool{Routing: "client"}
+	}
+	got := RankTools(all, DiscoverRequest{Query: "read a file", Limit: 10}, hit, nil)
+	var ids []string
+	owners := map[string]int{}
+	for _, d := range got.Tools {
+		ids = append(ids, d.ID)
+		owners[d.Owner]++
+	}
+	if len(ids) == 0 || ids[0] != "filesystem:read_file" {
+		t.Fatalf("the viewer's own tool is not first: %v", ids)
+	}
+	if owners["orga/proja"] != maxPerOwner || owners["orgc/projc"] != 1 {
+		t.Fatalf("hits per owner: %v (%v)", owners, ids)
+	}
+	// A lookup by name still finds the one capability named.
+	if byName := RankTools(all, DiscoverRequest{Name: "orga.proja.cap:read_file_v4"}, hit, nil); len(byName.Tools) != 1 {
+		t.Fatalf("lookup by name: %+v", byName.Tools)
 	}
 }

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/pml-go/pml/internal/approval"
@@ -31,6 +32,11 @@ func serverFQDN(name string) string { return "pml.mcp." + name + ".server" }
 // found" (not cached: it may be back next time); a tampered entry or a
 // refused key is an error.
 func (p *Workspace) catalogEntry(ctx context.Context, name string) (regclient.Entry, bool, error) {
+	if strings.Contains(name, ".") {
+		// "org.project.ns" names another project's capabilities, never a
+		// server (registry.IsQualified), and is no server FQDN part.
+		return regclient.Entry{}, false, nil
+	}
 	p.mu.Lock()
 	c, ok := p.catalog[name]
 	p.mu.Unlock()

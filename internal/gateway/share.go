@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/tracing"
+)
+
+// shareable checks what another project would see of c before it is shared
+// (visibility org or public) with the rules that keep secrets and personal
+// data out of traces: its name, description, code (line by line) and its
+// parameters' names and descriptions. A break is INVALID_REQUEST naming the
+// rule and where, and c stays as it was: the owner passes such a value as
+// an argument (args) instead, or lets a run with another value make it a
+// parameter (docs/security.md "Tenants and names"). Its output schema needs
+// no check here: another project sees it without data keys (registry.ViewFor).
+func shareable(c store.Capability) error {
+	flag := tracing.NewSanitizer(nil).Flag
+	refuse := func(where, rule string) error {
+		return pmlerr.New(pmlerr.InvalidRequest,
+			"cannot share: %s holds %s, which another project would see; pass it as an argument (args) instead, then share it", where, rule).
+			With("rule", rule).With("where", where)
+	}
+	if rule := flag(c.Namespace + ":" + c.Action); rule != "" {
+		return refuse("the name", rule)
+	}
+	if rule := flag(c.Description); rule != "" {
+		return refuse("the description", rule)
+	}
+	for i, line := range strings.Split(c.Code, "\n") {
+		if rule := flag(line); rule != "" {
+			return refuse(fmt.Sprintf("line %d of the code", i+1), rule)
+		}
+	}
+	var args struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(c.ArgsSchema, &args)
+	names := make([]string, 0, len(args.Properties))
+	for name := range args.Properties {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if rule := flag(name + " " + args.Properties[name].Description); rule != "" {
+			return refuse(fmt.Sprintf("parameter %q", name), rule)
+		}
+	}
+	return nil
+}
