@@ -34,6 +34,12 @@ func (s *Service) bridge(c Caller) tools.CallFunc {
 			return nil, pmlerr.New(pmlerr.PermissionDenied,
 				"capability %s uses tools that run on the user's machine: call it from code run through the PML package", tool).With("tool", tool)
 		}
+		if pin, pinned := c.Pins[tool]; pinned && pin != e.FQDN() {
+			// It changed after the package checked it: what was approved is
+			// what runs, or nothing.
+			return nil, pmlerr.New(pmlerr.IntegrityError, "capability %s changed after it was approved: approved %s, now %s; run again to review the new version",
+				tool, pin, e.FQDN()).With("tool", tool).With("approved", pin).With("current", e.FQDN())
+		}
 		an, err := s.analyzer.Analyze(string(e.Body))
 		if err != nil {
 			return nil, pmlerr.New(pmlerr.ToolError, "capability %s: stored code no longer analyses: %v", tool, err)

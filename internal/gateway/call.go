@@ -29,6 +29,9 @@ func (s *Service) Call(ctx context.Context, c Caller, req wire.CallRequest) (jso
 	if err := s.checkServerTools(ctx, c, []string{req.Tool}); err != nil {
 		return nil, err
 	}
+	if req.Pin != "" {
+		c.Pins = map[string]string{req.Tool: req.Pin}
+	}
 	// A direct call is one RPC: it gets the per-call bound.
 	ctx, cancel := context.WithTimeout(ctx, s.rpcTimeout())
 	defer cancel()

@@ -32,6 +32,9 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 	if err != nil {
 		return s.fail(start, "server", wire.ErrorAnswer(err, workflowID))
 	}
+	if req.Options != nil {
+		c.Pins = req.Options.Pins
+	}
 	plan := s.Plan(ctx, c, an)
 	if plan.Side == routing.Client {
 		if !c.IsPackage && len(plan.ClientTools) == 0 && len(plan.KeyServers) > 0 {

@@ -181,6 +181,9 @@ type Caller struct {
 	// machine (wire.ClientNamespacesHeader): always client tools, never a
 	// capability.
 	ClientNamespaces []string
+	// Pins are the versions of other orgs' capabilities this run may call
+	// (wire.ExecuteOptions.Pins): qualified tool id → five-part FQDN.
+	Pins map[string]string
 }
 
 // tenant names the caller's scope for admission.

@@ -31,6 +31,11 @@ type ExecuteOptions struct {
 	// Learn false asks the gateway not to save the run as a capability (the
 	// package sets it for code holding a value of the workspace .env).
 	Learn *bool `json:"learn,omitempty"`
+	// Pins are the versions of other orgs' capabilities the package checked
+	// against its lockfile for this run: qualified tool id → five-part FQDN.
+	// The gateway runs a pinned capability only at that version, else the
+	// call is INTEGRITY_ERROR (docs/security.md "Tenants and names").
+	Pins map[string]string `json:"pins,omitempty"`
 }
 
 // Learns reports whether a successful run with o may be saved as a
@@ -290,6 +295,9 @@ type CallRequest struct {
 	// Env carries BYOK keys an http catalog entry needs for this one call.
 	// They are used for the call and never stored, logged or traced.
 	Env map[string]string `json:"env,omitempty"`
+	// Pin is the five-part FQDN the caller approved of the capability Tool
+	// names (ExecuteOptions.Pins): another version is INTEGRITY_ERROR.
+	Pin string `json:"pin,omitempty"`
 }
 
 // Validate checks a call request.

@@ -40,7 +40,19 @@ func (p *Workspace) callCapability(ctx context.Context, pl *plan, tool string, a
 	case err != nil || !found:
 		return nil, false, nil
 	case item.Routing == routing.Server:
-		out, err := p.gw.Call(ctx, wire.CallRequest{Tool: tool, Args: args})
+		// Another org's: the version the lockfile holds, or a question.
+		e, changed, ok, err := p.pinned(ctx, tool)
+		switch {
+		case err != nil:
+			return nil, true, err
+		case changed != nil:
+			return nil, true, needApproval{item: *changed}
+		}
+		req := wire.CallRequest{Tool: tool, Args: args}
+		if ok {
+			req.Pin = e.FQDN
+		}
+		out, err := p.gw.Call(ctx, req)
 		return out, true, err
 	}
 	e, err := reg.Fetch(ctx, item.FQDN)

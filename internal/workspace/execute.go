@@ -87,7 +87,14 @@ func qualifiedTools(ids []string) []string {
 // used, so a gateway (or anything between it and us) cannot choose what runs
 // on this machine or what is approved.
 func (p *Workspace) forward(ctx context.Context, r pendingRun, pl *plan, start time.Time) wire.Answer {
-	ans, err := p.gw.Execute(ctx, p.noLearn(wire.ExecuteRequest{Code: r.code, Intent: r.intent, Args: r.args, Options: r.opts}))
+	pins, items, err := p.pinQualified(ctx, qualifiedTools(pl.an.Tools))
+	switch {
+	case err != nil:
+		return wire.ErrorAnswer(err, "")
+	case len(items) > 0:
+		return p.pause(r, pl, items, nil)
+	}
+	ans, err := p.gw.Execute(ctx, p.noLearn(wire.ExecuteRequest{Code: r.code, Intent: r.intent, Args: r.args, Options: withPins(r.opts, pins)}))
 	switch {
 	case err != nil && isNetworkError(err):
 		return p.executeOffline(ctx, r, pl, err, start)

@@ -168,3 +168,58 @@ func waitCapability(t *testing.T, g *liveGateway, scope store.Scope, action stri
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// What B approved of A's server-routed public skill is what B runs: the
+// package pins it in its lockfile on first use, asks again (integrity) when
+// A publishes new code under the name, and the gateway runs a pinned
+// version only (issue 34 finding 4).
+func TestApprovedVersionIsWhatRuns(t *testing.T) {
+	g := startGateway(t, gateway.Options{})
+	keyA := g.NewKey(t, store.Scope{Org: "orga", Project: "proja"})
+	keyB := g.NewKey(t, store.Scope{Org: "orgb", Project: "projb"})
+	a := g.Connect(t, keyA, false)
+	first := gatewaytest.Execute(t, a, wire.ExecuteRequest{Code: `const p = await mcp.json.parse({data: "[1, 2]"}); return "v1:" + p.length`, Intent: "greet"})
+	if first.Capability == nil {
+		t.Fatalf("A's skill: %+v", first)
+	}
+	adminOK(t, a, wire.AdminRequest{Action: "visibility", Target: first.Capability.ID, Visibility: "public"})
+
+	wsB := testfixture.Workspace(t, nil)
+	testfixture.WriteFile(t, wsB, ".pml.json", `{"version": "1", "permissions": {"allow": ["json", "orga.proja.cap:*"]}}`)
+	pb := startStdio(t, wsB, []string{"PML_CLOUD_URL=" + g.URL, "PML_API_KEY=" + keyB})
+	const call = `return await mcp["orga.proja.cap"].greet({data: "[5]"})`
+	var got string
+	wantSuccess(t, pb.execute(t, call), &got)
+	if got != "v1:1" {
+		t.Fatalf("B's first call: %q", got)
+	}
+
+	// A publishes new code under the name (the intent evolved, same tools).
+	second := gatewaytest.Execute(t, a, wire.ExecuteRequest{Code: `const p = await mcp.json.parse({data: "[1, 2, 3]"}); const n = p.length; return "v2:" + n`, Intent: "greet"})
+	if second.Capability == nil || second.Capability.Name != "cap:greet" || second.Capability.FQDN == first.Capability.FQDN {
+		t.Fatalf("A's new version: %+v", second.Capability)
+	}
+	adminOK(t, a, wire.AdminRequest{Action: "visibility", Target: second.Capability.ID, Visibility: "public"})
+	ask := pb.execute(t, call)
+	if ask.Status != wire.StatusApprovalRequired || ask.ApprovalType != "integrity" {
+		t.Fatalf("B runs A's new code without a question: %+v %s", ask, ask.Result)
+	}
+	// Declined: nothing ran; the next request is served.
+	wantError(t, pb.executeReq(t, wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: ask.WorkflowID, Approved: wire.Bool(false)}}),
+		pmlerr.IntegrityError, "orga.proja.cap.greet")
+	ask = pb.execute(t, call)
+	yes := pb.executeReq(t, wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: ask.WorkflowID, Approved: wire.Bool(true)}})
+	wantSuccess(t, yes, &got)
+	if got != "v2:1" {
+		t.Fatalf("after approving: %q", got)
+	}
+
+	// The gateway itself runs only the pinned version: a run pinned to the
+	// old one (what a package checked just before A changed it) is refused.
+	b := g.Connect(t, keyB, true)
+	stale := gatewaytest.Execute(t, b, wire.ExecuteRequest{Code: call, Options: &wire.ExecuteOptions{Pins: map[string]string{"orga.proja.cap:greet": first.Capability.FQDN}}})
+	if stale.Status != wire.StatusError || stale.ErrorCode != pmlerr.IntegrityError || !strings.Contains(stale.Error, "changed after it was approved") {
+		t.Fatalf("a stale pin ran: %+v %s", stale, stale.Result)
+	}
+	wantSuccess(t, gatewaytest.Execute(t, b, wire.ExecuteRequest{Code: call, Options: &wire.ExecuteOptions{Pins: map[string]string{"orga.proja.cap:greet": second.Capability.FQDN}}}), &got)
+}
