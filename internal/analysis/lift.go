@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/tdewolff/parse/v2"
 	"github.com/tdewolff/parse/v2/js"
@@ -350,8 +351,63 @@ func (l *lifter) toolArgs(tool string, o *js.ObjectExpr) {
 			l.toolArgs(tool, inner)
 			continue
 		}
+		if l.configures(key, value) {
+			continue
+		}
 		l.liftValue(value, Param{Name: key, Arg: key, Tool: tool}, context)
 	}
+}
+
+// configures reports whether the literal e, a tool's argument key, is a
+// constant that configures how the code works rather than data it works
+// on, and no run varied it: it then stays in the code (docs/how-it-works.md
+// "Parameters from literals"). Booleans and numbers configure (a flag, a
+// limit, an accumulator's start); so does a string under a key that names a
+// setting (a separator, a format, a unit, a key into a record) or of up to
+// three characters of punctuation and spaces. Other strings (paths, text, queries, ids,
+// URLs) are data, and arrays are lists of data.
+func (l *lifter) configures(key string, e js.IExpr) bool {
+	v, pure := literalValue(e)
+	if !pure {
+		return false
+	}
+	start, end, ok := l.rangeOf(e)
+	if !ok || l.variesIn(start, end) {
+		return false
+	}
+	switch x := v.(type) {
+	case bool, float64:
+		return true
+	case string:
+		if settingKeys[strings.ToLower(key)] {
+			return true
+		}
+		// A separator or a joiner: a few characters of punctuation or space.
+		return utf8.RuneCountInString(x) <= 3 && !strings.ContainsAny(x, "[]{}") &&
+			strings.IndexFunc(x, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0
+	}
+	return false
+}
+
+// variesIn reports whether a literal token in [start, end) differs between
+// runs.
+func (l *lifter) variesIn(start, end int) bool {
+	for off := range l.varying {
+		if off >= start && off < end {
+			return true
+		}
+	}
+	return false
+}
+
+// settingKeys are tool argument names whose string values say how a tool
+// works, not what it works on.
+var settingKeys = map[string]bool{
+	"separator": true, "sep": true, "delimiter": true, "joiner": true, "glue": true,
+	"search": true, "replacement": true, "flags": true,
+	"format": true, "unit": true, "units": true, "encoding": true, "charset": true,
+	"algorithm": true, "mode": true, "key": true, "field": true, "sort": true, "order": true,
+	"locale": true, "timezone": true, "tz": true, "case": true, "style": true, "method": true,
 }
 
 // liftValue lifts e when it is a pure literal with a source range.

@@ -20,16 +20,23 @@ func TestLiftToolArguments(t *testing.T) {
 			params: []string{`path="a.json"`},
 		},
 		{
-			name:   "second path, const, number, array, nested object",
+			name:   "second path, const, array, nested object; a number and a flag configure",
 			code:   "const out = \"b.txt\";\nawait mcp.fs.copy({path: 'a.txt', to: out, opts: {limit: -3, tags: [\"x\", [1, 2]], deep: {ok: true}}});\nreturn await mcp.fs.read({path: out})",
-			want:   "const out = args.to;\nawait mcp.fs.copy({path: args.path, to: out, opts: {limit: args.limit, tags: args.tags, deep: {ok: args.ok}}});\nreturn await mcp.fs.read({path: out})",
-			params: []string{`to="b.txt"`, `path="a.txt"`, `limit=-3`, `tags=["x",[1,2]]`, `ok=true`},
+			want:   "const out = args.to;\nawait mcp.fs.copy({path: args.path, to: out, opts: {limit: -3, tags: args.tags, deep: {ok: true}}});\nreturn await mcp.fs.read({path: out})",
+			params: []string{`to="b.txt"`, `path="a.txt"`, `tags=["x",[1,2]]`},
+		},
+		{
+			name:     "a setting that varied is a parameter",
+			code:     `const t = await mcp.fs.read({path: "a.txt", limit: 3}); return await mcp.string.split({text: t, separator: ",", all: true})`,
+			variants: []string{`const t = await mcp.fs.read({path: "b.txt", limit: 5}); return await mcp.string.split({text: t, separator: ";", all: true})`},
+			want:     `const t = await mcp.fs.read({path: args.path, limit: args.limit}); return await mcp.string.split({text: t, separator: args.separator, all: true})`,
+			params:   []string{`path="a.txt"`, `limit=3`, `separator=","`},
 		},
 		{
 			name:   "collision with the code's own args",
 			code:   `const a = await mcp.fs.read({path: args.path}); return await mcp.fs.read({path: "z", n: 2})`,
-			want:   `const a = await mcp.fs.read({path: args.path}); return await mcp.fs.read({path: args.path_2, n: args.n})`,
-			params: []string{`path_2="z"`, `n=2`},
+			want:   `const a = await mcp.fs.read({path: args.path}); return await mcp.fs.read({path: args.path_2, n: 2})`,
+			params: []string{`path_2="z"`},
 		},
 		{
 			name:     "varying literal outside tool arguments, template text",
@@ -150,10 +157,10 @@ func FuzzLift(f *testing.F) {
 func TestLiftIsBounded(t *testing.T) {
 	var b strings.Builder
 	for i := range 5000 {
-		fmt.Fprintf(&b, "await mcp.a.b({x: %d});\n", i)
+		fmt.Fprintf(&b, "await mcp.a.b({x: \"v%d\"});\n", i)
 	}
 	l, ok := Lift(b.String())
-	if !ok || len(l.Params) != MaxParams || !strings.Contains(l.Code, "{x: 4999}") || !strings.Contains(l.Code, "{x: args.x_64}") {
+	if !ok || len(l.Params) != MaxParams || !strings.Contains(l.Code, `{x: "v4999"}`) || !strings.Contains(l.Code, "{x: args.x_64}") {
 		t.Fatalf("%v %d params", ok, len(l.Params))
 	}
 }

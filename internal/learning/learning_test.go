@@ -35,7 +35,11 @@ func TestActionFor(t *testing.T) {
 }
 
 func TestParamsSchemaAndExamples(t *testing.T) {
-	lf, ok := analysis.Lift(`const t = await mcp.fs.read({path: "a.json", n: 2}); return args.limit ?? t`)
+	// n is a number: a parameter once a run varies it.
+	run := func(path, n string) string {
+		return `const t = await mcp.fs.read({path: "` + path + `", n: ` + n + `}); return args.limit ?? t`
+	}
+	lf, ok := analysis.Lift(run("a.json", "2"), run("a.json", "3"))
 	if !ok {
 		t.Fatal("not lifted")
 	}
@@ -48,7 +52,7 @@ func TestParamsSchemaAndExamples(t *testing.T) {
 	if path["type"] != "string" || path["default"] != "a.json" {
 		t.Fatalf("path: %v", path)
 	}
-	next, _ := analysis.Lift(`const t = await mcp.fs.read({path: "b.json", n: 2.5}); return args.limit ?? t`)
+	next, _ := analysis.Lift(run("b.json", "2.5"), run("b.json", "3.5"))
 	for range MaxExamples + 2 {
 		s = addExamples(s, next.Params)
 	}

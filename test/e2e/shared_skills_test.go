@@ -120,13 +120,31 @@ func TestSharedSkillsAcrossTenants(t *testing.T) {
 	// Finding 5 and the useful half: B calls A's client-routed skill from
 	// its package, with its own input only, on B's own file.
 	wsB := testfixture.Workspace(t, nil)
-	testfixture.WriteFile(t, wsB, ".pml.json", `{"version": "1", "permissions": {"allow": ["filesystem", "json", "orga.proja.cap:*"]}}`)
+	testfixture.WriteFile(t, wsB, ".pml.json", `{"version": "1", "permissions": {"allow": ["filesystem", "json", "string", "orga.proja.cap:*"]}}`)
 	testfixture.WriteFile(t, wsB, "mine.json", `{"items": [7, 8, 9, 10]}`)
 	pb := startStdio(t, wsB, envFor(keyB))
 	var n int
 	wantLocal(t, pb.execute(t, `return await mcp["orga.proja.cap"].`+count.Action+`({path: "mine.json"})`), &n)
 	if n != 4 {
 		t.Fatalf("B's call of A's skill counted %d", n)
+	}
+
+	// B uses A's slug skill with the one input that matters: the constants
+	// that configure it (separator, replacement, a flag) stayed in its code.
+	const slug = `const lower = await mcp.string.lower({ text: %q });
+const trimmed = await mcp.string.trim({ text: lower });
+return await mcp.string.replace({ text: trimmed, search: " ", replacement: "-", all: true });`
+	for _, title := range []string{"Hello World Again", " Release Notes "} {
+		if a := gatewaytest.Execute(t, adminA, wire.ExecuteRequest{Code: sprintf(slug, title), Intent: "Turn a title into a URL slug"}); a.Capability == nil {
+			t.Fatalf("A's slug run: %+v", a)
+		}
+	}
+	slugCap := waitCapability(t, g, store.Scope{Org: "orga", Project: "proja"}, "turn_title_url_slug")
+	adminOK(t, adminA, wire.AdminRequest{Action: "visibility", Target: slugCap.ID, Visibility: "public"})
+	var slugged string
+	wantSuccess(t, pb.execute(t, `return await mcp["orga.proja.cap"].turn_title_url_slug({text: "Rocket Fuel"})`), &slugged)
+	if slugged != "rocket-fuel" {
+		t.Fatalf("B's slug: %q", slugged)
 	}
 
 	// B's discover: nothing of A's data, A's skill labelled as A's and
