@@ -178,7 +178,7 @@ func (s *Service) LearnLocal(ctx context.Context, c Caller, req wire.LearnReques
 			strings.Join(unknown, ", "), isAre(len(unknown))).With("tools", unknown)
 	}
 	return s.saveCapability(ctx, c, learning.Run{Code: req.Code, Intent: req.Intent, Analysis: an,
-		Routing: string(s.Plan(ctx, c, an).Side), OutputSchema: req.OutputSchema})
+		Routing: string(s.Plan(ctx, c, an).Side), OutputSchema: req.OutputSchema, Reported: true})
 }
 
 // unknownTools are the tools of used that exist nowhere for c: not a tool
@@ -284,7 +284,7 @@ func (s *Service) discoverCapabilities(ctx context.Context, c Caller) map[string
 		uses := cp.Uses
 		out[id] = wire.DiscoveredTool{ID: id, Kind: "capability", Description: desc, Routing: cp.Routing,
 			FQDN: e.FQDN(), Owner: registry.Owner(cp.Scope), InputSchema: cp.ArgsSchema, OutputSchema: cp.OutputSchema,
-			Uses: &uses, Undescribed: cp.Description == "", ToolsUsed: cp.ToolsUsed, SuccessRate: learning.SuccessRate(*cp)}
+			Uses: &uses, Undescribed: cp.Description == "" && cp.UsageCount <= 1 && cp.Uses == 0, ToolsUsed: cp.ToolsUsed, SuccessRate: learning.SuccessRate(*cp)}
 	}
 	return out
 }

@@ -106,6 +106,9 @@ type Run struct {
 	// the schema of its value when the package did (it sends no values).
 	Result       json.RawMessage
 	OutputSchema json.RawMessage
+	// Reported says a package ran it and reported it (OutputSchema, when
+	// it could type the value); else this process ran it (Result).
+	Reported bool
 }
 
 // Learn saves a successful run as a capability under the learning policy
@@ -127,8 +130,13 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 		return store.Capability{}, false, nil
 	}
 	out := outputtype.Of(r.Result, l.flag)
-	if out == nil {
+	if r.Reported {
 		out = outputtype.Clean(r.OutputSchema, l.flag)
+	}
+	if (out == nil && !r.Reported) || outputtype.IsNull(out) {
+		// It returned nothing (it forgot its return, or only acted): a
+		// skill a caller could not use the answer of.
+		return store.Capability{}, false, nil
 	}
 	k, now := shapeKey{r.Scope, shape.Hash}, time.Now()
 	if known, ok := l.shapes.Get(k, now); ok {

@@ -368,3 +368,9 @@ func types(s schema) []string {
 	}
 	return nil
 }
+
+// IsNull reports whether schema types only null: a result of nothing.
+func IsNull(schema json.RawMessage) bool {
+	t := types(decode(schema))
+	return len(t) == 1 && t[0] == "null"
+}

@@ -46,6 +46,9 @@ type Item struct {
 	// them (ViewFor): what a call is validated against and returns.
 	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// ToolsUsed are a capability's tools: the package decides the
+	// permission of its own org's capability from them.
+	ToolsUsed []string `json:"tools_used,omitempty"`
 }
 
 // Catalog is one page of the catalog.
@@ -91,6 +94,7 @@ func (r *Registry) List(ctx context.Context, viewer store.Scope, o ListOptions) 
 			}
 			it.Uses = &uses
 			it.InputSchema, it.OutputSchema = e.Capability.ArgsSchema, e.Capability.OutputSchema
+			it.ToolsUsed = e.Capability.ToolsUsed
 		}
 		c.Items = append(c.Items, it)
 	}

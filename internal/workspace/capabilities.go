@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/gatewayclient"
@@ -85,43 +86,73 @@ func (p *Workspace) callCapability(ctx context.Context, pl *plan, tool string, a
 // learnTimeout bounds reporting a local run.
 const learnTimeout = gatewayclient.ConnectTimeout
 
-// learnLater reports a successful local run in the background, so the
-// answer does not wait for a second gateway round trip; Close waits for the
-// reports still under way (each bounded by learnTimeout). The gateway
-// deduplicates by code hash, so each distinct code is reported once per
-// session: repeating it would only cost a request and a write per run. That
-// holds for code the gateway answers but does not save (one direct call of
-// a tool, docs/how-it-works.md "Learned capabilities"): only a report that
-// failed is tried again, at the next run of that code.
+// learn reports a successful local run for learning and answers what was
+// kept of it: the capability it became or was counted in (execute's
+// capability field, docs/protocol.md), or nil. The report runs in the
+// background and the answer waits for it at most learnWait, so a slow
+// gateway never holds an answer up for long; Close waits for the reports
+// still under way (each bounded by learnTimeout). The gateway deduplicates
+// by code hash, so each distinct code is reported once per session and its
+// answer remembered: repeating it would only cost a request and a write per
+// run. That holds for code the gateway answers but does not save (one direct
+// call of a tool, docs/how-it-works.md "Learned capabilities"): only a
+// report that failed is tried again, at the next run of that code.
 //
 // Of the run's result it reports only the schema (outputtype.Of:
 // types, no values, and no key that holds a .env value or breaks another
 // sanitizer rule), which types the capability's result.
-func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis, result json.RawMessage) {
+func (p *Workspace) learn(code, intent string, an *analysis.Analysis, result json.RawMessage) *wire.CapabilityRef {
 	if p.holdsSecret(code, intent) {
 		p.log.Debug("run not reported for learning: it holds a secret", "code_hash", an.CodeHash)
-		return
+		return nil
 	}
 	p.mu.Lock()
-	if p.learned[an.CodeHash] {
+	if r, reported := p.learned[an.CodeHash]; reported {
 		p.mu.Unlock()
-		return
+		return r.ref(learnWait)
 	}
-	p.learned[an.CodeHash] = true
+	r := &report{done: make(chan struct{})}
+	p.learned[an.CodeHash] = r
 	p.mu.Unlock()
 	p.learning.Add(1)
 	go func() {
 		defer p.learning.Done()
+		defer close(r.done)
 		ctx, cancel := context.WithTimeout(context.Background(), learnTimeout)
 		defer cancel()
 		san, _ := p.secretFilters()
 		req := wire.LearnRequest{Code: code, Intent: intent, OutputSchema: outputtype.Of(result, san.Flag)}
-		if _, err := p.learnLocal(ctx, req, an); err != nil {
+		ref, err := p.learnLocal(ctx, req, an)
+		if err != nil {
 			p.mu.Lock()
 			delete(p.learned, an.CodeHash) // not delivered: try again next run
 			p.mu.Unlock()
+			return
 		}
+		r.kept = ref
 	}()
+	return r.ref(learnWait)
+}
+
+// learnWait bounds how long an answer waits for its run's report.
+const learnWait = 500 * time.Millisecond
+
+// report is one run reported for learning: kept is set before done closes.
+type report struct {
+	done chan struct{}
+	kept *wire.CapabilityRef
+}
+
+// ref is what the report kept, once it is done within wait; nil otherwise.
+func (r *report) ref(wait time.Duration) *wire.CapabilityRef {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-r.done:
+		return r.kept
+	case <-t.C:
+		return nil
+	}
 }
 
 // holdsSecret reports whether code or its intent holds a literal secret: by
@@ -131,7 +162,7 @@ func (p *Workspace) learnLater(code, intent string, an *analysis.Analysis, resul
 //
 // It asks the package's trace sanitizer, rebuilt only when the secret values
 // change (secretFilters): it is asked twice per execution, once before the
-// gateway round trip (noLearn) and once before the answer (learnLater), and
+// gateway round trip (noLearn) and once before the answer (learn), and
 // building a sanitizer for a .env of twenty values takes most of a
 // millisecond (docs/performance.md "The hybrid path").
 func (p *Workspace) holdsSecret(code, intent string) bool {

@@ -63,7 +63,7 @@ func (p *Workspace) execute(ctx context.Context, req wire.ExecuteRequest) wire.A
 		ask = pl.an.Tools
 	}
 	r := pendingRun{code: req.Code, intent: req.Intent, args: req.Args, opts: req.Options, forward: true}
-	if items := askItems(pl.cfg.Permissions, pl.grants, ask); len(items) > 0 {
+	if items := askItems(pl.cfg.Permissions, pl.grants, ask, p.capabilityTools(ctx, &pl)); len(items) > 0 {
 		return p.pause(r, &pl, items, nil)
 	}
 	return p.forward(ctx, r, &pl, start)
@@ -211,8 +211,8 @@ func (p *Workspace) awaitRun(ctx context.Context, r pendingRun, pl *plan, journa
 	if pl.grants.revealsEnv() {
 		revealEnv(ctx)
 	}
-	if ev.answer.Status == wire.StatusSuccess {
-		p.learnLater(r.code, r.intent, pl.an, ev.answer.Result)
+	if ev.answer.Status == wire.StatusSuccess && ev.answer.Capability == nil && r.opts.Learns() {
+		ev.answer.Capability = p.learn(r.code, r.intent, pl.an, ev.answer.Result)
 	}
 	return ev.answer
 }
@@ -220,7 +220,7 @@ func (p *Workspace) awaitRun(ctx context.Context, r pendingRun, pl *plan, journa
 // bridge is the mcp bridge of a local run and of the capabilities nested in
 // it: the asking layer, the permission gate, then the router.
 func (p *Workspace) bridge(pl *plan) tools.CallFunc {
-	return asking(p.gate(pl.cfg.Permissions, p.router(pl)))
+	return asking(p.gate(pl, p.router(pl)))
 }
 
 // localTenant is the one tenant whose code the package runs.

@@ -16,15 +16,17 @@ import (
 // not approved in this execution needs an approval, which the asking layer
 // around the gate gets from the person before the call runs. A call the
 // tool itself refuses unapproved (a secret read, a hook write) needs an
-// approval of that one call, and runs again with it.
-func (p *Workspace) gate(perms approval.Permissions, next tools.CallFunc) tools.CallFunc {
+// approval of that one call, and runs again with it. A capability of the
+// project's own org is as allowed as its tools (askItems).
+func (p *Workspace) gate(pl *plan, next tools.CallFunc) tools.CallFunc {
+	perms := pl.cfg.Permissions
 	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		g := grantsFrom(ctx)
 		switch perms.Decide(tool) {
 		case approval.Deny:
 			return nil, pmlerr.New(pmlerr.PermissionDenied, "%s is denied by the permissions in %s", tool, ConfigFile).With("tool", tool)
 		case approval.Ask:
-			if !g.tool(tool) {
+			if !g.tool(tool) && !allowedThrough(perms, tool, p.capabilityTools(ctx, pl), 0) {
 				return nil, needApproval{item: approval.ToolPermissionItem(tool)}
 			}
 		}

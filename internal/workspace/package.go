@@ -98,7 +98,7 @@ type Workspace struct {
 	reported  string // tool ids last reported to the gateway
 	catalog   map[string]catalogLookup
 	learning  sync.WaitGroup  // background capability reports
-	learned   map[string]bool // code hashes reported this session
+	learned   map[string]*report // code hashes reported this session
 
 	cfgWrite sync.Mutex // serializes the package's own edits of .pml.json ("always")
 
@@ -143,7 +143,7 @@ func New(o Options) (*Workspace, error) {
 		deps:      deps,
 		applied:   map[string]upstream.ServerConfig{},
 		catalog:   map[string]catalogLookup{},
-		learned:   map[string]bool{},
+		learned:   map[string]*report{},
 	}
 	p.closing, p.closeNow = context.WithCancel(context.Background())
 	if p.analyzer == nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/registry"
+	"github.com/pml-go/pml/internal/tools"
 	regclient "github.com/pml-go/pml/internal/registry/client"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -73,4 +74,24 @@ func withPins(opts *wire.ExecuteOptions, pins map[string]string) *wire.ExecuteOp
 	}
 	out.Pins = maps.Clone(pins)
 	return &out
+}
+
+// capabilityTools answers the tools of a capability of the project's own
+// org by its bare name (askItems), from the registry; false for a name the
+// registry does not know as one, or cannot be asked about. Only a name
+// that would be asked for reaches the registry.
+func (p *Workspace) capabilityTools(ctx context.Context, pl *plan) func(string) ([]string, bool) {
+	return func(id string) ([]string, bool) { return p.toolsOfCapability(ctx, pl, id) }
+}
+
+func (p *Workspace) toolsOfCapability(ctx context.Context, pl *plan, id string) ([]string, bool) {
+	ns, _ := tools.Split(id)
+	if _, served := pl.local.Provider(ns); served || registry.IsQualified(id) {
+		return nil, false
+	}
+	item, found, err := p.gw.Registry().Resolve(ctx, id)
+	if err != nil || !found || item.Type != registry.TypeCode {
+		return nil, false
+	}
+	return item.ToolsUsed, true
 }

@@ -23,14 +23,47 @@ func denied(perms approval.Permissions, toolIDs []string) error {
 }
 
 // askItems are the tool permissions the plan still needs in this execution.
-func askItems(perms approval.Permissions, g *grants, toolIDs []string) []approval.Item {
+// A capability of the project's own org (a bare name, toolsOf answering its
+// tools) takes its permission from its tools: it asks only when one of them
+// would (docs/security.md "Trust: approvals and secrets"). Another org's
+// capability, called by its qualified name, asks unless allowed by name.
+func askItems(perms approval.Permissions, g *grants, toolIDs []string, toolsOf func(string) ([]string, bool)) []approval.Item {
 	var items []approval.Item
 	for _, t := range toolIDs {
-		if perms.Decide(t) == approval.Ask && !g.tool(t) {
+		if perms.Decide(t) == approval.Ask && !g.tool(t) && !allowedThrough(perms, t, toolsOf, 0) {
 			items = append(items, approval.ToolPermissionItem(t))
 		}
 	}
 	return items
+}
+
+// maxCapabilityDepth bounds how deep allowedThrough follows capabilities
+// that call capabilities.
+const maxCapabilityDepth = 4
+
+// allowedThrough reports whether t is a capability of the project's own org
+// whose every tool is allowed (through its own tools, for a capability it
+// calls).
+func allowedThrough(perms approval.Permissions, t string, toolsOf func(string) ([]string, bool), depth int) bool {
+	if toolsOf == nil || registry.IsQualified(t) || depth >= maxCapabilityDepth {
+		return false
+	}
+	used, ok := toolsOf(t)
+	if !ok || len(used) == 0 {
+		return false
+	}
+	for _, u := range used {
+		switch perms.Decide(u) {
+		case approval.Allow:
+		case approval.Ask:
+			if !allowedThrough(perms, u, toolsOf, depth+1) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // planItems checks every tool of a local plan before anything runs: tool
@@ -46,7 +79,7 @@ func (p *Workspace) planItems(ctx context.Context, pl *plan) (items []approval.I
 		return nil, false, err
 	}
 	cfg, rules, mux := pl.cfg, pl.rules, pl.local
-	items = askItems(cfg.Permissions, pl.grants, pl.an.Tools)
+	items = askItems(cfg.Permissions, pl.grants, pl.an.Tools, p.capabilityTools(ctx, pl))
 	seen := map[string]bool{}
 	for _, t := range pl.an.Tools {
 		ns, _ := tools.Split(t)

@@ -1,0 +1,62 @@
+//go:build linux
+
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/testfixture"
+	"github.com/pml-go/pml/internal/wire"
+)
+
+// The life of a skill in a workspace whose permissions.allow names tools,
+// as pml init writes it (issue 35 section 3): the answer of a kept run
+// names the skill, one's own skill whose tools are allowed runs without a
+// question, and a run that returns nothing is not kept.
+func TestOwnSkillLife(t *testing.T) {
+	g := startGateway(t, gateway.Options{})
+	ws := testfixture.Workspace(t, nil)
+	testfixture.WriteFile(t, ws, ".pml.json", `{"version": "1", "permissions": {"allow": ["filesystem", "json"]}}`)
+	testfixture.WriteFile(t, ws, "a.json", `{"items": [1, 2]}`)
+	testfixture.WriteFile(t, ws, "b.json", `{"items": [3]}`)
+	p := startStdio(t, ws, gatewayEnv(g))
+
+	const code = `const t = await mcp.filesystem.read_file({path: %q}); const d = await mcp.json.parse({data: t}); return d.items.length`
+	var kept *wire.CapabilityRef
+	for _, path := range []string{"a.json", "b.json"} {
+		a := p.executeReq(t, wire.ExecuteRequest{Code: sprintf(code, path), Intent: "count the items of a json file"})
+		wantLocal(t, a, nil)
+		if a.Capability == nil || a.Capability.Name != "cap:count_items_json_file" {
+			t.Fatalf("the answer does not say what was kept: %+v", a.Capability)
+		}
+		kept = a.Capability
+	}
+	// Its own skill: allowed through its tools, no question.
+	var n int
+	if a := p.execute(t, `return await mcp.cap.count_items_json_file({path: "a.json"})`); a.Status != wire.StatusSuccess {
+		t.Fatalf("own skill: %s %+v %+v", a.Description, a.ApprovalType, a.Context)
+	} else {
+		wantLocal(t, a, &n)
+	}
+	if n != 2 {
+		t.Fatalf("own skill counted %d", n)
+	}
+
+	// A snippet that forgot its return is not kept, and says so by saying
+	// nothing; the next run is served.
+	forgot := p.execute(t, `const t = await mcp.filesystem.read_file({path: "a.json"}); await mcp.json.parse({data: t});`)
+	wantLocal(t, forgot, nil)
+	if forgot.Capability != nil {
+		t.Fatalf("a run returning nothing was kept as %+v", forgot.Capability)
+	}
+	for _, d := range p.discover(t, discoverAll()).Tools {
+		if d.Kind == "capability" && strings.Contains(d.Declaration, "Promise<null>") {
+			t.Fatalf("a skill returning nothing: %+v", d)
+		}
+	}
+	if kept.ID == "" {
+		t.Fatal("no id")
+	}
+}
