@@ -97,7 +97,7 @@ type Workspace struct {
 	haveRules bool
 	reported  string // tool ids last reported to the gateway
 	catalog   map[string]catalogLookup
-	learning  sync.WaitGroup  // background capability reports
+	learning  sync.WaitGroup     // background capability reports
 	learned   map[string]*report // code hashes reported this session
 
 	cfgWrite sync.Mutex // serializes the package's own edits of .pml.json ("always")

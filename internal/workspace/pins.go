@@ -7,8 +7,8 @@ import (
 
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/registry"
-	"github.com/pml-go/pml/internal/tools"
 	regclient "github.com/pml-go/pml/internal/registry/client"
+	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/wire"
 )
 
