@@ -45,7 +45,9 @@ func newTracesCmd() *cobra.Command {
 				return err
 			}
 			defer pkg.Close()
-			path := "/api/traces?limit=" + strconv.Itoa(limit)
+			// Executions only: the capability runs they started come nested
+			// under them, as in the tree of one execution.
+			path := "/api/traces?top_level=true&limit=" + strconv.Itoa(limit)
 			if caller != "" {
 				path += "&caller=" + url.QueryEscape(caller)
 			}
@@ -124,19 +126,37 @@ func printTraceList(out io.Writer, page traceapi.Page) error {
 	}
 	fmt.Fprintln(tw, header)
 	for _, t := range page.Traces {
-		tasks := strconv.Itoa(t.TaskCount)
-		if t.FailedTasks > 0 {
-			tasks += " (" + strconv.Itoa(t.FailedTasks) + " failed)"
-		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", t.TraceID, t.StartedAt.Local().Format(time.DateTime),
-			outcome(t.Success, t.ErrorCode), side(t.ExecutedLocally), millis(t.DurationMS), tasks, strings.Join(t.ToolsUsed, ", "))
-		if callers {
-			line += "\t" + t.Caller
-		}
-		fmt.Fprintln(tw, line)
+		printSummary(tw, t, 0, callers)
 	}
-	fmt.Fprintf(tw, "\n%d of %d executions; `pml traces TRACE_ID` shows one.\n", len(page.Traces), page.Total)
+	fmt.Fprintf(tw, "\n%d of %d executions (capability runs indented under theirs); `pml traces TRACE_ID` shows one.\n", len(page.Traces), page.Total)
 	return tw.Flush()
+}
+
+// printSummary prints one line of the list, then the capability runs t
+// started, indented under it.
+func printSummary(tw io.Writer, t traceapi.Summary, depth int, callers bool) {
+	tasks := strconv.Itoa(t.TaskCount)
+	if t.FailedTasks > 0 {
+		tasks += " (" + strconv.Itoa(t.FailedTasks) + " failed)"
+	}
+	id, tools := t.TraceID, strings.Join(t.ToolsUsed, ", ")
+	if depth > 0 {
+		id = strings.Repeat("  ", depth) + id
+		tools = t.CapabilityFQDN + ": " + tools
+	}
+	line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", id, t.StartedAt.Local().Format(time.DateTime),
+		outcome(t.Success, t.ErrorCode), side(t.ExecutedLocally), millis(t.DurationMS), tasks, tools)
+	if callers {
+		line += "\t" + t.Caller
+	}
+	fmt.Fprintln(tw, line)
+	for _, c := range t.Children {
+		printSummary(tw, c, depth+1, callers)
+	}
+	if t.ChildrenOmitted > 0 {
+		// The empty cells keep the table's columns aligned past this line.
+		fmt.Fprintf(tw, "%s  … %d more capability runs: `pml traces %s`\t\t\t\t\t\t\n", strings.Repeat("  ", depth), t.ChildrenOmitted, t.TraceID)
+	}
 }
 
 // printTree prints a trace, its calls in order, and under a call the child

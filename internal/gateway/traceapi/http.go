@@ -75,7 +75,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // ServeList is GET /api/traces?workflow_id=&capability=&tool=&caller=&success=
-// &since=&until=&page=&limit=.
+// &top_level=&since=&until=&page=&limit=.
 func (a *API) ServeList(w http.ResponseWriter, r *http.Request) {
 	q, err := parseQuery(r.URL.Query())
 	if err != nil {
