@@ -101,6 +101,7 @@ type Workspace struct {
 	learned   map[string]bool // code hashes reported this session
 
 	cfgWrite sync.Mutex // serializes the package's own edits of .pml.json ("always")
+	recordMu sync.Mutex // serializes this process's writes of the server records
 
 	secretMu   sync.Mutex // guards the secret filters, rebuilt when the values change
 	secretVals []string
@@ -136,7 +137,6 @@ func New(o Options) (*Workspace, error) {
 		analyzer:  o.Analyzer,
 		validate:  tools.NewValidator(),
 		env:       approval.NewEnv(ws),
-		pool:      upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger, MinimalEnv: true}),
 		builtins:  local.New(ws),
 		rulesTTL:  o.RulesTTL,
 		workflows: approval.NewStore[pendingRun](approval.DefaultTTL, o.Now),
@@ -145,6 +145,8 @@ func New(o Options) (*Workspace, error) {
 		catalog:   map[string]catalogLookup{},
 		learned:   map[string]bool{},
 	}
+	p.pool = upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger, MinimalEnv: true,
+		OnStart: p.noteServerStart, OnTools: p.noteServerTools})
 	p.closing, p.closeNow = context.WithCancel(context.Background())
 	if p.analyzer == nil {
 		p.analyzer = analysis.New(512)
