@@ -101,3 +101,36 @@ func TestTracesNestsCapabilityRuns(t *testing.T) {
 		}
 	}
 }
+
+// `pml traces WORKFLOW_ID` (exec prints workflow_id first, so that is the id
+// people paste) shows that workflow's execution and says which trace id it
+// is; an id that is neither says so, in local mode without the API key
+// wording (issue 33, section 3, item 3).
+func TestTracesAcceptsWorkflowID(t *testing.T) {
+	localWorkspace(t)
+	a := execOK(t, `return await mcp.math.add({a: 1, b: 2})`)
+	if a.WorkflowID == "" || a.WorkflowID == a.TraceID {
+		t.Fatalf("answer: %+v", a)
+	}
+	out, stderr, err := runPML(t, "traces", a.WorkflowID)
+	if err != nil || !strings.HasPrefix(out, "execution "+a.TraceID+"  success") ||
+		!strings.Contains(stderr, a.WorkflowID+" is a workflow id; its execution's trace id is "+a.TraceID) {
+		t.Fatalf("pml traces WORKFLOW_ID: %v\n%s\n%s", err, out, stderr)
+	}
+	out, _, err = runPML(t, "traces", "--json", a.WorkflowID)
+	var node struct {
+		Trace struct {
+			TraceID string `json:"trace_id"`
+		} `json:"trace"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &node) != nil || node.Trace.TraceID != a.TraceID {
+		t.Fatalf("pml traces --json WORKFLOW_ID: %v\n%s", err, out)
+	}
+
+	const unknown = "0123456789abcdef0123456789abcdef"
+	_, _, err = runPML(t, "traces", unknown)
+	if code, _ := exitCode(err); code != exitError || err == nil ||
+		err.Error() != `no trace "`+unknown+`" in this workspace, nor an execution's workflow id (HTTP 404)` {
+		t.Fatalf("unknown id: exit %d: %v", code, err)
+	}
+}
