@@ -84,21 +84,24 @@ type Workspace struct {
 	closeNow context.CancelFunc
 	runs     sync.WaitGroup
 
-	mu        sync.Mutex
-	cfg       Config
-	cfgErr    error
-	cfgStamp  fileStamp
-	applied   map[string]upstream.ServerConfig // servers currently in the pool, as started
-	missing   map[string][]string              // server -> ${VAR}s set nowhere
-	local     *tools.Mux
-	localNS   []string // local's namespaces: always routed here
-	rules     routing.Rules
-	rulesAt   time.Time
-	haveRules bool
-	reported  string // tool ids last reported to the gateway
-	catalog   map[string]catalogLookup
-	learning  sync.WaitGroup  // background capability reports
-	learned   map[string]bool // code hashes reported this session
+	mu       sync.Mutex
+	cfg      Config
+	cfgErr   error
+	cfgStamp fileStamp
+	// permsChecked is the permissions and servers warnPermissions last
+	// checked, so each set is warned about once.
+	permsChecked string
+	applied      map[string]upstream.ServerConfig // servers currently in the pool, as started
+	missing      map[string][]string              // server -> ${VAR}s set nowhere
+	local        *tools.Mux
+	localNS      []string // local's namespaces: always routed here
+	rules        routing.Rules
+	rulesAt      time.Time
+	haveRules    bool
+	reported     string // tool ids last reported to the gateway
+	catalog      map[string]catalogLookup
+	learning     sync.WaitGroup  // background capability reports
+	learned      map[string]bool // code hashes reported this session
 
 	cfgWrite sync.Mutex // serializes the package's own edits of .pml.json ("always")
 	recordMu sync.Mutex // serializes this process's writes of the server records
