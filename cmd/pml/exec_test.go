@@ -51,3 +51,19 @@ func TestExecUnreachableGatewaySaysWhereItsURLCameFrom(t *testing.T) {
 		t.Fatalf("with PML_CLOUD_URL:\n%s", out)
 	}
 }
+
+// `pml exec --approve` says on stderr what it approved in the command
+// line's terms, not continue_workflow's (issue 33, section 3, item 6).
+func TestExecApproveSaysWhatItApproved(t *testing.T) {
+	ws := localWorkspace(t)
+	testfixture.WriteFile(t, ws, ".pml.json", `{"version": "1", "permissions": {"allow": ["filesystem:read_file"], "ask": ["filesystem:write_file"]}}`)
+	out, stderr, err := runPML(t, "exec", "--approve", `await mcp.filesystem.write_file({path: "out.txt", content: "x"}); return 1`)
+	var a wire.Answer
+	if err != nil || json.Unmarshal([]byte(out), &a) != nil || a.Status != wire.StatusSuccess {
+		t.Fatalf("pml exec --approve: %v\n%s\n%s", err, out, stderr)
+	}
+	want := "pml: approved for this run: filesystem:write_file (to stop asking, add it to permissions.allow in " + filepath.Join(ws, ".pml.json") + ")\n"
+	if stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
+	}
+}
