@@ -47,3 +47,15 @@ func TestPrefixKeepsValidUTF8(t *testing.T) {
 		}
 	}
 }
+
+func TestWordsCutsAtAWord(t *testing.T) {
+	if got := Words("count the words of each file", 14); got != "count the" {
+		t.Fatalf("Words = %q", got)
+	}
+	if got := Words("short", 14); got != "short" {
+		t.Fatalf("Words = %q", got)
+	}
+	if got := Words("abcdefghijklmnopqrstuvwxyz", 10); got != "abcdefghij" {
+		t.Fatalf("Words = %q", got)
+	}
+}
