@@ -68,8 +68,7 @@ func (p *Workspace) Catalog(ctx context.Context) (Catalog, error) {
 		st := statuses[ns]
 		desc := "lists its tools on first use"
 		known := []tools.Info(nil)
-		srv, ok := p.pool.Server(ns)
-		if ok {
+		if srv, ok := p.pool.Server(ns); ok {
 			if list, ok := srv.KnownTools(); ok {
 				known = list
 				desc = fmt.Sprintf("%d tools", len(list))

@@ -50,8 +50,8 @@ type ruleWarning struct {
 // both sides (this binary carries the gateway's too), the local servers
 // (their tools when this process or an earlier one listed them, their
 // records), and for a namespace none of those serves, the gateway's
-// discover and registry catalog (one request per such namespace; a
-// gateway that cannot be reached leaves those rules unchecked).
+// discover and registry catalog (a request or two per such rule; a gateway
+// that cannot be reached leaves those rules unchecked).
 // Capability names (namespace cap, or qualified org.project.ns) are not
 // checked: learning adds and renames them. Each warning names the list and
 // the rule and, when one is close, the nearest known tool or namespace
@@ -81,6 +81,8 @@ type knownSet struct {
 	opaque map[string]bool     // namespaces known, tools unknown
 }
 
+// knownTools gathers the knownSet of the workspace whose configuration is
+// cfg and whose local tools are mux, starting no server.
 func (p *Workspace) knownTools(ctx context.Context, cfg Config, mux *tools.Mux) knownSet {
 	k := knownSet{tools: map[string][]string{}, opaque: map[string]bool{registry.DefaultNamespace: true}}
 	p.mu.Lock()
