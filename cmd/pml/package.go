@@ -148,8 +148,10 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 			}
 			var ans wire.Answer
 			if approve {
-				ans = pkg.ExecuteApproving(cmd.Context(), req, func(a wire.Answer) {
-					fmt.Fprintf(cmd.ErrOrStderr(), "pml: approving (%s):\n%s\n", a.ApprovalType, a.Description)
+				ans = pkg.ExecuteApproving(cmd.Context(), req, func(approved []string) {
+					for _, line := range approved {
+						fmt.Fprintf(cmd.ErrOrStderr(), "pml: %s\n", line)
+					}
 				})
 			} else {
 				ans = pkg.Execute(cmd.Context(), req)
@@ -172,7 +174,7 @@ func newExecCmd(logger func() *slog.Logger) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&file, "file", "", "read the snippet from a file (- for stdin)")
 	cmd.Flags().StringVar(&argsJSON, "args", "", `the code's global args, a JSON object, e.g. '{"n":1}'`)
-	cmd.Flags().BoolVar(&approve, "approve", false, "approve everything the plan needs (each approval is printed to stderr)")
+	cmd.Flags().BoolVar(&approve, "approve", false, "approve everything the plan needs, for this run only (stderr says what was approved)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "wall-clock limit of the run, e.g. 30s (at most the configured one, 5m by default)")
 	cmd.Flags().BoolVar(&compact, "json", false, "print the answer as one compact line (default: indented)")
 	return cmd

@@ -2,12 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"slices"
@@ -19,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pml-go/pml/internal/gateway/traceapi"
-	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/workspace"
 )
@@ -32,8 +28,8 @@ func newTracesCmd() *cobra.Command {
 	var asJSON bool
 	var caller string
 	cmd := &cobra.Command{
-		Use:   "traces [TRACE_ID]",
-		Short: "list recent executions, or show one as a tree (TRACE_ID)",
+		Use:   "traces [TRACE_ID | WORKFLOW_ID]",
+		Short: "list recent executions, or show one as a tree (TRACE_ID, or the WORKFLOW_ID exec printed)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cwd, err := os.Getwd()
@@ -45,28 +41,35 @@ func newTracesCmd() *cobra.Command {
 				return err
 			}
 			defer pkg.Close()
-			path := "/api/traces?limit=" + strconv.Itoa(limit)
+			out := cmd.OutOrStdout()
+			if len(args) == 1 {
+				found, err := pkg.LookupTrace(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if found.Note != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "pml: %s\n", found.Note)
+				}
+				for _, body := range found.Trees {
+					if err := printTraceTree(out, body, asJSON); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			// Executions only: the capability runs they started come nested
+			// under them, as in the tree of one execution.
+			path := "/api/traces?top_level=true&limit=" + strconv.Itoa(limit)
 			if caller != "" {
 				path += "&caller=" + url.QueryEscape(caller)
 			}
-			if len(args) == 1 {
-				path = "/api/traces/" + url.PathEscape(args[0])
-			}
-			body, err := readTraceAPI(pkg.TraceReader(), cmd, path)
+			body, err := pkg.ReadTraceAPI(cmd.Context(), path)
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
 			if asJSON {
 				_, err = fmt.Fprintf(out, "%s\n", body)
 				return err
-			}
-			if len(args) == 1 {
-				var n traceapi.Node
-				if err := json.Unmarshal(body, &n); err != nil {
-					return fmt.Errorf("reading the trace: %w", err)
-				}
-				return printTree(out, n, 0)
 			}
 			var page traceapi.Page
 			if err := json.Unmarshal(body, &page); err != nil {
@@ -87,27 +90,18 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 }
 
-// readTraceAPI runs one GET on the trace read API and returns its body, or
-// the API's error message.
-func readTraceAPI(h http.Handler, cmd *cobra.Command, path string) ([]byte, error) {
-	req := httptest.NewRequestWithContext(cmd.Context(), http.MethodGet, path, nil)
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	body, _ := io.ReadAll(rec.Result().Body)
-	if rec.Code == http.StatusOK {
-		return body, nil
+// printTraceTree prints one GET /api/traces/{id} answer: as it is with
+// asJSON (one line), else as a tree.
+func printTraceTree(out io.Writer, body []byte, asJSON bool) error {
+	if asJSON {
+		_, err := fmt.Fprintf(out, "%s\n", body)
+		return err
 	}
-	var e struct {
-		Code    string `json:"error"`
-		Message string `json:"message"`
+	var n traceapi.Node
+	if err := json.Unmarshal(body, &n); err != nil {
+		return fmt.Errorf("reading the trace: %w", err)
 	}
-	if json.Unmarshal(body, &e) == nil && e.Code == gatewayclient.UnreachableCode {
-		return nil, errors.New(e.Message) // no HTTP answer arrived: no status to show
-	}
-	if json.Unmarshal(body, &e) == nil && e.Message != "" {
-		return nil, fmt.Errorf("%s (HTTP %d)", e.Message, rec.Code)
-	}
-	return nil, fmt.Errorf("trace API: HTTP %d: %s", rec.Code, strings.TrimSpace(string(body)))
+	return printTree(out, n, 0)
 }
 
 func printTraceList(out io.Writer, page traceapi.Page) error {
@@ -124,19 +118,37 @@ func printTraceList(out io.Writer, page traceapi.Page) error {
 	}
 	fmt.Fprintln(tw, header)
 	for _, t := range page.Traces {
-		tasks := strconv.Itoa(t.TaskCount)
-		if t.FailedTasks > 0 {
-			tasks += " (" + strconv.Itoa(t.FailedTasks) + " failed)"
-		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", t.TraceID, t.StartedAt.Local().Format(time.DateTime),
-			outcome(t.Success, t.ErrorCode), side(t.ExecutedLocally), millis(t.DurationMS), tasks, strings.Join(t.ToolsUsed, ", "))
-		if callers {
-			line += "\t" + t.Caller
-		}
-		fmt.Fprintln(tw, line)
+		printSummary(tw, t, 0, callers)
 	}
-	fmt.Fprintf(tw, "\n%d of %d executions; `pml traces TRACE_ID` shows one.\n", len(page.Traces), page.Total)
+	fmt.Fprintf(tw, "\n%d of %d executions (capability runs indented under theirs); `pml traces TRACE_ID` shows one.\n", len(page.Traces), page.Total)
 	return tw.Flush()
+}
+
+// printSummary prints one line of the list, then the capability runs t
+// started, indented under it.
+func printSummary(tw io.Writer, t traceapi.Summary, depth int, callers bool) {
+	tasks := strconv.Itoa(t.TaskCount)
+	if t.FailedTasks > 0 {
+		tasks += " (" + strconv.Itoa(t.FailedTasks) + " failed)"
+	}
+	id, tools := t.TraceID, strings.Join(t.ToolsUsed, ", ")
+	if depth > 0 {
+		id = strings.Repeat("  ", depth) + id
+		tools = t.CapabilityFQDN + ": " + tools
+	}
+	line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", id, t.StartedAt.Local().Format(time.DateTime),
+		outcome(t.Success, t.ErrorCode), side(t.ExecutedLocally), millis(t.DurationMS), tasks, tools)
+	if callers {
+		line += "\t" + t.Caller
+	}
+	fmt.Fprintln(tw, line)
+	for _, c := range t.Children {
+		printSummary(tw, c, depth+1, callers)
+	}
+	if t.ChildrenOmitted > 0 {
+		// The empty cells keep the table's columns aligned past this line.
+		fmt.Fprintf(tw, "%s  … %d more capability runs: `pml traces %s`\t\t\t\t\t\t\n", strings.Repeat("  ", depth), t.ChildrenOmitted, t.TraceID)
+	}
 }
 
 // printTree prints a trace, its calls in order, and under a call the child

@@ -67,3 +67,36 @@ func quoted(ids []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// CommandLineApproved says what `pml exec --approve` approves of items, a
+// line for each kind, in the terms of a person at the command line rather
+// than of continue_workflow. --approve continues with approved true and
+// never always: tools are approved for this run only, so the line says
+// where to allow them for good (README "Commands").
+func CommandLineApproved(items []Item, c ConfigState) []string {
+	var lines []string
+	if ids := AlwaysAllow(items); len(ids) > 0 {
+		them := plural(len(ids), "it", "them")
+		hint := fmt.Sprintf("to stop asking, add %s to permissions.allow in %s", them, c.Path)
+		if !c.Exists {
+			hint = fmt.Sprintf("to stop asking, run `pml init` (it creates %s) and add %s to its permissions.allow", c.Path, them)
+		}
+		lines = append(lines, fmt.Sprintf("approved for this run: %s (%s)", strings.Join(ids, ", "), hint))
+	}
+	for _, it := range items {
+		switch {
+		case it.Type == TypeToolPermission && it.Once:
+			lines = append(lines, fmt.Sprintf("approved for this one call: %s on %s", it.Tool, it.Path))
+		case it.Type == TypeDependency && it.Dependency != nil:
+			d := it.Dependency
+			lines = append(lines, fmt.Sprintf("approved installing the MCP server %s (runs `%s`) for %s",
+				d.Name, strings.TrimSpace(d.Command+" "+strings.Join(d.Args, " ")), it.Tool))
+		case it.Type == TypeIntegrity && it.Integrity != nil:
+			lines = append(lines, fmt.Sprintf("approved the changed registry entry %s (new hash %s; the lockfile records it)",
+				it.Integrity.FQDN, it.Integrity.NewHash))
+		case it.Type == TypeAPIKey:
+			lines = append(lines, fmt.Sprintf("continuing with %s for %s, now in the workspace's .env", strings.Join(it.Keys, ", "), it.Server))
+		}
+	}
+	return lines
+}

@@ -90,8 +90,12 @@ func (s *Service) needRole(need tokenauth.Role, allTenants bool, next http.Handl
 
 // localPrincipal is the caller of local mode and of the package's in-process
 // requests: the workspace itself, with every right.
+// localCaller names the principal of local mode's package, which has no
+// key: the workspace's own traces.
+const localCaller = "local"
+
 func localPrincipal(sc store.Scope) principal {
-	return principal{Scope: sc, Role: tokenauth.RoleAdmin, Caller: "local"}
+	return principal{Scope: sc, Role: tokenauth.RoleAdmin, Caller: localCaller}
 }
 
 // resourceMetadataURL is where the protected resource metadata of the

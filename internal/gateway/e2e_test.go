@@ -253,7 +253,7 @@ func TestCallAndDiscover(t *testing.T) {
 		!strings.HasPrefix(d.Tools[0].Declaration, "/** ") {
 		t.Fatalf("compact discover: %+v, full %+v", compact.Tools, d.Tools)
 	}
-	res, _ = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover", Arguments: map[string]any{"pattern": "fx:*"}})
+	res, _ = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover", Arguments: map[string]any{"pattern": "fx:*", "limit": 50}})
 	if !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"fx:echo"`) {
 		t.Fatalf("hosted tools not discoverable: %s", res.Content[0].(*mcp.TextContent).Text)
 	}

@@ -44,7 +44,7 @@ func TestHostedServerEntryToolsOutsideIntegrity(t *testing.T) {
 	badBefore := fetch("pml.mcp.bad.server")
 
 	s := g.Connect(t, g.Key, false)
-	d := discover(t, s, wire.DiscoverRequest{Pattern: "fx:*", Schemas: true}) // whole descriptions
+	d := discover(t, s, wire.DiscoverRequest{Pattern: "fx:*", Limit: 100, Schemas: true}) // every tool, whole descriptions
 	if len(d.Tools) == 0 {
 		t.Fatal("fx has no tools")
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/pml-go/pml/internal/gateway/traceapi"
@@ -30,6 +31,16 @@ func (s *Service) newTraceAPI(policy *traceapi.Retention, ingest traceapi.Ingest
 		Caller: func(r *http.Request) string {
 			p, _ := r.Context().Value(principalCtxKey{}).(principal)
 			return p.Caller
+		},
+		Owner: func(r *http.Request) string {
+			p, _ := r.Context().Value(principalCtxKey{}).(principal)
+			switch {
+			case p.Caller == localCaller:
+				return "this workspace" // local mode: no key, no project to speak of
+			case strings.HasPrefix(p.Caller, "key:"):
+				return "this API key's project"
+			}
+			return "this project"
 		},
 		Retention: policy,
 		Ingest:    ingest,

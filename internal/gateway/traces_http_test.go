@@ -190,7 +190,8 @@ func TestTracesTenantIsolation(t *testing.T) {
 	if got := getTree(t, g.URL, other, mine.TraceID); got.Trace.WorkflowID != "wf-theirs" {
 		t.Fatalf("their trace: %+v", got.Trace)
 	}
-	if code, _ := apiCall(t, http.MethodGet, g.URL+"/api/traces/"+tracing.NewTraceID(), g.Key, nil, nil); code != http.StatusNotFound {
-		t.Errorf("unknown id: %d", code)
+	if code, body := apiCall(t, http.MethodGet, g.URL+"/api/traces/"+tracing.NewTraceID(), g.Key, nil, nil); code != http.StatusNotFound ||
+		!strings.Contains(string(body), "in this API key's project") {
+		t.Errorf("unknown id: %d %s", code, body)
 	}
 }

@@ -114,7 +114,7 @@ func (g *Remote) Registry() *regclient.Client {
 	if g.cacheDir != "" {
 		dir = filepath.Join(g.cacheDir, "registry")
 	}
-	return regclient.New(g.url, g.http, dir)
+	return regclient.New(g.url, g.http, dir).WithUnreachable(g.describeUnreachable)
 }
 
 // PostTraces implements TracePoster: POST /api/traces with the key and

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -66,7 +65,7 @@ func (g *Remote) down(err error) error {
 	if pe, ok := pmlerr.As(err); ok {
 		return pe
 	}
-	ne := networkError(g.url, err)
+	ne := g.networkError(err)
 	var nerr net.Error
 	if !errors.Is(err, context.DeadlineExceeded) && !(errors.As(err, &nerr) && nerr.Timeout()) {
 		return ne
@@ -149,13 +148,21 @@ func (g *Remote) drop(s *mcp.ClientSession) {
 	}
 }
 
-// networkError is a failure to reach the gateway at url. An error that
-// already carries a wire code is kept (see down).
-func networkError(url string, err error) error {
+// networkError is a failure to reach the gateway, said as `pml traces`
+// says it (unreachableMessage): where it was looked for, where that
+// address came from, and why. An error that already carries a wire code is
+// kept (see down).
+func (g *Remote) networkError(err error) error {
 	if pe, ok := pmlerr.As(err); ok {
 		return pe
 	}
-	return &pmlerr.Error{Code: pmlerr.NetworkError, Message: fmt.Sprintf("gateway %s unreachable: %v%s", url, err, certificateHint(err)), Err: err}
+	return &pmlerr.Error{Code: pmlerr.NetworkError, Message: g.describeUnreachable(err), Err: err}
+}
+
+// describeUnreachable is unreachableMessage with what to do about a
+// certificate this machine does not trust, when that is why.
+func (g *Remote) describeUnreachable(err error) string {
+	return g.unreachableMessage(err) + certificateHint(err)
 }
 
 // Close implements Gateway.

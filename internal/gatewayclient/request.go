@@ -61,12 +61,12 @@ func (g *Remote) do(ctx context.Context, r apiRequest) (apiAnswer, error) {
 		if r.marksDown {
 			return apiAnswer{}, g.down(err)
 		}
-		return apiAnswer{}, networkError(g.url, err)
+		return apiAnswer{}, g.networkError(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
 	if err != nil {
-		return apiAnswer{}, networkError(g.url, err)
+		return apiAnswer{}, g.networkError(err)
 	}
 	return apiAnswer{status: resp.StatusCode, header: resp.Header, body: data}, nil
 }

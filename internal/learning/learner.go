@@ -372,26 +372,30 @@ func (l *Learner) name(ctx context.Context, sc store.Scope, intent, shapeHash st
 
 // ObserveTrace learns from a stored trace of scope, after the caller goes
 // on: its tools' order and data flow feed scope's tool graph, and a run of
-// one of scope's own capabilities counts as its outcome. A trace is
-// whatever a member posted: it can only ever touch its own tenant.
+// one of scope's own capabilities counts as its outcome. A run executed
+// locally also counts as a call of that capability (its Uses): the package
+// ran it on its machine, so the gateway, which counts the calls it runs
+// itself, never saw it. A trace is whatever a member posted: it can only
+// ever touch its own tenant.
 func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
 	if l.store == nil {
 		return
 	}
 	edges := edgesOf(t, l.graph.dagEdges)
-	fqdn, success := t.CapabilityFQDN, t.Success
+	fqdn, success, local := t.CapabilityFQDN, t.Success, t.ExecutedLocally
 	if len(edges) > 0 {
 		l.graph.add(scope, edges)
 		l.scheduleFlush()
 	}
 	if fqdn != "" {
-		l.later(func(ctx context.Context) { l.countOutcome(ctx, scope, fqdn, success) })
+		l.later(func(ctx context.Context) { l.countRun(ctx, scope, fqdn, success, local) })
 	}
 }
 
-// countOutcome records a run of the capability named by its FQDN when it
-// is scope's own (its current version's, when the trace names an older one).
-func (l *Learner) countOutcome(ctx context.Context, scope store.Scope, name string, ok bool) {
+// countRun records a run of the capability named by its FQDN when it is
+// scope's own (its current version's, when the trace names an older one):
+// its outcome, and for a local run one more call.
+func (l *Learner) countRun(ctx context.Context, scope store.Scope, name string, ok, local bool) {
 	n, err := fqdn.Parse(name)
 	if err != nil || n.Org != scope.Org || n.Project != scope.Project {
 		return
@@ -405,6 +409,12 @@ func (l *Learner) countOutcome(ctx context.Context, scope store.Scope, name stri
 		return
 	}
 	l.outcome(e.Capability.ID, ok)
+	if !local {
+		return
+	}
+	if err := l.store.CountCapabilityUse(ctx, e.Capability.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		l.log.Warn("learning: counting a capability's local run", "id", e.Capability.ID, "err", err)
+	}
 }
 
 // maxPendingOutcomes bounds the capabilities whose outcomes wait to be

@@ -229,7 +229,9 @@ type CapabilityUses struct {
 
 // TraceFilter selects traces of one scope. Zero fields do not filter.
 // Since is inclusive and Until exclusive; Tool matches one element of
-// Trace.Tools exactly. Results come newest first (StartedAt, then ID).
+// Trace.Tools exactly. TopLevel keeps the traces without a parent: the
+// executions, not the capability runs nested in them. Results come newest
+// first (StartedAt, then ID).
 type TraceFilter struct {
 	Scope          Scope
 	WorkflowID     string
@@ -237,6 +239,7 @@ type TraceFilter struct {
 	Tool           string
 	Caller         string
 	Success        *bool
+	TopLevel       bool
 	Since, Until   time.Time
 	Limit, Offset  int
 }

@@ -301,7 +301,8 @@ func sentenceEnd(text string) int {
 const maxShortDescription = 100
 
 // ShortDescription is a tool description as a compact discover hit carries
-// it: its first sentences up to maxShortDescription bytes, on one line.
+// it: its first sentences up to maxShortDescription bytes, on one line; a
+// first sentence longer than that is cut after a word, never inside one.
 func ShortDescription(desc string) string {
 	desc = strings.Join(strings.Fields(desc), " ")
 	if len(desc) <= maxShortDescription {
@@ -311,18 +312,18 @@ func ShortDescription(desc string) string {
 	if i := strings.LastIndex(cut, ". "); i > 0 {
 		return cut[:i+1]
 	}
-	return strings.TrimRight(textcut.Prefix(desc, maxShortDescription-3), " ,;:") + "..."
+	return strings.TrimRight(textcut.Words(desc, maxShortDescription-3), " ,;:") + "..."
 }
 
-// shortDoc is the first sentence of doc on one line, cut to maxShortDoc
-// bytes with an ellipsis.
+// shortDoc is the first sentence of doc on one line, cut after a word to
+// maxShortDoc bytes with an ellipsis.
 func shortDoc(doc string) string {
 	doc = strings.Join(strings.Fields(doc), " ")
 	if i := sentenceEnd(doc); i >= 0 {
 		doc = doc[:i+1]
 	}
 	if len(doc) > maxShortDoc {
-		doc = strings.TrimRight(textcut.Prefix(doc, maxShortDoc-3), " ,;:") + "..."
+		doc = strings.TrimRight(textcut.Words(doc, maxShortDoc-3), " ,;:") + "..."
 	}
 	return doc
 }

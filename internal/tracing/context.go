@@ -23,11 +23,13 @@ type childSlotKey struct{}
 
 // childSlot receives the id of the child trace a call started; the Recorder
 // reads it when the call returns. budget is the calling run's budget of
-// child traces.
+// child traces; routingOf is the calling run's, which a nested run's calls
+// take too (they run on the same side, through the same bridge).
 type childSlot struct {
-	mu     sync.Mutex
-	id     string
-	budget childBudget
+	mu        sync.Mutex
+	id        string
+	budget    childBudget
+	routingOf func(tool string) string
 }
 
 // childBudget is how many more nested runs under one top-level run may keep

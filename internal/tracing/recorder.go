@@ -102,11 +102,16 @@ func NewRecorder(traceID string, opts RecorderOptions) *Recorder {
 // call's child and shares the top-level run's budget of child traces. keep
 // is false once that budget is spent (or when the calling run's own trace
 // is not kept): the nested run still runs, but its trace must not be kept;
-// the top-level trace counts it in Truncation.ChildTracesOmitted. Outside
-// any Recorder, the new one is a root of its own.
+// the top-level trace counts it in Truncation.ChildTracesOmitted. Without a
+// RoutingOf of its own it takes the calling run's, so that its tasks say
+// where they ran as the caller's do. Outside any Recorder, the new one is a
+// root of its own.
 func NewChildRecorder(ctx context.Context, opts RecorderOptions) (rec *Recorder, keep bool) {
-	rec = NewRecorder(NewTraceID(), opts)
 	slot, ok := ctx.Value(childSlotKey{}).(*childSlot)
+	if ok && opts.RoutingOf == nil {
+		opts.RoutingOf = slot.routingOf
+	}
+	rec = NewRecorder(NewTraceID(), opts)
 	if !ok {
 		return rec, true
 	}
@@ -181,7 +186,7 @@ func (r *Recorder) begin(ctx context.Context, tool string, args json.RawMessage)
 	}
 	r.next = max(r.next, ord+1)
 
-	c := &call{ordinal: ord, started: started, dirty: taskDirty, child: &childSlot{budget: r.children}}
+	c := &call{ordinal: ord, started: started, dirty: taskDirty, child: &childSlot{budget: r.children, routingOf: r.opts.RoutingOf}}
 	c.task = Task{TaskID: fmt.Sprintf("t%d", ord+1), Tool: tool, ToolID: tool, StartedAt: started}
 	if r.opts.FQDNOf != nil {
 		if fqdn := r.opts.FQDNOf(tool); fqdn != "" {

@@ -64,6 +64,9 @@ func (s *Server) listTools(ctx context.Context, ss *session) ([]tools.Info, erro
 	s.mu.Lock()
 	ss.tools, s.known = list, list
 	s.mu.Unlock()
+	if s.pool.opts.OnTools != nil {
+		s.pool.opts.OnTools(s.name, slices.Clone(list))
+	}
 	return list, nil
 }
 

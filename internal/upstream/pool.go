@@ -22,6 +22,10 @@ type Options struct {
 	StopGrace    time.Duration                     // wait after closing stdin, and again after SIGTERM; default 2 s
 	Logger       *slog.Logger                      // server stderr lines logged at Debug with attr server=name
 	OnStart      func(server string, restart bool) // hook for metrics; called after each successful start
+	// OnTools, when set, is handed each tool list a server returns (not the
+	// cached one again), on the caller's goroutine: the package keeps it for
+	// the catalog of a later process (docs/protocol.md "HTTP endpoints").
+	OnTools func(server string, list []tools.Info)
 	// MinimalEnv starts stdio servers with only procenv's minimal base plus
 	// their configured env, instead of this process's whole environment. The
 	// package sets it (its environment holds the gateway key); the gateway's

@@ -9,6 +9,13 @@ import (
 	"github.com/pml-go/pml/internal/tools"
 )
 
+// DefaultDiscoverLimit is how many hits a discover without a limit answers:
+// the top 5 whose cost docs/performance.md "What the AI pays: tool context"
+// measures (about 440 tokens, within the 1,000 of tools/list and one
+// discover together); 20 took about 6 KB. Total still counts every match,
+// so the AI client knows to ask for more.
+const DefaultDiscoverLimit = 5
+
 // RankTools filters all by req's name and pattern and ranks them by relevance
 // to its query; meta supplies each hit's kind, routing and FQDN, graph the
 // tenant's tool graph (nil: none). A search answers compact hits (a short
@@ -35,7 +42,7 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 	}
 	limit := req.Limit
 	if limit <= 0 {
-		limit = 20
+		limit = DefaultDiscoverLimit
 	}
 	type hit struct {
 		info tools.Info
@@ -61,10 +68,11 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 		}
 	}
 	hits := slices.Concat(first, foreign, last)
+	total := len(hits)
 	if len(hits) > limit {
 		hits = hits[:limit]
 	}
-	out := DiscoverAnswer{Tools: make([]DiscoveredTool, 0, len(hits)), Total: len(hits)}
+	out := DiscoverAnswer{Tools: make([]DiscoveredTool, 0, len(hits)), Total: total}
 	for _, h := range hits {
 		d, t := h.d, h.info
 		d.ID, d.Description, d.InputSchema, d.OutputSchema = t.ID, t.Description, t.InputSchema, t.OutputSchema

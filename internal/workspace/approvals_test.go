@@ -394,9 +394,9 @@ func TestWorkflowBoundToItsCode(t *testing.T) {
 func TestExecuteApprovingApprovesEverything(t *testing.T) {
 	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"ask":["fx"]}`), nil)
 	var seen []string
-	a := e.pkg.ExecuteApproving(context.Background(), wire.ExecuteRequest{Code: `return await mcp.fx.echo({text: "auto"})`}, func(a wire.Answer) { seen = append(seen, a.ApprovalType) })
+	a := e.pkg.ExecuteApproving(context.Background(), wire.ExecuteRequest{Code: `return await mcp.fx.echo({text: "auto"})`}, func(approved []string) { seen = append(seen, approved...) })
 	wantStatus(t, a, wire.StatusSuccess)
-	if len(seen) != 1 || seen[0] != "tool_permission" {
+	if len(seen) != 1 || !strings.HasPrefix(seen[0], "approved for this run: fx:echo (to stop asking, add it to permissions.allow in ") {
 		t.Fatalf("reported %v", seen)
 	}
 }

@@ -40,9 +40,10 @@ type Catalog struct {
 const maxCatalogGateway = 1000
 
 // Catalog lists the built-in tools, the workspace's servers with their
-// state (and the tools they listed last) and the gateway's tools and
-// learned capabilities. Unlike discover it starts no server: opening the
-// page must not spawn processes.
+// state (and the tools they listed last, in this process or, from the
+// server records, in another) and the gateway's tools and learned
+// capabilities. Unlike discover it starts no server: opening the page must
+// not spawn processes.
 func (p *Workspace) Catalog(ctx context.Context) (Catalog, error) {
 	cfg, local, _ := p.refreshConfig()
 	p.mu.Lock()
@@ -71,6 +72,14 @@ func (p *Workspace) Catalog(ctx context.Context) (Catalog, error) {
 			if list, ok := srv.KnownTools(); ok {
 				known = list
 				desc = fmt.Sprintf("%d tools", len(list))
+			}
+		}
+		if known == nil {
+			// Not listed by this process: what the server's record says of
+			// an earlier start or listing, maybe by another process (`pml
+			// exec`, `pml stdio`); the catalog never starts it.
+			if d, list, ok := p.recordedUse(ns); ok {
+				desc, known = d, list
 			}
 		}
 		if _, configured := cfg.MCPServers[ns]; !configured {

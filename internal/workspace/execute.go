@@ -41,6 +41,7 @@ func (p *Workspace) execute(ctx context.Context, req wire.ExecuteRequest) wire.A
 	if err := p.readConfig(&pl); err != nil {
 		return wire.ErrorAnswer(err, "")
 	}
+	p.warnPermissions(ctx, pl.cfg, pl.local)
 	if req.ContinueWorkflow != nil {
 		return p.continueWorkflow(ctx, req, &pl, start)
 	}

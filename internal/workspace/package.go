@@ -84,23 +84,27 @@ type Workspace struct {
 	closeNow context.CancelFunc
 	runs     sync.WaitGroup
 
-	mu        sync.Mutex
-	cfg       Config
-	cfgErr    error
-	cfgStamp  fileStamp
-	applied   map[string]upstream.ServerConfig // servers currently in the pool, as started
-	missing   map[string][]string              // server -> ${VAR}s set nowhere
-	local     *tools.Mux
-	localNS   []string // local's namespaces: always routed here
-	rules     routing.Rules
-	rulesAt   time.Time
-	haveRules bool
-	reported  string // tool ids last reported to the gateway
-	catalog   map[string]catalogLookup
-	learning  sync.WaitGroup     // background capability reports
-	learned   map[string]*report // code hashes reported this session
+	mu       sync.Mutex
+	cfg      Config
+	cfgErr   error
+	cfgStamp fileStamp
+	// permsChecked is the permissions and servers warnPermissions last
+	// checked, so each set is warned about once.
+	permsChecked string
+	applied      map[string]upstream.ServerConfig // servers currently in the pool, as started
+	missing      map[string][]string              // server -> ${VAR}s set nowhere
+	local        *tools.Mux
+	localNS      []string // local's namespaces: always routed here
+	rules        routing.Rules
+	rulesAt      time.Time
+	haveRules    bool
+	reported     string // tool ids last reported to the gateway
+	catalog      map[string]catalogLookup
+	learning     sync.WaitGroup     // background capability reports
+	learned      map[string]*report // code hashes reported this session
 
 	cfgWrite sync.Mutex // serializes the package's own edits of .pml.json ("always")
+	recordMu sync.Mutex // serializes this process's writes of the server records
 
 	secretMu   sync.Mutex // guards the secret filters, rebuilt when the values change
 	secretVals []string
@@ -136,7 +140,6 @@ func New(o Options) (*Workspace, error) {
 		analyzer:  o.Analyzer,
 		validate:  tools.NewValidator(),
 		env:       approval.NewEnv(ws),
-		pool:      upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger, MinimalEnv: true}),
 		builtins:  local.New(ws),
 		rulesTTL:  o.RulesTTL,
 		workflows: approval.NewStore[pendingRun](approval.DefaultTTL, o.Now),
@@ -145,6 +148,8 @@ func New(o Options) (*Workspace, error) {
 		catalog:   map[string]catalogLookup{},
 		learned:   map[string]*report{},
 	}
+	p.pool = upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger, MinimalEnv: true,
+		OnStart: p.noteServerStart, OnTools: p.noteServerTools})
 	p.closing, p.closeNow = context.WithCancel(context.Background())
 	if p.analyzer == nil {
 		p.analyzer = analysis.New(512)

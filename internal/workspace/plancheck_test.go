@@ -69,7 +69,7 @@ func TestCatalogServerAsksInstallAndKeyBeforeFirstRun(t *testing.T) {
 	}
 
 	// `pml exec --approve` stops at the missing key with API_KEY_REQUIRED.
-	stop := e.pkg.ExecuteApproving(t.Context(), wire.ExecuteRequest{Code: code}, func(wire.Answer) {})
+	stop := e.pkg.ExecuteApproving(t.Context(), wire.ExecuteRequest{Code: code}, func([]string) {})
 	if stop.ErrorCode != pmlerr.APIKeyRequired {
 		t.Fatalf("%+v", stop)
 	}

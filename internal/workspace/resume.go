@@ -175,9 +175,10 @@ func (p *Workspace) apply(ctx context.Context, it approval.Item) error {
 }
 
 // ExecuteApproving runs req and approves every approval_required it meets
-// (`pml exec --approve`), telling report about each one first. Bounded, so a
-// key that stays missing cannot loop forever.
-func (p *Workspace) ExecuteApproving(ctx context.Context, req wire.ExecuteRequest, report func(wire.Answer)) wire.Answer {
+// (`pml exec --approve`), telling report first what it approves, in the
+// command line's terms (approval.CommandLineApproved). Bounded, so a key
+// that stays missing cannot loop forever.
+func (p *Workspace) ExecuteApproving(ctx context.Context, req wire.ExecuteRequest, report func(approved []string)) wire.Answer {
 	ans := p.Execute(ctx, req)
 	for range 10 {
 		if ans.Status != wire.StatusApprovalRequired {
@@ -186,7 +187,7 @@ func (p *Workspace) ExecuteApproving(ctx context.Context, req wire.ExecuteReques
 		if stop, ok := p.stillMissingKeys(ans); ok {
 			return stop
 		}
-		report(ans)
+		report(approval.CommandLineApproved(answerItems(ans), p.configState()))
 		ans = p.Execute(ctx, wire.ExecuteRequest{Code: req.Code, ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: ans.WorkflowID, Approved: wire.Bool(true)}})
 	}
 	return ans

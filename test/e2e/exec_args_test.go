@@ -84,7 +84,7 @@ func TestExecArgsSurviveApproval(t *testing.T) {
 	} {
 		out, errOut, code := runPML(t, ws, gatewayEnv(g), "", "exec", "--approve", "--args", `{"s":"s.txt","n":1}`, tc.code)
 		a := execAnswer(t, out, errOut)
-		if code != 0 || !strings.Contains(errOut, "approving") || string(a.Result) != tc.result ||
+		if code != 0 || !strings.Contains(errOut, "pml: approved for this run: ") || string(a.Result) != tc.result ||
 			a.ExecutedLocally == nil || *a.ExecutedLocally != tc.local {
 			t.Fatalf("%s: exit %d, want %s\n%s\n%s", tc.name, code, tc.result, out, errOut)
 		}

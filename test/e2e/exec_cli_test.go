@@ -71,7 +71,7 @@ func TestExecApproveMissingKeyStops(t *testing.T) {
 	code := `return (await mcp.fx.env({name: "TOKEN"})).length`
 	out, errOut, exit := runPML(t, ws, nil, "", "exec", "--approve", code)
 	a := execAnswer(t, out, errOut)
-	if exit != 1 || a.ErrorCode != "API_KEY_REQUIRED" || strings.Contains(errOut, "approving") ||
+	if exit != 1 || a.ErrorCode != "API_KEY_REQUIRED" || strings.Contains(errOut, "pml: approved") ||
 		!strings.Contains(a.Error, "FX_CLI_TOKEN=") || !strings.Contains(a.Error, ws+"/.env") {
 		t.Fatalf("exit %d: %s\n%s", exit, out, errOut)
 	}

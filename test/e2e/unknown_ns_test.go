@@ -19,7 +19,7 @@ func TestExecUnknownNamespace(t *testing.T) {
 	ws := t.TempDir()
 	testfixture.WriteFile(t, ws, ".pml.json", `{"version": "1", "permissions": {"ask": ["nosuch", "math"]}}`)
 	out, errOut, code := runPML(t, ws, gatewayEnv(g), "", "exec", "--approve", "return await mcp.nosuch.thing({})")
-	if a := execAnswer(t, out, errOut); code != 1 || a.ErrorCode != "UNKNOWN_TOOL" || strings.Contains(errOut, "approving") {
+	if a := execAnswer(t, out, errOut); code != 1 || a.ErrorCode != "UNKNOWN_TOOL" || strings.Contains(errOut, "pml: approved") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	if n := len(g.rec.toolCalls("execute")); n != 0 {
@@ -30,7 +30,7 @@ func TestExecUnknownNamespace(t *testing.T) {
 		t.Fatalf("offline: refused as unknown\n%s\n%s", out, errOut)
 	}
 	out, errOut, code = runPML(t, ws, gatewayEnv(g), "", "exec", "--approve", "return await mcp.math.add({a: 1, b: 2})")
-	if a := execAnswer(t, out, errOut); code != 0 || string(a.Result) != "3" || !strings.Contains(errOut, "approving") {
+	if a := execAnswer(t, out, errOut); code != 0 || string(a.Result) != "3" || !strings.Contains(errOut, "pml: approved for this run: math:add") {
 		t.Fatalf("next command: exit %d\n%s\n%s", code, out, errOut)
 	}
 }

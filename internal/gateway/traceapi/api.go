@@ -56,6 +56,9 @@ type Config struct {
 	// Caller names a request's principal (docs/auth.md), recorded in the
 	// traces it posts; nil records none.
 	Caller func(*http.Request) string
+	// Owner names, in messages, whose traces a request reads: "this API
+	// key's project", "this workspace" (local mode); nil: "this project".
+	Owner func(*http.Request) string
 	// Retention is the retention policy; nil keeps traces forever and Run
 	// returns at once.
 	Retention *Retention
@@ -76,6 +79,7 @@ type API struct {
 	log       *slog.Logger
 	scope     func(*http.Request) store.Scope
 	caller    func(*http.Request) string
+	owner     func(*http.Request) string
 	retention *retention // nil: no retention
 	commits   *groupCommit
 	learn     func(store.Scope, tracing.Trace)
@@ -86,7 +90,7 @@ type API struct {
 // New builds an API; zero fields of cfg get working defaults, but for
 // Observer and Scope.
 func New(cfg Config) *API {
-	a := &API{store: cfg.Store, sanitizer: cfg.Sanitizer, export: cfg.Export, obs: cfg.Observer, log: cfg.Logger, scope: cfg.Scope, caller: cfg.Caller, now: cfg.Now, learn: cfg.Learn}
+	a := &API{store: cfg.Store, sanitizer: cfg.Sanitizer, export: cfg.Export, obs: cfg.Observer, log: cfg.Logger, scope: cfg.Scope, caller: cfg.Caller, owner: cfg.Owner, now: cfg.Now, learn: cfg.Learn}
 	if a.now == nil {
 		a.now = time.Now
 	}
@@ -96,6 +100,9 @@ func New(cfg Config) *API {
 	a.ingest = newIngestLimiter(cfg.Ingest, a.now)
 	if a.caller == nil {
 		a.caller = func(*http.Request) string { return "" }
+	}
+	if a.owner == nil {
+		a.owner = func(*http.Request) string { return "this project" }
 	}
 	if a.sanitizer == nil {
 		a.sanitizer = tracing.NewSanitizer(nil)

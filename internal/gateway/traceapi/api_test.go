@@ -216,7 +216,7 @@ func TestHandlers(t *testing.T) {
 	if q, d := obs.get(&obs.queue), obs.get(&obs.dropped); q != 7 || d != 2 {
 		t.Errorf("queue %d, dropped %d; want 7 and 2", q, d)
 	}
-	for _, q := range []string{"since=yesterday", "until=1.5", "success=maybe", "page=0", fmt.Sprintf("limit=%d", traceapi.MaxPageSize+1)} {
+	for _, q := range []string{"since=yesterday", "until=1.5", "success=maybe", "top_level=yes", "page=0", fmt.Sprintf("limit=%d", traceapi.MaxPageSize+1)} {
 		name := strings.SplitN(q, "=", 2)[0]
 		if code, got := do(http.MethodGet, "/api/traces?"+q, "acme", ""); code != http.StatusBadRequest || !strings.Contains(got, name+"=") {
 			t.Errorf("GET ?%s: %d %s", q, code, got)
@@ -233,6 +233,39 @@ func TestHandlers(t *testing.T) {
 	}
 	if code, got := do(http.MethodGet, "/api/traces/h1", "acme", ""); code != http.StatusOK || !strings.Contains(got, `"trace_id":"h1"`) {
 		t.Errorf("GET own trace: %d %s", code, got)
+	}
+}
+
+// A top-level list holds the executions only, each with the capability
+// runs it started nested under it, theirs under them (issue 33, section 3,
+// item 1); a cyclic chain does not loop.
+func TestTopLevelListNestsChildren(t *testing.T) {
+	api, _, _ := newAPI(t)
+	ctx := context.Background()
+	traces := []tracing.Trace{localTrace("a", ""), localTrace("b", "a"), localTrace("c", "b"), localTrace("d", ""), localTrace("x", "y"), localTrace("y", "x")}
+	if _, err := api.Ingest(ctx, acme, "", traces); err != nil {
+		t.Fatal(err)
+	}
+	page, err := api.List(ctx, acme, traceapi.Query{TopLevel: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	var walk func(s traceapi.Summary, pad string)
+	walk = func(s traceapi.Summary, pad string) {
+		lines = append(lines, pad+s.TraceID)
+		for _, c := range s.Children {
+			walk(c, pad+" ")
+		}
+	}
+	for _, s := range page.Traces {
+		walk(s, "")
+	}
+	if got := strings.Join(lines, ","); page.Total != 2 || (got != "a, b,  c,d" && got != "d,a, b,  c") {
+		t.Errorf("top-level list %q (total %d), want a with b with c, and d", got, page.Total)
+	}
+	if all, _ := api.List(ctx, acme, traceapi.Query{}); all.Total != len(traces) || len(all.Traces[0].Children) != 0 {
+		t.Errorf("the plain list: total %d, children %v", all.Total, all.Traces[0].Children)
 	}
 }
 

@@ -75,7 +75,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // ServeList is GET /api/traces?workflow_id=&capability=&tool=&caller=&success=
-// &since=&until=&page=&limit=.
+// &top_level=&since=&until=&page=&limit=.
 func (a *API) ServeList(w http.ResponseWriter, r *http.Request) {
 	q, err := parseQuery(r.URL.Query())
 	if err != nil {
@@ -97,7 +97,7 @@ func (a *API) ServeTree(w http.ResponseWriter, r *http.Request) {
 	node, err := a.Tree(r.Context(), a.scope(r), id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		httpapi.Error(w, http.StatusNotFound, "not_found", "no trace "+strconv.Quote(id)+" for this API key's project")
+		httpapi.Error(w, http.StatusNotFound, "not_found", "no trace "+strconv.Quote(id)+" in "+a.owner(r))
 		return
 	case err != nil:
 		a.log.Error("reading trace", "trace_id", id, "err", err)

@@ -26,6 +26,13 @@ func parseQuery(v url.Values) (Query, error) {
 		}
 		q.Success = &b
 	}
+	if s := v.Get("top_level"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return q, fmt.Errorf("top_level=%q: want true or false", s)
+		}
+		q.TopLevel = b
+	}
 	var err error
 	if q.Since, err = parseTime("since", v.Get("since")); err != nil {
 		return q, err

@@ -28,16 +28,24 @@ const (
 )
 
 // Query filters a tenant's traces. Zero fields do not filter; Since is
-// inclusive, Until exclusive; Page counts from 1.
+// inclusive, Until exclusive; Page counts from 1. TopLevel lists the
+// executions only, each with the capability runs nested in it as its
+// Children (bounded like a tree: maxListChildren a page).
 type Query struct {
 	WorkflowID     string
 	CapabilityFQDN string
 	Tool           string
 	Caller         string
 	Success        *bool
+	TopLevel       bool
 	Since, Until   time.Time
 	Page, Limit    int
 }
+
+// maxListChildren bounds the nested runs one page of a TopLevel list
+// carries; past it a summary counts the rest in ChildrenOmitted, and the
+// tree of that execution (GET /api/traces/{id}) has them.
+const maxListChildren = 500
 
 // Summary is one line of the trace list: the trace's identity and
 // outcome, counts in place of its tasks, and none of its payloads. The
@@ -56,6 +64,11 @@ type Summary struct {
 	// Tasks and Decisions hide the trace's arrays: never in a list line.
 	Tasks     struct{} `json:"tasks,omitzero"`
 	Decisions struct{} `json:"decisions,omitzero"`
+	// Children are the capability runs this run started, oldest first,
+	// nested likewise; only in a TopLevel list. ChildrenOmitted counts those
+	// left out by the list's bound.
+	Children        []Summary `json:"children,omitempty"`
+	ChildrenOmitted int       `json:"children_omitted,omitempty"`
 }
 
 // Page is GET /api/traces: newest first, with the total before paging.
@@ -87,17 +100,56 @@ func (a *API) List(ctx context.Context, scope store.Scope, q Query) (Page, error
 	}
 	rows, total, err := a.store.ListTraces(ctx, store.TraceFilter{
 		Scope: scope, WorkflowID: q.WorkflowID, CapabilityFQDN: q.CapabilityFQDN, Tool: q.Tool, Caller: q.Caller,
-		Success: q.Success, Since: q.Since, Until: q.Until,
+		Success: q.Success, TopLevel: q.TopLevel, Since: q.Since, Until: q.Until,
 		Limit: q.Limit, Offset: (q.Page - 1) * q.Limit,
 	})
 	if err != nil {
 		return page, fmt.Errorf("list traces: %w", err)
 	}
 	page.Total = total
+	budget := &treeBudget{nodes: maxListChildren, bytes: maxTreeBytes}
 	for _, row := range rows {
-		page.Traces = append(page.Traces, summarize(row))
+		sum := summarize(row)
+		if q.TopLevel {
+			visited := map[string]bool{row.ID: true}
+			if err := a.nestChildren(ctx, scope, &sum, 0, budget, visited); err != nil {
+				return page, err
+			}
+		}
+		page.Traces = append(page.Traces, sum)
 	}
 	return page, nil
+}
+
+// nestChildren adds the summaries of the capability runs sum's run started,
+// and theirs, within the tree's depth and budget (Tree's bounds; the bytes
+// are those of the stored traces read).
+func (a *API) nestChildren(ctx context.Context, scope store.Scope, sum *Summary, depth int, budget *treeBudget, visited map[string]bool) error {
+	if depth >= maxTreeDepth {
+		return nil
+	}
+	kids, err := a.store.ChildTraces(ctx, scope, sum.TraceID)
+	if err != nil {
+		return fmt.Errorf("children of trace %s: %w", sum.TraceID, err)
+	}
+	for _, k := range kids {
+		if visited[k.ID] {
+			continue
+		}
+		if budget.nodes <= 0 || budget.bytes < len(k.Body) {
+			sum.ChildrenOmitted++
+			continue
+		}
+		visited[k.ID] = true
+		budget.nodes--
+		budget.bytes -= len(k.Body)
+		child := summarize(k)
+		if err := a.nestChildren(ctx, scope, &child, depth+1, budget, visited); err != nil {
+			return err
+		}
+		sum.Children = append(sum.Children, child)
+	}
+	return nil
 }
 
 func summarize(row store.Trace) Summary {

@@ -29,6 +29,9 @@ type Client struct {
 	base     string
 	http     *http.Client
 	cacheDir string
+	// unreachable says why the gateway could not be reached; nil: its
+	// address and the error (WithUnreachable).
+	unreachable func(error) string
 }
 
 // New returns a client for the gateway at baseURL (without /mcp). hc
@@ -178,7 +181,20 @@ func (c *Client) networkError(err error) error {
 	if pe, ok := pmlerr.As(err); ok {
 		return pe
 	}
-	return &pmlerr.Error{Code: pmlerr.NetworkError, Message: fmt.Sprintf("gateway %s unreachable: %v", c.base, err), Err: err}
+	msg := fmt.Sprintf("gateway %s unreachable: %v", c.base, err)
+	if c.unreachable != nil {
+		msg = c.unreachable(err)
+	}
+	return &pmlerr.Error{Code: pmlerr.NetworkError, Message: msg, Err: err}
+}
+
+// WithUnreachable returns c saying with describe why the gateway could not
+// be reached, as the package's other requests say it (where its address
+// came from, gatewayclient).
+func (c *Client) WithUnreachable(describe func(error) string) *Client {
+	cp := *c
+	cp.unreachable = describe
+	return &cp
 }
 
 // Resolve asks the catalog which entry a tool id ("ns:action") calls for

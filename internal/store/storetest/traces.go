@@ -131,6 +131,11 @@ func testListTraceFilters(t *testing.T, s store.Store) {
 		mk("c", 2*time.Minute, "wf2", "acme.web.x.y.1111", true, "fs:read"),
 		mk("d", 3*time.Minute, "wf2", "acme.web.x.z.2222", fail),
 		mk("e", 4*time.Minute, "wf3", "", true, "fs:readdir"),
+		func() store.Trace { // a capability run nested in a
+			tr := mk("f", 5*time.Minute, "", "acme.web.x.y.1111", true, "json:parse")
+			tr.ParentID = "a"
+			return tr
+		}(),
 	}))
 	// Another scope's matching traces never show up.
 	noErr(t, s.PutTraces(t.Context(), []store.Trace{func() store.Trace {
@@ -145,14 +150,16 @@ func testListTraceFilters(t *testing.T, s store.Store) {
 		f    store.TraceFilter
 		want []string
 	}{
-		{"all newest first", store.TraceFilter{}, []string{"e", "d", "c", "b", "a"}},
+		{"all newest first", store.TraceFilter{}, []string{"f", "e", "d", "c", "b", "a"}},
+		{"top level", store.TraceFilter{TopLevel: true}, []string{"e", "d", "c", "b", "a"}},
 		{"workflow", store.TraceFilter{WorkflowID: "wf1"}, []string{"b", "a"}},
-		{"fqdn", store.TraceFilter{CapabilityFQDN: "acme.web.x.y.1111"}, []string{"c", "a"}},
+		{"fqdn", store.TraceFilter{CapabilityFQDN: "acme.web.x.y.1111"}, []string{"f", "c", "a"}},
+		{"fqdn, top level", store.TraceFilter{CapabilityFQDN: "acme.web.x.y.1111", TopLevel: true}, []string{"c", "a"}},
 		{"tool exact match", store.TraceFilter{Tool: "fs:read"}, []string{"c", "b"}},
 		{"tool unknown", store.TraceFilter{Tool: "fs"}, []string{}},
-		{"success", store.TraceFilter{Success: &yes}, []string{"e", "c", "a"}},
+		{"success", store.TraceFilter{Success: &yes}, []string{"f", "e", "c", "a"}},
 		{"failure", store.TraceFilter{Success: &no}, []string{"d", "b"}},
-		{"since inclusive", store.TraceFilter{Since: t0.Add(3 * time.Minute)}, []string{"e", "d"}},
+		{"since inclusive", store.TraceFilter{Since: t0.Add(3 * time.Minute)}, []string{"f", "e", "d"}},
 		{"until exclusive", store.TraceFilter{Until: t0.Add(time.Minute)}, []string{"a"}},
 		{"window", store.TraceFilter{Since: t0.Add(time.Minute), Until: t0.Add(3 * time.Minute)}, []string{"c", "b"}},
 		{"combined", store.TraceFilter{WorkflowID: "wf2", Tool: "fs:read", Success: &yes}, []string{"c"}},

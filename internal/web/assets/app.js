@@ -185,7 +185,8 @@ async function openTrace(id) {
     const node = await api("/api/traces/" + encodeURIComponent(id));
     showTrace(node);
   } catch (e) {
-    setStatus(e.status === 404 ? "That execution does not exist for this key's project." : e.message, true);
+    setStatus(e.status === 404 ? (onWorkspacePage() ? "That execution does not exist in this workspace."
+      : "That execution does not exist for this key's project.") : e.message, true);
   }
 }
 

@@ -40,6 +40,9 @@ func TraceWhere(f store.TraceFilter, d Dialect) (string, []any) {
 	if f.Success != nil {
 		add("success = $%d", *f.Success)
 	}
+	if f.TopLevel {
+		conds = append(conds, "parent_id = ''")
+	}
 	if !f.Since.IsZero() {
 		add("started_at >= $%d", d.TimeArg(Time(f.Since)))
 	}
