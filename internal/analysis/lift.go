@@ -94,6 +94,11 @@ type lifter struct {
 	toks    []token
 	byStart map[int]int // token start offset -> index in toks
 	varying map[int]bool
+	// varyingList marks the lists of literals (by their '[') that differ in
+	// a variant; variant holds the variant's literal token at each literal's
+	// start, for relating values (derivations).
+	varyingList map[int]bool
+	variant     map[int]token
 	consts  map[*js.Var]js.IExpr // const bindings and their initialisers
 	reads   []string
 	lifts   []lift
@@ -106,6 +111,9 @@ type lift struct {
 	param      Param
 	template   bool   // a template part: replaced as ${args.x}
 	context    string // a name from context, for a second parameter of the same name
+	// derived, when set, writes the literal as an expression of another
+	// lift's parameter; it is no parameter of its own.
+	derived *derivation
 }
 
 func newLifter(code string) (*lifter, bool) {
@@ -123,7 +131,8 @@ func newLifter(code string) (*lifter, bool) {
 		return nil, false
 	}
 	l := &lifter{src: src, body: &fd.Body, argsVar: canon(fd.Params.List[0].Binding.(*js.Var)),
-		byStart: map[int]int{}, varying: map[int]bool{}, consts: map[*js.Var]js.IExpr{}, keys: map[int]bool{}}
+		byStart: map[int]int{}, varying: map[int]bool{}, varyingList: map[int]bool{}, variant: map[int]token{},
+		consts: map[*js.Var]js.IExpr{}, keys: map[int]bool{}}
 	toks, complete := significantTokens(wrapped)
 	if !complete {
 		return nil, false
@@ -150,22 +159,65 @@ func (l *lifter) offset(data []byte) int {
 	return off
 }
 
-// markVarying marks the literal tokens whose text differs in variant. A
-// variant of another shape makes the lift unsafe.
+// markVarying marks the literal tokens whose value differs in variant, and
+// the lists of literals that differ in any way (their length too). Strings
+// and templates without substitutions compare by value, whatever their
+// quotes: a value written back (Substitute) may be quoted otherwise than
+// the run wrote it. A variant of another shape makes the lift unsafe.
 func (l *lifter) markVarying(variant string) bool {
-	toks, complete := significantTokens(wrapPrefix + variant + wrapSuffix)
-	if !complete || len(toks) != len(l.toks) {
+	vt, complete := significantTokens(wrapPrefix + variant + wrapSuffix)
+	if !complete {
 		return false
 	}
-	for i, t := range toks {
-		if l.toks[i].tt != t.tt {
+	own, other := units(l.toks), units(vt)
+	if len(own) != len(other) {
+		return false
+	}
+	for i, a := range own {
+		b := other[i]
+		switch {
+		case a.list != b.list:
 			return false
-		}
-		if isLiteralToken(t.tt) && !bytes.Equal(l.toks[i].text, t.text) {
-			l.varying[l.toks[i].start] = true
+		case a.list:
+			if !bytes.Equal(a.text, b.text) {
+				l.varyingList[a.tok.start] = true
+			}
+		case !sameKind(a.tok.tt, b.tok.tt):
+			return false
+		case isLiteralToken(a.tok.tt):
+			l.variant[a.tok.start] = b.tok
+			if !sameLiteral(a.tok, b.tok) {
+				l.varying[a.tok.start] = true
+			}
 		}
 	}
 	return true
+}
+
+// sameKind reports whether two tokens stand in one place of one shape: the
+// same type, or a string and a template without substitutions.
+func sameKind(a, b js.TokenType) bool {
+	str := func(tt js.TokenType) bool { return tt == js.StringToken || tt == js.TemplateToken }
+	return a == b || str(a) && str(b) || js.IsNumeric(a) && js.IsNumeric(b)
+}
+
+// sameLiteral reports whether two literal tokens hold one value.
+func sameLiteral(a, b token) bool {
+	if bytes.Equal(a.text, b.text) {
+		return true
+	}
+	va, okA := stringValue(a)
+	vb, okB := stringValue(b)
+	return okA && okB && va == vb
+}
+
+// stringValue is the value of a string token or of a template without
+// substitutions.
+func stringValue(t token) (string, bool) {
+	if t.tt != js.StringToken && t.tt != js.TemplateToken {
+		return "", false
+	}
+	return unquoteJS(string(t.text))
 }
 
 // SameLiterals reports whether a and b have the same tokens, literal values
@@ -174,7 +226,9 @@ func (l *lifter) markVarying(variant string) bool {
 func SameLiterals(a, b string) bool {
 	ta, okA := significantTokens(a)
 	tb, okB := significantTokens(b)
-	return okA && okB && slices.EqualFunc(ta, tb, func(x, y token) bool { return x.tt == y.tt && bytes.Equal(x.text, y.text) })
+	return okA && okB && slices.EqualFunc(ta, tb, func(x, y token) bool {
+		return x.tt == y.tt && bytes.Equal(x.text, y.text) || isLiteralToken(x.tt) && sameKind(x.tt, y.tt) && sameLiteral(x, y)
+	})
 }
 
 func isLiteralToken(tt js.TokenType) bool {
@@ -287,21 +341,39 @@ func (p varyingPass) Enter(n js.INode) js.IVisitor {
 			}
 		}
 	case *js.CallExpr:
-		// An argument named by its method: name.endsWith(".md").
+		// An argument named by what it means to its method: the count of
+		// .slice(0, 3), the suffix of name.endsWith(".md").
 		if d, ok := unparen(n.X).(*js.DotExpr); ok && toolOf(n.X) == "" {
-			for _, a := range n.Args.List {
+			method := dotName(d)
+			for i, a := range n.Args.List {
 				if lit, ok := unparen(a.Value).(*js.LiteralExpr); ok {
-					l.liftVarying(lit.Data, lit.TokenType, snake(dotName(d)))
+					l.liftVarying(lit.Data, lit.TokenType, argMeaning(method, i, len(n.Args.List)))
 				}
 			}
 		}
+	case *js.BinaryExpr:
+		// A value compared with a property or a variable is named by it:
+		// r.region === "north" is region.
+		if comparison(n.Op) {
+			for _, side := range [][2]js.IExpr{{n.X, n.Y}, {n.Y, n.X}} {
+				lit, isLit := unparen(side[0]).(*js.LiteralExpr)
+				if name := operandName(side[1]); isLit && name != "" {
+					l.liftVarying(lit.Data, lit.TokenType, name)
+				}
+			}
+		}
+	case *js.ArrayExpr:
+		l.liftList(n, "items")
 	case *js.LiteralExpr:
 		l.liftVarying(n.Data, n.TokenType, "value")
 	case *js.VarDecl:
 		for _, el := range n.List {
 			if v, ok := el.Binding.(*js.Var); ok && el.Default != nil {
-				if lit, ok := unparen(el.Default).(*js.LiteralExpr); ok {
-					l.liftVarying(lit.Data, lit.TokenType, snake(string(v.Data)))
+				switch init := unparen(el.Default).(type) {
+				case *js.LiteralExpr:
+					l.liftVarying(init.Data, init.TokenType, snake(string(v.Data)))
+				case *js.ArrayExpr:
+					l.liftList(init, snake(string(v.Data)))
 				}
 			}
 		}
@@ -427,14 +499,124 @@ func (l *lifter) liftValue(e js.IExpr, p Param, context string) {
 	l.lifts = append(l.lifts, lift{start: start, end: end, param: p, context: context})
 }
 
-// liftVarying lifts a scalar literal whose value differs between runs.
+// liftVarying lifts a scalar literal whose value differs between runs; a
+// string every run derives from a string parameter (the same, or it with a
+// fixed prefix or suffix) becomes an expression of that parameter instead.
 func (l *lifter) liftVarying(data []byte, tt js.TokenType, name string) {
 	off := l.offset(data)
 	if off < 0 || !l.varying[off] || l.keys[off] || !(js.IsNumeric(tt) || tt == js.StringToken) {
 		return
 	}
+	if d, ok := l.derivation(off); ok {
+		if !l.overlaps(off, off+len(data)) {
+			l.lifts = append(l.lifts, lift{start: off, end: off + len(data), derived: &d})
+		}
+		return
+	}
 	e := &js.LiteralExpr{TokenType: tt, Data: data}
 	l.liftValue(e, Param{Name: name}, "")
+}
+
+// liftList lifts a list of literals that differs between runs (in its
+// values or its length) whole, as one array parameter.
+func (l *lifter) liftList(a *js.ArrayExpr, name string) {
+	start, _, ok := l.rangeOf(a)
+	if ok && l.varyingList[start] {
+		l.liftValue(a, Param{Name: name}, "")
+	}
+}
+
+// derivation is a string literal written as a lifted string parameter with
+// a fixed prefix and suffix around it: (args.from + suffix), (prefix +
+// args.from), or args.from alone.
+type derivation struct {
+	from            int // start of the lift of the parameter
+	prefix, suffix string
+}
+
+// derivation finds the string parameter the string literal at off is made
+// of in every run (this one and the variant), if any.
+func (l *lifter) derivation(off int) (derivation, bool) {
+	own, ok := stringValue(l.toks[l.byStart[off]])
+	if !ok {
+		return derivation{}, false
+	}
+	other, ok := stringValue(l.variant[off])
+	if !ok {
+		return derivation{}, false
+	}
+	for _, lf := range l.lifts {
+		from, isString := lf.param.Value.(string)
+		if lf.derived != nil || lf.template || !isString || from == "" {
+			continue
+		}
+		fromVariant, ok := stringValue(l.variant[lf.start])
+		if !ok || fromVariant == from {
+			continue // a value that did not vary relates to nothing
+		}
+		if i := strings.Index(own, from); i >= 0 {
+			prefix, suffix := own[:i], own[i+len(from):]
+			if (prefix == "" || suffix == "") && other == prefix+fromVariant+suffix {
+				return derivation{from: lf.start, prefix: prefix, suffix: suffix}, true
+			}
+		}
+	}
+	return derivation{}, false
+}
+
+// comparison reports whether op compares its operands.
+func comparison(op js.TokenType) bool {
+	switch op {
+	case js.EqEqEqToken, js.NotEqEqToken, js.EqEqToken, js.NotEqToken, js.LtToken, js.GtToken, js.LtEqToken, js.GtEqToken:
+		return true
+	}
+	return false
+}
+
+// operandName names what a literal is compared with: a property's name, a
+// variable's.
+func operandName(e js.IExpr) string {
+	switch x := unparen(e).(type) {
+	case *js.DotExpr:
+		return snake(dotName(x))
+	case *js.Var:
+		return snake(string(x.Data))
+	}
+	return ""
+}
+
+// argMeaning names the i-th of n literal arguments of a method call by what
+// it means to the method; other methods name it after themselves.
+func argMeaning(method string, i, n int) string {
+	switch method {
+	case "slice", "substring", "substr":
+		if i == 0 && n == 1 {
+			return "start"
+		}
+		if i == 1 {
+			return "count"
+		}
+		return "start"
+	case "padStart", "padEnd":
+		return [2]string{"length", "pad"}[min(i, 1)]
+	case "replace", "replaceAll":
+		return [2]string{"pattern", "replacement"}[min(i, 1)]
+	case "repeat":
+		return "count"
+	case "toFixed", "toPrecision":
+		return "digits"
+	case "split", "join":
+		return "separator"
+	case "startsWith":
+		return "prefix"
+	case "endsWith":
+		return "suffix"
+	case "includes", "indexOf", "lastIndexOf":
+		return "search"
+	case "at":
+		return "index"
+	}
+	return snake(method)
 }
 
 // liftTemplatePart lifts the text of a template part (between ` or } and ${
@@ -583,11 +765,16 @@ func (l *lifter) rewrite() Lifted {
 		used[r] = true // the code's own args keep their names
 	}
 	params := make([]Param, 0, len(l.lifts))
+	nameAt := map[int]string{}
 	for i := range l.lifts {
 		lf := &l.lifts[i]
+		if lf.derived != nil {
+			continue
+		}
 		name := paramName(lf.param.Name, lf.context, used)
 		used[name] = true
 		lf.param.Name = name
+		nameAt[lf.start] = name
 		params = append(params, lf.param)
 	}
 	var b strings.Builder
@@ -596,7 +783,10 @@ func (l *lifter) rewrite() Lifted {
 	for _, lf := range l.lifts {
 		b.Write(l.src[pos:lf.start])
 		read := argsRead(lf.param.Name)
-		if lf.template {
+		switch d := lf.derived; {
+		case d != nil:
+			read = derivedRead(argsRead(nameAt[d.from]), d)
+		case lf.template:
 			read = "${" + read + "}"
 		}
 		b.WriteString(read)
@@ -628,6 +818,18 @@ func paramName(base, context string, used map[string]bool) string {
 
 func argsRead(name string) string {
 	return "args." + name
+}
+
+// derivedRead writes a derived literal as an expression of read, in the
+// one form Substitute folds back into the literal.
+func derivedRead(read string, d *derivation) string {
+	switch {
+	case d.prefix != "":
+		return "(" + string(appendJSON(nil, d.prefix)) + " + " + read + ")"
+	case d.suffix != "":
+		return "(" + read + " + " + string(appendJSON(nil, d.suffix)) + ")"
+	}
+	return read
 }
 
 // snake turns a property or variable name into a snake_case identifier:
@@ -666,10 +868,6 @@ func Substitute(code string, values map[string]any) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	type edit struct {
-		start, end int
-		text       string
-	}
 	var edits []edit
 	for i := 2; i < len(l.toks); i++ {
 		t := l.toks[i]
@@ -690,6 +888,10 @@ func Substitute(code string, values map[string]any) (string, bool) {
 		if i >= 3 && l.toks[i-3].tt == js.DotToken {
 			continue // x.args.name is not a read of args
 		}
+		if e, ok := l.foldDerived(i, v); ok {
+			edits = append(edits, e)
+			continue
+		}
 		if _, isObject := v.(map[string]any); isObject {
 			continue // Lift never makes one
 		}
@@ -705,6 +907,47 @@ func Substitute(code string, values map[string]any) (string, bool) {
 	}
 	b.Write(l.src[pos : len(l.src)-len(wrapSuffix)])
 	return b.String(), true
+}
+
+// edit replaces src[start:end] with text.
+type edit struct {
+	start, end int
+	text       string
+}
+
+// foldDerived is the edit that writes a derived literal (derivedRead) back
+// as the one literal it was, for the args read at token i holding v.
+func (l *lifter) foldDerived(i int, v any) (edit, bool) {
+	s, isString := v.(string)
+	t := l.toks
+	if !isString {
+		return edit{}, false
+	}
+	if i >= 3 && i+3 < len(t) && t[i-3].tt == js.OpenParenToken && t[i+1].tt == js.AddToken &&
+		t[i+2].tt == js.StringToken && t[i+3].tt == js.CloseParenToken {
+		if suffix, ok := unquoteJS(string(t[i+2].text)); ok {
+			return edit{t[i-3].start, t[i+3].start + 1, string(appendJSON(nil, s+suffix))}, true
+		}
+	}
+	if i >= 5 && i+1 < len(t) && t[i-5].tt == js.OpenParenToken && t[i-4].tt == js.StringToken &&
+		t[i-3].tt == js.AddToken && t[i+1].tt == js.CloseParenToken {
+		if prefix, ok := unquoteJS(string(t[i-4].text)); ok {
+			return edit{t[i-5].start, t[i+1].start + 1, string(appendJSON(nil, prefix+s))}, true
+		}
+	}
+	return edit{}, false
+}
+
+// GivesBack reports whether lifted code, with the values of params written
+// back (Substitute), is run's code token for token, values included: what
+// a capability may claim of a run it keeps as an example.
+func GivesBack(lifted string, params []Param, run string) bool {
+	values := make(map[string]any, len(params))
+	for _, p := range params {
+		values[p.Name] = p.Value
+	}
+	back, ok := Substitute(lifted, values)
+	return ok && SameLiterals(back, run)
 }
 
 func isTemplateOpen(tt js.TokenType) bool {

@@ -42,10 +42,45 @@ func TestLiftToolArguments(t *testing.T) {
 			name:     "varying literal outside tool arguments, template text",
 			code:     "const t = await mcp.fs.read({path: `a.csv`}); return t.split(\",\").map(x => `row ${x} of a`).concat(await mcp.json.parse({data: \"[]\"}))",
 			variants: []string{"const t = await mcp.fs.read({path: `b.csv`}); return t.split(\";\").map(x => `row ${x} of b`).concat(await mcp.json.parse({data: \"[]\"}))"},
-			want:     "const t = await mcp.fs.read({path: args.path}); return t.split(args.split).map(x => `row ${x}${args.text}`).concat(await mcp.json.parse({data: args.data}))",
-			params:   []string{`path="a.csv"`, `split=","`, `text=" of a"`, `data="[]"`},
+			want:     "const t = await mcp.fs.read({path: args.path}); return t.split(args.separator).map(x => `row ${x}${args.text}`).concat(await mcp.json.parse({data: args.data}))",
+			params:   []string{`path="a.csv"`, `separator=","`, `text=" of a"`, `data="[]"`},
 		},
 	}
+	cases = append(cases, []struct {
+		name, code, want string
+		params           []string
+		variants         []string
+	}{{
+		name: "a path derived from another parameter is an expression of it",
+		code: `const entries = await mcp.filesystem.list_directory({path: "guides"});
+const md = entries.filter(e => e.type === "file" && e.name.endsWith(".md"));
+return await Promise.all(md.map(async e => (await mcp.filesystem.read_file({path: "guides/" + e.name})).length));`,
+		variants: []string{`const entries = await mcp.filesystem.list_directory({path: "notes"});
+const md = entries.filter(e => e.type === "file" && e.name.endsWith(".md"));
+return await Promise.all(md.map(async e => (await mcp.filesystem.read_file({path: "notes/" + e.name})).length));`},
+		want: `const entries = await mcp.filesystem.list_directory({path: args.path});
+const md = entries.filter(e => e.type === "file" && e.name.endsWith(".md"));
+return await Promise.all(md.map(async e => (await mcp.filesystem.read_file({path: (args.path + "/") + e.name})).length));`,
+		params: []string{`path="guides"`},
+	}, {
+		name:     "a list of literals is one parameter whatever its length",
+		code:     `const people = ["Ann", "Bo"]; const s = await mcp.json.stringify({value: people.map(p => p.toUpperCase())}); return s`,
+		variants: []string{`const people = ["Cy"]; const s = await mcp.json.stringify({value: people.map(p => p.toUpperCase())}); return s`},
+		want:     `const people = args.people; const s = await mcp.json.stringify({value: people.map(p => p.toUpperCase())}); return s`,
+		params:   []string{`people=["Ann","Bo"]`},
+	}, {
+		name:     "values named by what they are compared with and what they mean to a method",
+		code:     `const rows = await mcp.json.parse({data: args.data}); return rows.filter(r => r.region === "north").slice(0, 3)`,
+		variants: []string{`const rows = await mcp.json.parse({data: args.data}); return rows.filter(r => r.region === "south").slice(0, 5)`},
+		want:     `const rows = await mcp.json.parse({data: args.data}); return rows.filter(r => r.region === args.region).slice(0, args.count)`,
+		params:   []string{`region="north"`, `count=3`},
+	}, {
+		name:     "quotes are no value",
+		code:     `const t = await mcp.fs.read({path: 'a.txt'}); return t.split(',')`,
+		variants: []string{`const t = await mcp.fs.read({path: "a.txt"}); return t.split(",")`},
+		want:     `const t = await mcp.fs.read({path: args.path}); return t.split(',')`,
+		params:   []string{`path="a.txt"`},
+	}}...)
 	cases = append(cases, struct {
 		name, code, want string
 		params           []string
@@ -74,6 +109,16 @@ func TestLiftToolArguments(t *testing.T) {
 			b2, _ := json.Marshal(c.params)
 			if string(b1) != string(b2) {
 				t.Errorf("params %s, want %s", b1, b2)
+			}
+			// Each run's values written back give that run's tokens.
+			if !GivesBack(got.Code, got.Params, c.code) {
+				t.Errorf("the first run's values do not give it back")
+			}
+			for _, v := range c.variants {
+				lv, ok := Lift(v, c.code)
+				if !ok || !GivesBack(got.Code, lv.Params, v) {
+					t.Errorf("the variant's values do not give it back: %s", v)
+				}
 			}
 		})
 	}

@@ -171,3 +171,69 @@ func firstImport(src string) int {
 		}
 	}
 }
+
+// unit is one element of code's shape: a significant token, or a whole
+// list of literals (`["Ann", "Bo"]`), which is one value however long, so
+// that runs with lists of other lengths are of one shape (docs/how-it-works.md
+// "Learned capabilities"). first is the index of its first token; for a
+// list, text is its elements joined, its value for comparing runs.
+type unit struct {
+	tok   token
+	first int
+	list  bool
+	text  []byte
+}
+
+// units groups toks into shape units: an array literal in a value position
+// whose elements are all literals (strings, numbers, templates without
+// substitutions, true, false, null) is one unit.
+func units(toks []token) []unit {
+	out := make([]unit, 0, len(toks))
+	for i := 0; i < len(toks); i++ {
+		if end, ok := literalList(toks, i); ok {
+			var text []byte
+			for _, t := range toks[i+1 : end-1] {
+				text = append(text, t.text...)
+				text = append(text, 0)
+			}
+			out = append(out, unit{tok: toks[i], first: i, list: true, text: text})
+			i = end - 1
+			continue
+		}
+		out = append(out, unit{tok: toks[i], first: i})
+	}
+	return out
+}
+
+// literalList reports whether toks[i] opens a list of literals in a value
+// position, and the index after its closing bracket.
+func literalList(toks []token, i int) (end int, ok bool) {
+	if toks[i].tt != js.OpenBracketToken {
+		return 0, false
+	}
+	prev := js.ErrorToken
+	if i > 0 {
+		prev = toks[i-1].tt
+	}
+	if !regexMayStart(prev) {
+		return 0, false // an index, a[0]: not a value
+	}
+	expectValue := true
+	for j := i + 1; j < len(toks); j++ {
+		tt := toks[j].tt
+		switch {
+		case tt == js.CloseBracketToken:
+			return j + 1, j > i+1
+		case expectValue && tt == js.SubToken && j+1 < len(toks) && js.IsNumeric(toks[j+1].tt):
+			continue // -1
+		case expectValue && (js.IsNumeric(tt) || tt == js.StringToken || tt == js.TemplateToken ||
+			tt == js.TrueToken || tt == js.FalseToken || tt == js.NullToken):
+			expectValue = false
+		case !expectValue && tt == js.CommaToken:
+			expectValue = true
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
+}

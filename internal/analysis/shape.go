@@ -12,8 +12,10 @@ import (
 type Shape struct {
 	// Hash is the hex SHA-256 of the code's tokens with whitespace, comments
 	// and semicolons dropped and every literal value (string, number,
-	// template text, regular expression) replaced by a placeholder: code
-	// that differs only in those has the same Hash.
+	// template text, a list of literals whatever its length) replaced by a
+	// placeholder: code that differs only in those has the same Hash. A
+	// regular expression is part of the shape: one that differs is other
+	// code, never a value to fill in.
 	Hash string
 	// DirectCall means the whole code is one tool call, returned or awaited
 	// or not: `return await mcp.ns.action({...})`.
@@ -28,10 +30,14 @@ type Shape struct {
 func ShapeOf(code string) Shape {
 	toks, complete := significantTokens(code)
 	h, values := sha256.New(), sha256.New()
-	for _, t := range toks {
-		text := t.text
+	for _, u := range units(toks) {
+		t, text := u.tok, u.tok.text
 		switch {
-		case js.IsNumeric(t.tt), t.tt == js.StringToken, t.tt == js.RegExpToken, t.tt == js.TemplateToken:
+		case u.list:
+			text = []byte("\x00lit")
+			values.Write(u.text)
+			values.Write([]byte{0})
+		case js.IsNumeric(t.tt), t.tt == js.StringToken, t.tt == js.TemplateToken:
 			text = []byte("\x00lit")
 			values.Write(t.text)
 			values.Write([]byte{0})

@@ -107,13 +107,13 @@ func TestVaryingValuesBecomeParameters(t *testing.T) {
 	learn(t, s, fmt.Sprintf(run, "c, d, e", " + "), "Rejoin a list")
 	c := capabilityOf(t, g, ref.ID)
 	// The separator never varied: it configures the code and stays in it.
-	if !strings.Contains(c.Code, ".join(args.join)") || !strings.Contains(c.Code, `{text: args.text, separator: ","}`) {
+	if !strings.Contains(c.Code, ".join(args.separator)") || !strings.Contains(c.Code, `{text: args.text, separator: ","}`) {
 		t.Fatalf("code %q", c.Code)
 	}
-	if j := properties(t, c.ArgsSchema)["join"]; j["default"] != " | " {
+	if j := properties(t, c.ArgsSchema)["separator"]; j["default"] != " | " {
 		t.Fatalf("join parameter %v", j)
 	}
-	a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.cap.rejoin_list({text: "x,y", join: "/"})`})
+	a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.cap.rejoin_list({text: "x,y", separator: "/"})`})
 	if a.Status != wire.StatusSuccess || string(a.Result) != `"x/y"` {
 		t.Fatalf("%+v %s", a, a.Result)
 	}

@@ -249,7 +249,7 @@ func (l *Learner) lift(code string, an *analysis.Analysis, variant string) lifte
 		return plain // a literal may name the tool: learned without parameters
 	}
 	lf, ok := analysis.Lift(code, variants...)
-	if !ok || len(lf.Params) == 0 {
+	if !ok || len(lf.Params) == 0 || !analysis.GivesBack(lf.Code, lf.Params, code) {
 		return plain
 	}
 	for _, p := range lf.Params {
@@ -301,12 +301,13 @@ func (l *Learner) refine(ctx context.Context, id, runCode string, runAn *analysi
 		if err != nil {
 			return
 		}
+		// A rewrite is kept only when the values of both runs, written back,
+		// give each run's code: it claims nothing it cannot prove.
 		if capL := l.lift(first, an, runCode); capL.ok {
 			runL := l.lift(runCode, runAn, first)
-			next.Code, next.ParamsLifted = capL.code, true
-			next.ArgsSchema = keepExamples(capL.schema, c.ArgsSchema)
-			if runL.ok && len(runL.params) == len(capL.params) {
-				next.ArgsSchema = addExamples(next.ArgsSchema, runL.params)
+			if runL.ok && len(runL.params) == len(capL.params) && analysis.GivesBack(capL.code, runL.params, runCode) {
+				next.Code, next.ParamsLifted = capL.code, true
+				next.ArgsSchema = addExamples(keepExamples(capL.schema, c.ArgsSchema), runL.params)
 			}
 		}
 	}
