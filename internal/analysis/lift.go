@@ -99,11 +99,11 @@ type lifter struct {
 	// start, for relating values (derivations).
 	varyingList map[int]bool
 	variant     map[int]token
-	consts  map[*js.Var]js.IExpr // const bindings and their initialisers
-	reads   []string
-	lifts   []lift
-	keys    map[int]bool // start offsets of property keys, never lifted
-	unsafe  bool
+	consts      map[*js.Var]js.IExpr // const bindings and their initialisers
+	reads       []string
+	lifts       []lift
+	keys        map[int]bool // start offsets of property keys, never lifted
+	unsafe      bool
 }
 
 type lift struct {
@@ -530,7 +530,7 @@ func (l *lifter) liftList(a *js.ArrayExpr, name string) {
 // a fixed prefix and suffix around it: (args.from + suffix), (prefix +
 // args.from), or args.from alone.
 type derivation struct {
-	from            int // start of the lift of the parameter
+	from           int // start of the lift of the parameter
 	prefix, suffix string
 }
 
