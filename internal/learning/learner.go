@@ -37,6 +37,9 @@ type Config struct {
 	// run holding one is not learned.
 	HasSecret func(string) bool
 	Logger    *slog.Logger
+	// Global is the global layer's policy (docs/how-it-works.md "The
+	// global layer"); the zero value turns it off.
+	Global GlobalConfig
 }
 
 // Learner is safe for concurrent use. Close waits for its background work.
@@ -47,6 +50,8 @@ type Learner struct {
 	hasSecret func(string) bool
 	log       *slog.Logger
 	graph     *graphs
+	types     *toolTypes
+	global    *global
 
 	mu         sync.Mutex
 	queue      []func(context.Context)
@@ -82,6 +87,8 @@ func New(cfg Config) *Learner {
 	}
 	l.idle = sync.NewCond(&l.mu)
 	l.graph = newGraphs(cfg.Store)
+	l.types = newToolTypes(cfg.Store)
+	l.global = newGlobal(cfg.Store, cfg.Global)
 	l.outcomes = map[string]string{}
 	l.shapes = ttlcache.New[shapeKey, store.Capability](memoryTTL, memorySize)
 	l.refined = ttlcache.New[refineKey, bool](memoryTTL, memorySize)
@@ -342,9 +349,11 @@ func (l *Learner) name(ctx context.Context, sc store.Scope, intent, shapeHash st
 }
 
 // ObserveTrace learns from a stored trace of scope, after the caller goes
-// on: its tools' order and data flow feed scope's tool graph, and a run of
-// one of scope's own capabilities counts as its outcome. A trace is
-// whatever a member posted: it can only ever touch its own tenant.
+// on: its tools' order and data flow feed scope's tool graph, its
+// successful calls' results type the tools' output, and a run of one of
+// scope's own capabilities counts as its outcome. A trace is whatever a
+// member posted: it can only ever touch its own tenant, and the global
+// layer only through the k rule.
 func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
 	if l.store == nil {
 		return
@@ -354,6 +363,12 @@ func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
 	if len(edges) > 0 {
 		l.graph.add(scope, edges)
 		l.scheduleFlush()
+	}
+	if results := resultsOf(t); len(results) > 0 {
+		l.later(func(context.Context) {
+			l.types.observe(scope, results)
+			l.scheduleFlush()
+		})
 	}
 	if fqdn != "" {
 		l.later(func(ctx context.Context) { l.countOutcome(ctx, scope, fqdn, success) })
@@ -404,9 +419,64 @@ func (l *Learner) Related(ctx context.Context, scope store.Scope, tool string, n
 	return l.graph.get(ctx, scope).related(tool, n)
 }
 
-// Graph returns scope's tool graph as discover ranks with it.
+// Graph returns scope's own tool graph.
 func (l *Learner) Graph(ctx context.Context, scope store.Scope) *Graph {
 	return l.graph.get(ctx, scope)
+}
+
+// Successors is each tool's n most frequent successors as discover ranks
+// with them: scope's own graph blended with the global one (blend).
+func (l *Learner) Successors(ctx context.Context, scope store.Scope, n int) map[string][]Neighbor {
+	own, v := l.graph.get(ctx, scope), l.globalView()
+	if own == nil {
+		return blend(nil, v, n)
+	}
+	return own.blendWith(v, n)
+}
+
+// OutputTypes returns, for a tool, the output schema inferred from scope's
+// own successful calls of it, else from the global layer's, and whether
+// there is one (docs/how-it-works.md "The global layer").
+func (l *Learner) OutputTypes(ctx context.Context, scope store.Scope) func(tool string) (json.RawMessage, bool) {
+	own, v := l.types.get(ctx, scope), l.globalView()
+	return func(tool string) (json.RawMessage, bool) {
+		if s, ok := own[tool]; ok {
+			return s, true
+		}
+		if v != nil {
+			s, ok := v.types[tool]
+			return s, ok
+		}
+		return nil, false
+	}
+}
+
+// globalView is the global layer as last read; one older than
+// globalStale is read again in the background, never on the caller's path.
+func (l *Learner) globalView() *globalView {
+	if l.global.stale(time.Now()) && !l.later(func(ctx context.Context) { l.refreshGlobal(ctx) }) {
+		l.global.refreshing.Store(false)
+	}
+	return l.global.current()
+}
+
+func (l *Learner) refreshGlobal(ctx context.Context) {
+	if err := l.global.refresh(ctx); err != nil {
+		l.log.Warn("learning: reading the global layer", "err", err)
+	}
+}
+
+// Withdraw withdraws the contributions of the tenants that opted out of
+// the global layer (GlobalConfig.OptOut), made before they did.
+func (l *Learner) Withdraw(ctx context.Context) error {
+	if !l.global.on() {
+		return nil
+	}
+	var errs []error
+	for _, sc := range l.global.cfg.OptOut {
+		errs = append(errs, l.store.Unshare(ctx, sc))
+	}
+	return errors.Join(errs...)
 }
 
 // flushEvery is how often the tool graph's pending counts and the
@@ -414,22 +484,24 @@ func (l *Learner) Graph(ctx context.Context, scope store.Scope) *Graph {
 // and one statement per capability per interval, however many runs end.
 const flushEvery = 5 * time.Second
 
-// later queues background work; the worker runs while there is some.
-func (l *Learner) later(f func(context.Context)) {
+// later queues background work; the worker runs while there is some. It
+// reports whether f was queued.
+func (l *Learner) later(f func(context.Context)) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return
+		return false
 	}
 	if len(l.queue) >= maxQueued {
 		l.log.Warn("learning: background queue full; dropping one piece of work")
-		return
+		return false
 	}
 	l.queue = append(l.queue, f)
 	if !l.running {
 		l.running = true
 		go l.work()
 	}
+	return true
 }
 
 // scheduleFlush writes what is pending flushEvery from now, unless a
@@ -470,13 +542,28 @@ func (l *Learner) work() {
 	}
 }
 
-// flush writes the tool graph's pending counts and the capabilities'
-// pending outcomes.
+// flush writes the tool graph's pending counts, the tool types and the
+// capabilities' pending outcomes. When it wrote edges or types it reads
+// the global layer again before it forgets the graphs and types read
+// before them, so a tenant that sees its own new edges sees a global
+// layer read after them.
 func (l *Learner) flush() {
 	ctx, cancel := context.WithTimeout(context.Background(), workTimeout)
 	defer cancel()
-	if err := l.graph.flush(ctx); err != nil {
+	wroteEdges, err := l.graph.flush(ctx, func(sc store.Scope, from, to string) bool { return l.global.shares(sc, from, to) })
+	if err != nil {
 		l.log.Warn("learning: writing the tool graph", "err", err)
+	}
+	wroteTypes, err := l.types.flush(ctx, func(sc store.Scope, tool string) bool { return l.global.shares(sc, tool) })
+	if err != nil {
+		l.log.Warn("learning: writing tool types", "err", err)
+	}
+	if wroteEdges || wroteTypes {
+		if l.global.on() {
+			l.refreshGlobal(ctx)
+		}
+		l.graph.cache.Clear()
+		l.types.cache.Clear()
 	}
 	l.mu.Lock()
 	outcomes := l.outcomes

@@ -277,31 +277,11 @@ func typeOf(v any, depth int) schema {
 
 // mergeTypes widens a to also describe what b does.
 func mergeTypes(a, b schema) schema {
-	ta, tb := types(a), types(b)
-	union := slices.Clone(ta)
-	for _, t := range tb {
-		switch {
-		case slices.Contains(union, t):
-		case t == "integer" && slices.Contains(union, "number"):
-		case t == "number" && slices.Contains(union, "integer"):
-			union[slices.Index(union, "integer")] = "number"
-		default:
-			union = append(union, t)
-		}
-	}
 	out := schema{}
 	for k, v := range a {
 		out[k] = v
 	}
-	if len(union) == 1 {
-		out["type"] = union[0]
-	} else if len(union) > 1 {
-		list := make([]any, len(union))
-		for i, t := range union {
-			list[i] = t
-		}
-		out["type"] = list
-	}
+	setTypes(out, unionTypes(types(a), types(b)))
 	pa, pb := objectOf(a["properties"]), objectOf(b["properties"])
 	if pa != nil || pb != nil {
 		props := schema{}
@@ -325,6 +305,35 @@ func mergeTypes(a, b schema) schema {
 		out["items"] = ib
 	}
 	return out
+}
+
+// unionTypes is ta widened by tb: an integer and a number are a number.
+func unionTypes(ta, tb []string) []string {
+	union := slices.Clone(ta)
+	for _, t := range tb {
+		switch {
+		case slices.Contains(union, t):
+		case t == "integer" && slices.Contains(union, "number"):
+		case t == "number" && slices.Contains(union, "integer"):
+			union[slices.Index(union, "integer")] = "number"
+		default:
+			union = append(union, t)
+		}
+	}
+	return union
+}
+
+// setTypes writes union as s's type: one name, or a list of them.
+func setTypes(s schema, union []string) {
+	if len(union) == 1 {
+		s["type"] = union[0]
+	} else if len(union) > 1 {
+		list := make([]any, len(union))
+		for i, t := range union {
+			list[i] = t
+		}
+		s["type"] = list
+	}
 }
 
 func types(s schema) []string {
