@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/pml-go/pml/internal/tools"
@@ -68,5 +69,26 @@ func TestDiscoverAnswerSizeForBuiltins(t *testing.T) {
 		len(all), compact, compact/4, full, full/4)
 	if compact*4 > full*3 {
 		t.Fatalf("compact answer %d bytes, full %d: less than a quarter saved", compact, full)
+	}
+}
+
+// A result type inferred from calls is marked in the hit and at the end of
+// its declaration; a declared one is not.
+func TestDiscoverMarksInferredOutput(t *testing.T) {
+	all := []tools.Info{
+		{ID: "m:add", OutputSchema: json.RawMessage(`{"type":"number"}`), OutputInferred: true},
+		{ID: "m:sub", OutputSchema: json.RawMessage(`{"type":"number"}`)},
+		{ID: "m:none", OutputInferred: true},
+	}
+	for _, req := range []DiscoverRequest{{}, {Name: "m:add"}, {Schemas: true}} {
+		for _, d := range RankTools(all, req, toolHit, nil).Tools {
+			inferred := d.ID == "m:add"
+			if d.OutputInferred != inferred || strings.HasSuffix(d.Declaration, tools.InferredNote) != inferred {
+				t.Fatalf("%+v: %+v", req, d)
+			}
+			if inferred && !strings.HasSuffix(d.Declaration, "Promise<number>"+tools.InferredNote) {
+				t.Fatalf("declaration %q", d.Declaration)
+			}
+		}
 	}
 }
