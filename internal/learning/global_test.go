@@ -103,10 +103,10 @@ func TestGlobalGraphOnlyCommonTools(t *testing.T) {
 	if next := globalNext(t, l, "json:parse"); next != nil {
 		t.Fatalf("a tenant's own tool entered the global graph: %v", next)
 	}
-	if _, ok := l.OutputTypes(t.Context(), fresh)("mine:secret_step"); ok {
+	if _, ok := l.OutputTypes(t.Context(), fresh)("mine:secret_step", true); ok {
 		t.Fatal("a tenant's own tool's type entered the global layer")
 	}
-	if s, ok := l.OutputTypes(t.Context(), org("a"))("mine:secret_step"); !ok || string(s) != `{"properties":{"n":{"type":"integer"}},"type":"object"}` {
+	if s, ok := l.OutputTypes(t.Context(), org("a"))("mine:secret_step", false); !ok || string(s) != `{"properties":{"n":{"type":"integer"}},"type":"object"}` {
 		t.Fatalf("a's own type of its own tool: %s %v", s, ok)
 	}
 }
@@ -120,16 +120,16 @@ func TestGlobalTypesNeedKOrgs(t *testing.T) {
 	l.ObserveTrace(org("b"), parseThenAdd(`{"items":[],"report.pdf":4}`, `3.5`))
 	l.Wait()
 	types := l.OutputTypes(t.Context(), fresh)
-	if s, ok := types("math:add"); ok {
+	if s, ok := types("math:add", true); ok {
 		t.Fatalf("two orgs' type is global: %s", s)
 	}
 	l.ObserveTrace(org("c"), parseThenAdd(`{"items":["x"]}`, `4`))
 	l.Wait()
 	types = l.OutputTypes(t.Context(), fresh)
-	if s, ok := types("math:add"); !ok || string(s) != `{"type":"number"}` {
+	if s, ok := types("math:add", true); !ok || string(s) != `{"type":"number"}` {
 		t.Fatalf("math:add globally: %s %v", s, ok)
 	}
-	s, ok := types("json:parse")
+	s, ok := types("json:parse", true)
 	// b's object was keyed by data (a file name): a map. So only two orgs'
 	// objects had "items", which is typed with the other values, whose
 	// keys only one org saw.
@@ -138,7 +138,7 @@ func TestGlobalTypesNeedKOrgs(t *testing.T) {
 		t.Fatalf("json:parse globally: %s", s)
 	}
 	// A tenant's own type wins over the global one.
-	if own, _ := l.OutputTypes(t.Context(), org("a"))("math:add"); string(own) != `{"type":"integer"}` {
+	if own, _ := l.OutputTypes(t.Context(), org("a"))("math:add", true); string(own) != `{"type":"integer"}` {
 		t.Fatalf("a's own math:add: %s", own)
 	}
 }
@@ -273,7 +273,7 @@ func TestWithdrawOptedOut(t *testing.T) {
 	if next := again.Successors(t.Context(), fresh, 5)["json:parse"]; next != nil {
 		t.Fatalf("after c opted out: %v", next)
 	}
-	if _, ok := again.OutputTypes(t.Context(), fresh)("math:add"); ok {
+	if _, ok := again.OutputTypes(t.Context(), fresh)("math:add", true); ok {
 		t.Fatal("c's types still count")
 	}
 }

@@ -435,15 +435,15 @@ func (l *Learner) Successors(ctx context.Context, scope store.Scope, n int) map[
 }
 
 // OutputTypes returns, for a tool, the output schema inferred from scope's
-// own successful calls of it, else from the global layer's, and whether
-// there is one (docs/how-it-works.md "The global layer").
-func (l *Learner) OutputTypes(ctx context.Context, scope store.Scope) func(tool string) (json.RawMessage, bool) {
+// own successful calls of it, else, when global, from the global layer's,
+// and whether there is one (docs/how-it-works.md "The global layer").
+func (l *Learner) OutputTypes(ctx context.Context, scope store.Scope) func(tool string, global bool) (json.RawMessage, bool) {
 	own, v := l.types.get(ctx, scope), l.globalView()
-	return func(tool string) (json.RawMessage, bool) {
+	return func(tool string, global bool) (json.RawMessage, bool) {
 		if s, ok := own[tool]; ok {
 			return s, true
 		}
-		if v != nil {
+		if global && v != nil {
 			s, ok := v.types[tool]
 			return s, ok
 		}
