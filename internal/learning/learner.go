@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
@@ -52,6 +53,7 @@ type Learner struct {
 	graph     *graphs
 	types     *toolTypes
 	global    *global
+	typing    atomic.Int64 // bytes of results queued to be typed
 
 	mu         sync.Mutex
 	queue      []func(context.Context)
@@ -365,13 +367,33 @@ func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
 		l.scheduleFlush()
 	}
 	if results := resultsOf(t); len(results) > 0 {
-		l.later(func(context.Context) {
-			l.types.observe(scope, results)
-			l.scheduleFlush()
-		})
+		l.typeLater(scope, results)
 	}
 	if fqdn != "" {
 		l.later(func(ctx context.Context) { l.countOutcome(ctx, scope, fqdn, success) })
+	}
+}
+
+// maxTypingBytes bounds the bytes of results waiting to be typed: past
+// it, a trace's results are not typed (its tools are typed by later calls).
+const maxTypingBytes = 16 << 20
+
+// typeLater types results of scope's calls after the caller goes on.
+func (l *Learner) typeLater(scope store.Scope, results []typedResult) {
+	var size int64
+	for _, r := range results {
+		size += int64(len(r.result))
+	}
+	if l.typing.Add(size) > maxTypingBytes {
+		l.typing.Add(-size)
+		return
+	}
+	if !l.later(func(context.Context) {
+		defer l.typing.Add(-size)
+		l.types.observe(scope, results)
+		l.scheduleFlush()
+	}) {
+		l.typing.Add(-size)
 	}
 }
 
