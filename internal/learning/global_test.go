@@ -277,3 +277,22 @@ func TestWithdrawOptedOut(t *testing.T) {
 		t.Fatal("c's types still count")
 	}
 }
+
+// Results waiting to be typed are bounded in bytes: past the bound a
+// trace's results are not typed, and the next trace's are once there is
+// room.
+func TestTypingIsBounded(t *testing.T) {
+	l, _ := globalLearner(t)
+	l.typing.Store(maxTypingBytes)
+	l.ObserveTrace(org("a"), parseThenAdd(`1`, `2`))
+	l.Wait()
+	if _, ok := l.OutputTypes(t.Context(), org("a"))("math:add", false); ok {
+		t.Fatal("typed past the bound")
+	}
+	l.typing.Store(0)
+	l.ObserveTrace(org("a"), parseThenAdd(`1`, `2`))
+	l.Wait()
+	if _, ok := l.OutputTypes(t.Context(), org("a"))("math:add", false); !ok || l.typing.Load() != 0 {
+		t.Fatalf("not typed with room, or bytes left counted: %d", l.typing.Load())
+	}
+}
