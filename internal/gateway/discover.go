@@ -34,11 +34,11 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 	// (docs/how-it-works.md "The global layer"), but for a namespace the
 	// caller's package serves with a server of its own, which may be
 	// another than the one others call by that name.
-	inferred := s.learner.OutputTypes(ctx, c.Scope)
+	inferred, builtinClient := s.learner.OutputTypes(ctx, c.Scope), local.Namespaces()
 	for i := range all {
 		if len(all[i].OutputSchema) == 0 {
 			ns, _ := tools.Split(all[i].ID)
-			global := !c.servesLocally(ns) || slices.Contains(local.Namespaces(), ns)
+			global := !c.servesLocally(ns) || slices.Contains(builtinClient, ns)
 			if schema, ok := inferred(all[i].ID, global); ok {
 				all[i].OutputSchema, all[i].OutputInferred = schema, true
 			}
