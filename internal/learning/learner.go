@@ -2,12 +2,14 @@
 // "Learned capabilities" and "The tool graph"): it reads what ran, from the
 // runs that succeeded and from the traces every run leaves, and writes
 // capabilities whose code takes its inputs from args, their schemas, their
-// recent outcomes, and each tenant's tool graph.
+// recent outcomes, each tenant's tool graph and tools' output types, and
+// reads from them the global layer, what at least k distinct orgs share
+// (docs/how-it-works.md "The global layer").
 //
 // What a run needs back (the capability's reference in its answer) is one
 // store write on the run's path, as before; the rest (examples, refined
-// code, output schemas, outcomes, the graph) is done by one background
-// worker per Learner, after the answer.
+// code, output schemas, outcomes, the graph, tool types, the global layer)
+// is done by one background worker per Learner, after the answer.
 package learning
 
 import (
