@@ -125,11 +125,19 @@ func (g *global) refresh(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	edges, err := g.store.GlobalToolEdges(ctx, g.cfg.K, maxGlobalEdges)
-	if err != nil {
-		return err
+	var rows []store.SharedToolType
+	if err == nil {
+		rows, err = g.store.SharedToolTypes(ctx, maxGlobalTypeRows)
 	}
-	rows, err := g.store.SharedToolTypes(ctx, maxGlobalTypeRows)
 	if err != nil {
+		// Keep what was read, and try again when it is stale once more,
+		// not at every discover while the store fails.
+		kept := &globalView{}
+		if old := g.view.Load(); old != nil {
+			*kept = *old
+		}
+		kept.at = time.Now()
+		g.view.Store(kept)
 		return err
 	}
 	v := &globalView{at: time.Now(), succ: map[string][]Neighbor{}, total: map[string]int64{}}

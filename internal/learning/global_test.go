@@ -296,3 +296,19 @@ func TestTypingIsBounded(t *testing.T) {
 		t.Fatalf("not typed with room, or bytes left counted: %d", l.typing.Load())
 	}
 }
+
+// A failing store is asked again only when the last read is stale once
+// more, not at every discover.
+func TestGlobalReadFailureWaits(t *testing.T) {
+	l, st := globalLearner(t)
+	_ = st.Close()
+	if err := l.global.refresh(t.Context()); err == nil {
+		t.Fatal("a closed store read")
+	}
+	if l.global.stale(time.Now()) {
+		t.Fatal("a failed read is retried at once")
+	}
+	if !l.global.stale(time.Now().Add(globalStale)) {
+		t.Fatal("a failed read is never retried")
+	}
+}
