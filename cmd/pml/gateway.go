@@ -16,6 +16,7 @@ import (
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/traceapi"
+	"github.com/pml-go/pml/internal/learning"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/store/storeopen"
@@ -33,7 +34,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	retention := traceapi.DefaultRetention()
 	ingest := traceapi.DefaultIngestLimits()
 	var ingestMiB int64 = ingest.BytesPerMinute >> 20
-	var maxUnauth, bodyBufferMiB int
+	var maxUnauth, bodyBufferMiB, globalK int
 	var publicHosts []string
 	cmd := &cobra.Command{
 		Use:   "gateway",
@@ -60,6 +61,12 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 				if cfg, err = gateway.LoadConfig(configPath); err != nil {
 					return err
 				}
+			}
+			if cmd.Flags().Changed("global-k") {
+				if cfg.Global == nil {
+					cfg.Global = &gateway.GlobalLayer{}
+				}
+				cfg.Global.K = &globalK
 			}
 			lims := adm.limits()
 			if err := lims.Validate(); err != nil {
@@ -103,6 +110,8 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	cmd.Flags().IntVar(&retention.MaxCount, "trace-retention-count", retention.MaxCount, "keep at most this many traces per tenant, the newest (0: no limit)")
 	cmd.Flags().IntVar(&ingest.TracesPerMinute, "trace-ingest-per-minute", ingest.TracesPerMinute, "traces a tenant may post per minute; past it, 429 with Retry-After (0: no limit)")
 	cmd.Flags().Int64Var(&ingestMiB, "trace-ingest-mib-per-minute", ingestMiB, "MiB of traces a tenant may post per minute; past it, 429 with Retry-After (0: no limit)")
+	cmd.Flags().IntVar(&globalK, "global-k", learning.DefaultGlobalK,
+		`distinct orgs that must share a tool graph edge or a tool's result types before every tenant sees it (0: no global layer); overrides the config's "global": {"k"}`)
 	cmd.Flags().IntVar(&maxUnauth, "max-unauthenticated-conns", gateway.DefaultMaxUnauthConns,
 		"connections without a valid key held at once; past it the oldest is closed")
 	cmd.Flags().IntVar(&bodyBufferMiB, "body-buffer-mib", gateway.DefaultMaxBufferedBytes>>20,

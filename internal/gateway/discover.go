@@ -3,12 +3,14 @@ package gateway
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/pml-go/pml/internal/learning"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tools/local"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -27,11 +29,26 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 			all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema})
 		}
 	}
+	// A tool that declares no output schema is typed by what its calls
+	// returned: the tenant's own, else the global layer's
+	// (docs/how-it-works.md "The global layer"), but for a namespace the
+	// caller's package serves with a server of its own, which may be
+	// another than the one others call by that name.
+	inferred, builtinClient := s.learner.OutputTypes(ctx, c.Scope), local.Namespaces()
+	for i := range all {
+		if len(all[i].OutputSchema) == 0 {
+			ns, _ := tools.Split(all[i].ID)
+			global := !c.servesLocally(ns) || slices.Contains(builtinClient, ns)
+			if schema, ok := inferred(all[i].ID, global); ok {
+				all[i].OutputSchema, all[i].OutputInferred = schema, true
+			}
+		}
+	}
 	caps := s.discoverCapabilities(ctx, c)
 	for _, d := range caps {
 		all = append(all, tools.Info{ID: d.ID, Description: d.Description, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema})
 	}
-	graph := toWire(s.learner.Graph(ctx, c.Scope).Successors(graphSuccessors))
+	graph := toWire(s.learner.Successors(ctx, c.Scope, graphSuccessors))
 	out := s.rank(c, all, req, caps, graph)
 	out.Servers = s.serverStatuses()
 	if req.Graph {

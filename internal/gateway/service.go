@@ -64,6 +64,9 @@ type Config struct {
 	// Tokens verifies access tokens of trusted OpenID issuers beside the
 	// API keys (docs/auth.md); nil: keys only.
 	Tokens *tokenauth.Verifier
+	// Global is the global layer's policy (docs/how-it-works.md "The
+	// global layer"); the zero value turns it off.
+	Global learning.GlobalConfig
 }
 
 // Service implements the gateway's MCP tools. Safe for concurrent use; it
@@ -147,7 +150,7 @@ func New(cfg Config) *Service {
 	s.registry = s.newRegistry(cfg.Hosted)
 	san := tracing.NewSanitizer(nil)
 	s.learner = learning.New(learning.Config{Store: s.store, Registry: s.registry, Analyzer: s.analyzer,
-		HasSecret: san.HasSecret, Flag: san.Flag, Logger: s.log})
+		HasSecret: san.HasSecret, Flag: san.Flag, Logger: s.log, Global: cfg.Global})
 	s.traces = s.newTraceAPI(cfg.Retention, cfg.TraceIngest)
 	return s
 }

@@ -17,13 +17,16 @@ import (
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/gateway/traceapi"
 	"github.com/pml-go/pml/internal/jsonkeys"
+	"github.com/pml-go/pml/internal/learning"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/store/storeopen"
 	"github.com/pml-go/pml/internal/telemetry"
 	"github.com/pml-go/pml/internal/tokenauth"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tools/local"
 	"github.com/pml-go/pml/internal/tools/std"
 	"github.com/pml-go/pml/internal/upstream"
 )
@@ -35,6 +38,66 @@ type FileConfig struct {
 	// OAuth makes the gateway accept access tokens of OpenID issuers
 	// beside its API keys (docs/auth.md).
 	OAuth *tokenauth.Config `json:"oauth,omitempty"`
+	// Global configures the global layer of procedural memory; nil takes
+	// its defaults.
+	Global *GlobalLayer `json:"global,omitempty"`
+}
+
+// GlobalLayer is the global layer's policy (docs/how-it-works.md "The
+// global layer", docs/configuration.md).
+type GlobalLayer struct {
+	// K is how many distinct orgs must share an edge of the tool graph, or
+	// have typed a tool's results, before every tenant sees it: nil is
+	// learning.DefaultGlobalK, 0 turns the layer off, 1 is refused (one
+	// org's habit would show).
+	K *int `json:"k,omitempty"`
+	// OptOut names the tenants that contribute nothing, "org" (every
+	// project of it) or "org/project"; they still see the global layer.
+	OptOut []string `json:"opt_out,omitempty"`
+}
+
+// Validate refuses a K of 1 or less than 0 and an opt-out that names no
+// tenant.
+func (g *GlobalLayer) Validate() error {
+	if g == nil {
+		return nil
+	}
+	if g.K != nil && (*g.K < 0 || *g.K == 1) {
+		return fmt.Errorf("global: k %d: want 0 (off) or at least 2", *g.K)
+	}
+	for _, o := range g.OptOut {
+		if _, err := optOutScope(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// optOutScope reads "org" or "org/project"; a Scope without Project is
+// every project of its Org.
+func optOutScope(s string) (store.Scope, error) {
+	org, project, _ := strings.Cut(s, "/")
+	if org == "" || strings.Contains(project, "/") || strings.HasSuffix(s, "/") {
+		return store.Scope{}, fmt.Errorf("global: opt_out %q: want \"org\" or \"org/project\"", s)
+	}
+	return store.Scope{Org: org, Project: project}, nil
+}
+
+// learning is the learner's policy of g with common telling which tools
+// every tenant sees.
+func (g *GlobalLayer) learning(common func(string) bool) learning.GlobalConfig {
+	cfg := learning.GlobalConfig{K: learning.DefaultGlobalK, Common: common}
+	if g == nil {
+		return cfg
+	}
+	if g.K != nil {
+		cfg.K = *g.K
+	}
+	for _, o := range g.OptOut {
+		sc, _ := optOutScope(o) // validated
+		cfg.OptOut = append(cfg.OptOut, sc)
+	}
+	return cfg
 }
 
 // ServerEntry is one upstream MCP server. A hosted one runs on the gateway;
@@ -76,6 +139,9 @@ func (c FileConfig) validate(path string) error {
 		if err := c.Routing.Validate(); err != nil {
 			return fmt.Errorf("gateway config %s: %w", path, err)
 		}
+	}
+	if err := c.Global.Validate(); err != nil {
+		return fmt.Errorf("gateway config %s: %w", path, err)
 	}
 	for name, s := range c.Servers {
 		switch {
@@ -175,6 +241,9 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 	if err := ingest.Validate(); err != nil {
 		return nil, nil, pmlerr.Wrap(pmlerr.InvalidConfig, err)
 	}
+	if err := o.Config.Global.Validate(); err != nil {
+		return nil, nil, pmlerr.Wrap(pmlerr.InvalidConfig, err)
+	}
 	st, err := storeopen.Open(ctx, o.DB)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open store: %w", err)
@@ -237,7 +306,13 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		Retention:   &policy,
 		TraceIngest: ingest,
 		Tokens:      tokens,
+		Global:      o.Config.Global.learning(commonTools(ctx, stdTools, o.Config.Servers)),
 	})
+	if err := svc.learner.Withdraw(ctx); err != nil {
+		svc.learner.Close()
+		return nil, nil, errors.Join(fmt.Errorf("global layer: withdrawing the opted-out tenants' contributions: %w", err),
+			pool.Close(), st.Close(), shutdownTelemetry(tel))
+	}
 	pruneCtx, stopPruning := context.WithCancel(context.WithoutCancel(ctx))
 	pruned := make(chan struct{})
 	go func() {
@@ -291,4 +366,28 @@ func (s *Service) CatalogServer(name string) (CatalogEntry, bool) {
 		e.Install = approval.Dependency{Name: name, Command: in.Command, Args: in.Args, Env: in.Env, EnvRequired: in.EnvRequired}
 	}
 	return e, true
+}
+
+// commonTools reports the tools every tenant sees, the only ones the
+// global layer takes in (docs/security.md "Tenants and names"): the
+// built-in tools of the gateway and of the package, by their exact ids,
+// and any tool of the servers of the gateway's config. A tenant's own
+// servers are not identified across tenants (the same name may be another
+// server), so they stay out.
+func commonTools(ctx context.Context, std *tools.Table, servers map[string]ServerEntry) func(string) bool {
+	ids := map[string]bool{}
+	for _, t := range []*tools.Table{std, local.New(".")} {
+		list, _ := t.Tools(ctx) // a table's list never fails
+		for _, info := range list {
+			ids[info.ID] = true
+		}
+	}
+	return func(id string) bool {
+		if ids[id] {
+			return true
+		}
+		ns, action := tools.Split(id)
+		_, ok := servers[ns]
+		return ok && action != ""
+	}
 }

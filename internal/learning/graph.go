@@ -54,9 +54,25 @@ type Neighbor struct {
 	Count int64  `json:"count"`
 }
 
-// Graph is one tenant's tool graph, read-only once built.
+// Graph is one tenant's tool graph, read-only once built but for the
+// last blend with the global graph, kept while both stay the same.
 type Graph struct {
 	out, in map[string][]Neighbor // heaviest first
+
+	mu      sync.Mutex
+	blendOf *globalView
+	blendN  int
+	blended map[string][]Neighbor
+}
+
+// blendWith is blend(g, v, n), computed once per global view.
+func (g *Graph) blendWith(v *globalView, n int) map[string][]Neighbor {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.blended == nil || g.blendOf != v || g.blendN != n {
+		g.blended, g.blendOf, g.blendN = blend(g, v, n), v, n
+	}
+	return g.blended
 }
 
 func buildGraph(edges []store.ToolEdge) *Graph {
@@ -237,9 +253,10 @@ func (g *graphs) add(scope store.Scope, edges []store.ToolEdge) {
 	}
 }
 
-// flush writes the pending counts, one transaction per tenant, and forgets
-// the graphs read before them.
-func (g *graphs) flush(ctx context.Context) error {
+// flush writes the pending counts, one transaction per tenant; shared
+// says which edges the tenant contributes to the global layer. It reports
+// whether it wrote any.
+func (g *graphs) flush(ctx context.Context, shared func(scope store.Scope, from, to string) bool) (bool, error) {
 	g.mu.Lock()
 	pending := g.pending
 	g.pending, g.count = map[store.Scope]map[[2]string]*store.ToolEdge{}, 0
@@ -248,16 +265,14 @@ func (g *graphs) flush(ctx context.Context) error {
 	for scope, p := range pending {
 		edges := make([]store.ToolEdge, 0, len(p))
 		for _, e := range p {
+			e.Shared = shared(scope, e.From, e.To)
 			edges = append(edges, *e)
 		}
 		for start := 0; start < len(edges); start += store.MaxToolEdges {
 			errs = append(errs, g.store.AddToolEdges(ctx, scope, edges[start:min(start+store.MaxToolEdges, len(edges))]))
 		}
 	}
-	if len(pending) > 0 {
-		g.cache.Clear()
-	}
-	return errors.Join(errs...)
+	return len(pending) > 0, errors.Join(errs...)
 }
 
 // get is scope's graph, nil when it has none or the store fails (discover

@@ -2,12 +2,14 @@
 // "Learned capabilities" and "The tool graph"): it reads what ran, from the
 // runs that succeeded and from the traces every run leaves, and writes
 // capabilities whose code takes its inputs from args, their schemas, their
-// recent outcomes, and each tenant's tool graph.
+// recent outcomes, each tenant's tool graph and tools' output types, and
+// reads from them the global layer, what at least k distinct orgs share
+// (docs/how-it-works.md "The global layer").
 //
 // What a run needs back (the capability's reference in its answer) is one
 // store write on the run's path, as before; the rest (examples, refined
-// code, output schemas, outcomes, the graph) is done by one background
-// worker per Learner, after the answer.
+// code, output schemas, outcomes, the graph, tool types, the global layer)
+// is done by one background worker per Learner, after the answer.
 package learning
 
 import (
@@ -19,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pml-go/pml/internal/analysis"
@@ -44,6 +47,9 @@ type Config struct {
 	// an output schema.
 	Flag   func(string) string
 	Logger *slog.Logger
+	// Global is the global layer's policy (docs/how-it-works.md "The
+	// global layer"); the zero value turns it off.
+	Global GlobalConfig
 }
 
 // Learner is safe for concurrent use. Close waits for its background work.
@@ -55,6 +61,9 @@ type Learner struct {
 	flag      func(string) string
 	log       *slog.Logger
 	graph     *graphs
+	types     *toolTypes
+	global    *global
+	typing    atomic.Int64 // bytes of results queued to be typed
 
 	mu         sync.Mutex
 	queue      []func(context.Context)
@@ -90,6 +99,8 @@ func New(cfg Config) *Learner {
 	}
 	l.idle = sync.NewCond(&l.mu)
 	l.graph = newGraphs(cfg.Store)
+	l.types = newToolTypes(cfg.Store, cfg.Flag)
+	l.global = newGlobal(cfg.Store, cfg.Global)
 	l.outcomes = map[string]string{}
 	l.shapes = ttlcache.New[shapeKey, store.Capability](memoryTTL, memorySize)
 	l.refined = ttlcache.New[refineKey, bool](memoryTTL, memorySize)
@@ -372,12 +383,13 @@ func (l *Learner) name(ctx context.Context, sc store.Scope, intent, shapeHash st
 }
 
 // ObserveTrace learns from a stored trace of scope, after the caller goes
-// on: its tools' order and data flow feed scope's tool graph, and a run of
-// one of scope's own capabilities counts as its outcome. A run executed
-// locally also counts as a call of that capability (its Uses): the package
-// ran it on its machine, so the gateway, which counts the calls it runs
-// itself, never saw it. A trace is whatever a member posted: it can only
-// ever touch its own tenant.
+// on: its tools' order and data flow feed scope's tool graph, its
+// successful calls' results type the tools' output, and a run of one of
+// scope's own capabilities counts as its outcome. A run executed locally
+// also counts as a call of that capability (its Uses): the package ran it
+// on its machine, so the gateway, which counts the calls it runs itself,
+// never saw it. A trace is whatever a member posted: it can only ever touch
+// its own tenant, and the global layer only through the k rule.
 func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
 	if l.store == nil {
 		return
@@ -388,8 +400,34 @@ func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
 		l.graph.add(scope, edges)
 		l.scheduleFlush()
 	}
+	if results := resultsOf(t); len(results) > 0 {
+		l.typeLater(scope, results)
+	}
 	if fqdn != "" {
 		l.later(func(ctx context.Context) { l.countRun(ctx, scope, fqdn, success, local) })
+	}
+}
+
+// maxTypingBytes bounds the bytes of results waiting to be typed: past
+// it, a trace's results are not typed (its tools are typed by later calls).
+const maxTypingBytes = 16 << 20
+
+// typeLater types results of scope's calls after the caller goes on.
+func (l *Learner) typeLater(scope store.Scope, results []typedResult) {
+	var size int64
+	for _, r := range results {
+		size += int64(len(r.result))
+	}
+	if l.typing.Add(size) > maxTypingBytes {
+		l.typing.Add(-size)
+		return
+	}
+	if !l.later(func(context.Context) {
+		defer l.typing.Add(-size)
+		l.types.observe(scope, results)
+		l.scheduleFlush()
+	}) {
+		l.typing.Add(-size)
 	}
 }
 
@@ -444,9 +482,64 @@ func (l *Learner) Related(ctx context.Context, scope store.Scope, tool string, n
 	return l.graph.get(ctx, scope).related(tool, n)
 }
 
-// Graph returns scope's tool graph as discover ranks with it.
+// Graph returns scope's own tool graph.
 func (l *Learner) Graph(ctx context.Context, scope store.Scope) *Graph {
 	return l.graph.get(ctx, scope)
+}
+
+// Successors is each tool's n most frequent successors as discover ranks
+// with them: scope's own graph blended with the global one (blend).
+func (l *Learner) Successors(ctx context.Context, scope store.Scope, n int) map[string][]Neighbor {
+	own, v := l.graph.get(ctx, scope), l.globalView()
+	if own == nil {
+		return blend(nil, v, n)
+	}
+	return own.blendWith(v, n)
+}
+
+// OutputTypes returns, for a tool, the output schema inferred from scope's
+// own successful calls of it, else, when global, from the global layer's,
+// and whether there is one (docs/how-it-works.md "The global layer").
+func (l *Learner) OutputTypes(ctx context.Context, scope store.Scope) func(tool string, global bool) (json.RawMessage, bool) {
+	own, v := l.types.get(ctx, scope), l.globalView()
+	return func(tool string, global bool) (json.RawMessage, bool) {
+		if s, ok := own[tool]; ok {
+			return s, true
+		}
+		if global && v != nil {
+			s, ok := v.types[tool]
+			return s, ok
+		}
+		return nil, false
+	}
+}
+
+// globalView is the global layer as last read; one older than
+// globalStale is read again in the background, never on the caller's path.
+func (l *Learner) globalView() *globalView {
+	if l.global.stale(time.Now()) && !l.later(func(ctx context.Context) { l.refreshGlobal(ctx) }) {
+		l.global.refreshing.Store(false)
+	}
+	return l.global.current()
+}
+
+func (l *Learner) refreshGlobal(ctx context.Context) {
+	if err := l.global.refresh(ctx); err != nil {
+		l.log.Warn("learning: reading the global layer", "err", err)
+	}
+}
+
+// Withdraw withdraws the contributions of the tenants that opted out of
+// the global layer (GlobalConfig.OptOut), made before they did.
+func (l *Learner) Withdraw(ctx context.Context) error {
+	if !l.global.on() {
+		return nil
+	}
+	var errs []error
+	for _, sc := range l.global.cfg.OptOut {
+		errs = append(errs, l.store.Unshare(ctx, sc))
+	}
+	return errors.Join(errs...)
 }
 
 // flushEvery is how often the tool graph's pending counts and the
@@ -454,22 +547,24 @@ func (l *Learner) Graph(ctx context.Context, scope store.Scope) *Graph {
 // and one statement per capability per interval, however many runs end.
 const flushEvery = 5 * time.Second
 
-// later queues background work; the worker runs while there is some.
-func (l *Learner) later(f func(context.Context)) {
+// later queues background work; the worker runs while there is some. It
+// reports whether f was queued.
+func (l *Learner) later(f func(context.Context)) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return
+		return false
 	}
 	if len(l.queue) >= maxQueued {
 		l.log.Warn("learning: background queue full; dropping one piece of work")
-		return
+		return false
 	}
 	l.queue = append(l.queue, f)
 	if !l.running {
 		l.running = true
 		go l.work()
 	}
+	return true
 }
 
 // scheduleFlush writes what is pending flushEvery from now, unless a
@@ -510,13 +605,28 @@ func (l *Learner) work() {
 	}
 }
 
-// flush writes the tool graph's pending counts and the capabilities'
-// pending outcomes.
+// flush writes the tool graph's pending counts, the tool types and the
+// capabilities' pending outcomes. When it wrote edges or types it reads
+// the global layer again before it forgets the graphs and types read
+// before them, so a tenant that sees its own new edges sees a global
+// layer read after them.
 func (l *Learner) flush() {
 	ctx, cancel := context.WithTimeout(context.Background(), workTimeout)
 	defer cancel()
-	if err := l.graph.flush(ctx); err != nil {
+	wroteEdges, err := l.graph.flush(ctx, func(sc store.Scope, from, to string) bool { return l.global.shares(sc, from, to) })
+	if err != nil {
 		l.log.Warn("learning: writing the tool graph", "err", err)
+	}
+	wroteTypes, err := l.types.flush(ctx, func(sc store.Scope, tool string) bool { return l.global.shares(sc, tool) })
+	if err != nil {
+		l.log.Warn("learning: writing tool types", "err", err)
+	}
+	if wroteEdges || wroteTypes {
+		if l.global.on() {
+			l.refreshGlobal(ctx)
+		}
+		l.graph.cache.Clear()
+		l.types.cache.Clear()
 	}
 	l.mu.Lock()
 	outcomes := l.outcomes

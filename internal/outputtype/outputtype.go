@@ -17,8 +17,8 @@ import (
 // properties per object: enough to type a result, bounded whatever a tool
 // returned.
 const (
-	maxOutputDepth = 4
-	maxOutputProps = 32
+	MaxDepth = 4
+	MaxProps = 32
 	// maxSchemaBytes bounds a schema a package reports.
 	maxSchemaBytes = 8 << 10
 )
@@ -59,8 +59,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// Of types a run's result: the JSON types to maxOutputDepth, the
-// properties of objects (at most maxOutputProps) and the union of an
+// Of types a run's result: the JSON types to MaxDepth, the
+// properties of objects (at most MaxProps) and the union of an
 // array's items. No value of the result is in it, and no key of its data:
 // an object with a key that is not a name the code chose (dataKey, with
 // flag the sanitizer's rules; nil: shape alone) is typed as a map.
@@ -72,7 +72,10 @@ func Of(result json.RawMessage, flag func(string) string) json.RawMessage {
 	if json.Unmarshal(result, &v) != nil {
 		return nil
 	}
-	return encode(TypeOf(v, maxOutputDepth, flag))
+	if m, ok := v.(map[string]any); ok && m["_truncated"] == true {
+		return nil // a value a trace's bounds cut short has no type
+	}
+	return encode(TypeOf(v, MaxDepth, flag))
 }
 
 // Merge is the union of two output schemas.
@@ -89,7 +92,7 @@ func Merge(a, b json.RawMessage) json.RawMessage {
 
 // Clean bounds an output schema a package reported: at most
 // maxSchemaBytes of a JSON object, else none, kept to the types, properties,
-// items and map values an inferred one has, to maxOutputDepth, with any
+// items and map values an inferred one has, to MaxDepth, with any
 // object keyed by data (dataKey) made a map.
 func Clean(raw json.RawMessage, flag func(string) string) json.RawMessage {
 	if len(raw) > maxSchemaBytes {
@@ -99,17 +102,17 @@ func Clean(raw json.RawMessage, flag func(string) string) json.RawMessage {
 	if s == nil {
 		return nil
 	}
-	return encode(clamp(s, maxOutputDepth, flag))
+	return encode(clamp(s, MaxDepth, flag))
 }
 
 // dataKey reports whether an object's key came from data rather than from
-// the code that built the object: a key that is not an identifier of at
-// most 40 characters (a file name, an e-mail address, a path, a phone
-// number), that holds an id (a run of 5 or more digits, or 16 or more hex
-// digits), or that a sanitizer rule flags (a secret, a .env value,
-// personal data). Such keys differ from one input to the next, and may
-// hold what the owner's data held, so they never enter a schema
-// (docs/how-it-works.md "Learned capabilities").
+// the code or tool that built the object: a key that is not an identifier of
+// at most 40 characters (a file name, an e-mail address, a path, a URL, a
+// date, text), that holds 4 or more digits or is a hex id (8 or more hex
+// digits and '-' or '_', a digit among them: hashes, UUIDs), or that a
+// sanitizer rule flags (a secret, a .env value, personal data). Such keys
+// differ from one input to the next, and may hold what someone's data held,
+// so they never enter a schema (docs/how-it-works.md "Learned capabilities").
 func dataKey(k string, flag func(string) string) bool {
 	if len(k) == 0 || len(k) > 40 {
 		return true
@@ -118,33 +121,31 @@ func dataKey(k string, flag func(string) string) bool {
 	for i, c := range k {
 		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '$'
 		digit := c >= '0' && c <= '9'
-		switch {
-		case digit && i > 0:
-		case !letter:
+		if !letter && !(digit && i > 0) {
 			return true
 		}
-		if digit {
+		switch {
+		case digit:
 			digits++
-			if digits >= 5 {
-				return true
-			}
-		} else {
-			digits = 0
-		}
-		if digit || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' {
 			hex++
-			if hex >= 16 {
-				return true
-			}
-		} else {
-			hex = 0
+		case c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+			hex++
+		case c != '_':
+			hex = -len(k) // a letter past f: no hex id
 		}
+	}
+	if digits >= 4 || hex >= 8 && digits > 0 {
+		return true
 	}
 	return flag != nil && flag(k) != ""
 }
 
-// keyedByData reports whether any of the keys of props is a dataKey.
+// keyedByData reports whether props has more keys than an object keeps, or
+// any key that is a dataKey.
 func keyedByData[V any](props map[string]V, flag func(string) string) bool {
+	if len(props) > MaxProps {
+		return true
+	}
 	for k := range props {
 		if dataKey(k, flag) {
 			return true
@@ -173,7 +174,7 @@ func mapOf(values []schema) schema {
 // clamp keeps of s what TypeOf writes, to depth.
 func clamp(s schema, depth int, flag func(string) string) schema {
 	out := schema{}
-	if t := types(s); len(t) == 1 {
+	if t := Types(s); len(t) == 1 {
 		out["type"] = t[0]
 	} else if len(t) > 1 {
 		list := make([]any, 0, len(t))
@@ -192,7 +193,7 @@ func clamp(s schema, depth int, flag func(string) string) schema {
 			values = append(values, clamp(extra, depth-1, flag))
 		}
 		for i, k := range sortedKeys(props) {
-			if i >= maxOutputProps {
+			if i >= MaxProps {
 				break
 			}
 			if p := objectOf(props[k]); p != nil {
@@ -206,7 +207,7 @@ func clamp(s schema, depth int, flag func(string) string) schema {
 	if props != nil {
 		kept := schema{}
 		for i, k := range sortedKeys(props) {
-			if i >= maxOutputProps {
+			if i >= MaxProps {
 				break
 			}
 			if p := objectOf(props[k]); p != nil {
@@ -254,14 +255,14 @@ func TypeOf(v any, depth int, flag func(string) string) schema {
 		}
 		keys := sortedKeys(x)
 		if keyedByData(x, flag) {
-			values := make([]schema, 0, min(len(keys), maxOutputProps))
-			for _, k := range keys[:min(len(keys), maxOutputProps)] {
+			values := make([]schema, 0, min(len(keys), MaxProps))
+			for _, k := range keys[:min(len(keys), MaxProps)] {
 				values = append(values, TypeOf(x[k], depth-1, flag))
 			}
 			return mapOf(values)
 		}
 		props := schema{}
-		for _, k := range keys[:min(len(keys), maxOutputProps)] {
+		for _, k := range keys[:min(len(keys), MaxProps)] {
 			props[k] = TypeOf(x[k], depth-1, flag)
 		}
 		s["properties"] = props
@@ -270,38 +271,25 @@ func TypeOf(v any, depth int, flag func(string) string) schema {
 	return schema{}
 }
 
-// MergeTypes widens a to also describe what b does. Two objects that share
-// no property, each with two or more, are one map: their keys came from
-// data that differed between runs. A map merged with an object stays a map.
+// MergeTypes widens a to also describe what b does (nil is no schema).
+// Two objects whose keys differ more than they agree (fewer shared than
+// not) are one map: their keys came from data that differed between runs.
+// A map merged with an object stays a map.
 func MergeTypes(a, b schema) schema {
-	ta, tb := types(a), types(b)
-	union := slices.Clone(ta)
-	for _, t := range tb {
-		switch {
-		case slices.Contains(union, t):
-		case t == "integer" && slices.Contains(union, "number"):
-		case t == "number" && slices.Contains(union, "integer"):
-			union[slices.Index(union, "integer")] = "number"
-		default:
-			union = append(union, t)
-		}
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
 	}
 	out := schema{}
 	for k, v := range a {
 		out[k] = v
 	}
-	if len(union) == 1 {
-		out["type"] = union[0]
-	} else if len(union) > 1 {
-		list := make([]any, len(union))
-		for i, t := range union {
-			list[i] = t
-		}
-		out["type"] = list
-	}
+	SetTypes(out, UnionTypes(Types(a), Types(b)))
 	pa, pb := objectOf(a["properties"]), objectOf(b["properties"])
 	ea, eb := objectOf(a["additionalProperties"]), objectOf(b["additionalProperties"])
-	if ea != nil || eb != nil || disjoint(pa, pb) {
+	if ea != nil || eb != nil || keysApart(pa, pb) {
 		var values []schema
 		for _, x := range []schema{ea, eb} {
 			if x != nil {
@@ -323,7 +311,7 @@ func MergeTypes(a, b schema) schema {
 		for k, v := range pb {
 			if have := objectOf(props[k]); have != nil {
 				props[k] = MergeTypes(have, objectOf(v))
-			} else if len(props) < maxOutputProps {
+			} else if len(props) < MaxProps {
 				props[k] = v
 			}
 		}
@@ -339,21 +327,91 @@ func MergeTypes(a, b schema) schema {
 	return out
 }
 
-// disjoint reports whether two objects' properties, two or more each,
-// share no name.
-func disjoint(a, b schema) bool {
-	if len(a) < 2 || len(b) < 2 {
+// keysApart reports whether two objects' keys differ enough to be data:
+// more keys between them than an object keeps, or fewer shared than not.
+func keysApart(a, b schema) bool {
+	if len(a) == 0 || len(b) == 0 {
 		return false
 	}
+	shared := 0
 	for k := range a {
 		if _, ok := b[k]; ok {
-			return false
+			shared++
 		}
 	}
-	return true
+	union := len(a) + len(b) - shared
+	return union > MaxProps || 2*shared < union
 }
 
-func types(s schema) []string {
+// UnionTypes is ta widened by tb: an integer and a number are a number.
+func UnionTypes(ta, tb []string) []string {
+	union := slices.Clone(ta)
+	for _, t := range tb {
+		switch {
+		case slices.Contains(union, t):
+		case t == "integer" && slices.Contains(union, "number"):
+		case t == "number" && slices.Contains(union, "integer"):
+			union[slices.Index(union, "integer")] = "number"
+		default:
+			union = append(union, t)
+		}
+	}
+	return union
+}
+
+// SetTypes writes union as s's type: one name, or a list of them.
+func SetTypes(s map[string]any, union []string) {
+	if len(union) == 1 {
+		s["type"] = union[0]
+	} else if len(union) > 1 {
+		list := make([]any, len(union))
+		for i, t := range union {
+			list[i] = t
+		}
+		s["type"] = list
+	}
+}
+
+// Bound encodes s within maxBytes, cut to a lesser depth while it is
+// larger; nil when not even its type fits.
+func Bound(s map[string]any, maxBytes int) json.RawMessage {
+	if s == nil {
+		return nil
+	}
+	for depth := MaxDepth; depth >= 1; depth-- {
+		if b := encode(cut(s, depth)); len(b) <= maxBytes {
+			return b
+		}
+	}
+	return nil
+}
+
+// cut keeps of s its types, properties, items and map values, to depth.
+func cut(s schema, depth int) schema {
+	out := schema{}
+	SetTypes(out, Types(s))
+	if depth <= 1 {
+		return out
+	}
+	if props := objectOf(s["properties"]); props != nil {
+		kept := schema{}
+		for _, k := range sortedKeys(props) {
+			if p := objectOf(props[k]); p != nil && len(kept) < MaxProps {
+				kept[k] = cut(p, depth-1)
+			}
+		}
+		out["properties"] = kept
+	}
+	for _, field := range []string{"items", "additionalProperties"} {
+		if sub := objectOf(s[field]); sub != nil {
+			out[field] = cut(sub, depth-1)
+		}
+	}
+	return out
+}
+
+// Types are the JSON Schema type names of s.
+func Types(s map[string]any) []string {
 	switch t := s["type"].(type) {
 	case string:
 		return []string{t}
@@ -371,6 +429,6 @@ func types(s schema) []string {
 
 // IsNull reports whether schema types only null: a result of nothing.
 func IsNull(schema json.RawMessage) bool {
-	t := types(decode(schema))
+	t := Types(decode(schema))
 	return len(t) == 1 && t[0] == "null"
 }

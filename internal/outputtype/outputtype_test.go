@@ -27,7 +27,7 @@ func TestOf(t *testing.T) {
 	}
 	deep := strings.Repeat(`{"type":"object","properties":{"a":`, 150) + `{"type":"string"}` + strings.Repeat("}}", 150)
 	got := string(Clean(json.RawMessage(deep), nil))
-	if strings.Count(got, "properties") != maxOutputDepth-1 {
+	if strings.Count(got, "properties") != MaxDepth-1 {
 		t.Fatalf("a reported schema 150 deep is kept %d deep: %s", strings.Count(got, "properties"), got)
 	}
 	if got := string(Clean(json.RawMessage(`{"type":"string","default":"secret","enum":["x"],"$ref":"#"}`), nil)); got != `{"type":"string"}` {
@@ -64,5 +64,17 @@ func TestOutputSchemaKeepsDataKeysOut(t *testing.T) {
 	reported := `{"type":"object","properties":{"ceo.salary@corp.example":{"type":"number"},"n":{"type":"integer"}}}`
 	if got := string(Clean(json.RawMessage(reported), flag)); strings.Contains(got, "salary") || !strings.Contains(got, "additionalProperties") {
 		t.Errorf("reported: %s", got)
+	}
+}
+
+func TestDataKey(t *testing.T) {
+	for key, want := range map[string]bool{
+		"sum": false, "items": false, "user_id": false, "created_at": false, "sha256": false, "$ref": false,
+		"": true, "a.json": true, "src/main.go": true, "x@y.z": true, "12": true, "2024-01-01": true, "two words": true,
+		"content-type": true, "e3b0c442-98fc-1c14": true, "deadbeef12": true, "item12345": true, strings.Repeat("k", 41): true,
+	} {
+		if dataKey(key, nil) != want {
+			t.Errorf("dataKey(%q) = %v, want %v", key, !want, want)
+		}
 	}
 }

@@ -90,13 +90,52 @@ const MaxRecentRuns = 20
 
 // ToolEdge is one edge of a tenant's tool graph: how many runs fed From's
 // result into To's arguments (Feeds) and called From before To (Follows).
+// Shared says the tenant contributes the edge to the global graph
+// (docs/how-it-works.md "The global layer"): both tools are ones every
+// tenant sees, and the tenant has not opted out.
 type ToolEdge struct {
 	From, To       string
 	Feeds, Follows int64
+	Shared         bool
 }
 
 // MaxToolEdges bounds one tenant's tool graph in the store.
 const MaxToolEdges = 4096
+
+// GlobalEdge is one edge of the global graph: how many distinct orgs share
+// it (ToolEdge.Shared), never how often any of them used it.
+type GlobalEdge struct {
+	From, To string
+	Orgs     int64
+}
+
+// ToolType is the output schema learning inferred for one tool from a
+// tenant's successful calls (types only, docs/how-it-works.md "The global
+// layer"); Shared as for ToolEdge.
+type ToolType struct {
+	Tool   string
+	Schema json.RawMessage
+	Shared bool
+}
+
+// SharedToolType is one tenant's shared ToolType, as the global layer reads
+// them.
+type SharedToolType struct {
+	Scope  Scope
+	Tool   string
+	Schema json.RawMessage
+}
+
+// Bounds of the global layer's rows: a tenant keeps its MaxToolTypes most
+// recently updated tool types, each schema at most MaxToolTypeBytes; a read
+// of the global graph or of the shared types considers at most
+// MaxSharedRows of the most recently updated shared rows, whatever the
+// number of tenants.
+const (
+	MaxToolTypes     = 1024
+	MaxToolTypeBytes = 4 << 10
+	MaxSharedRows    = 65536
+)
 
 // CapabilityFilter selects capabilities visible to a scope.
 type CapabilityFilter struct {
@@ -322,6 +361,23 @@ type Store interface {
 	// first among equals); ToolEdges returns scope's edges, heaviest first.
 	AddToolEdges(ctx context.Context, scope Scope, edges []ToolEdge) error
 	ToolEdges(ctx context.Context, scope Scope) ([]ToolEdge, error)
+
+	// The global layer (docs/how-it-works.md "The global layer").
+	// GlobalToolEdges counts, among the MaxSharedRows most recently updated
+	// shared edges of every tenant, the distinct orgs sharing each edge,
+	// and returns those shared by at least minOrgs, most orgs first, at
+	// most limit. PutToolTypes upserts scope's inferred output schemas in
+	// one transaction, then keeps its MaxToolTypes most recently updated;
+	// ToolTypes returns them. SharedToolTypes returns the limit (at most
+	// MaxSharedRows) most recently updated shared tool types of every
+	// tenant. Unshare withdraws scope's contributions, its edges and types
+	// no longer shared; a Scope without Project withdraws every project of
+	// its Org.
+	GlobalToolEdges(ctx context.Context, minOrgs, limit int) ([]GlobalEdge, error)
+	PutToolTypes(ctx context.Context, scope Scope, types []ToolType) error
+	ToolTypes(ctx context.Context, scope Scope) ([]ToolType, error)
+	SharedToolTypes(ctx context.Context, limit int) ([]SharedToolType, error)
+	Unshare(ctx context.Context, scope Scope) error
 
 	// Traces. PutTraces is idempotent on trace ID (a re-sent trace is
 	// ignored); a trace started more than MaxClockSkew after now is

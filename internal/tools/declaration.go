@@ -22,6 +22,8 @@ var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 //
 // The promise carries the type of the tool's output schema when it declares
 // one (what a call returns is then its structured content), else unknown.
+// An output schema inferred from calls (Info.OutputInferred) is typed the
+// same, and the declaration ends with InferredNote.
 //
 // Object literals go multi-line, with one doc comment per property, when any
 // property has a description or default. A schema that does not parse renders
@@ -83,8 +85,15 @@ func declaration(info Info, docs docMode) string {
 	}
 	b.WriteString(result)
 	b.WriteString(">")
+	if info.OutputInferred && result != "unknown" {
+		b.WriteString(InferredNote)
+	}
 	return b.String()
 }
+
+// InferredNote ends the declaration of a tool whose result type was
+// inferred from its calls rather than declared.
+const InferredNote = " // result type inferred from calls"
 
 // resultType is the TypeScript type of a call's result: unknown without an
 // output schema or with one that does not parse. Outside full declarations

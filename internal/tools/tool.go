@@ -18,6 +18,10 @@ type Info struct {
 	// OutputSchema describes the value a call returns (an MCP tool's
 	// structuredContent); absent when the tool declares none.
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// OutputInferred says OutputSchema was not declared but inferred from
+	// the results of successful calls (docs/how-it-works.md "The global
+	// layer"): what calls returned, not a promise of the tool's.
+	OutputInferred bool `json:"output_inferred,omitempty"`
 }
 
 // Namespace returns the part of the id before the first ':'.

@@ -76,6 +76,7 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 	for _, h := range hits {
 		d, t := h.d, h.info
 		d.ID, d.Description, d.InputSchema, d.OutputSchema = t.ID, t.Description, t.InputSchema, t.OutputSchema
+		d.OutputInferred = t.OutputInferred && len(t.OutputSchema) > 0
 		d.ToolsUsed, d.SuccessRate = nil, nil // ranking inputs, not the AI's
 		switch {
 		case req.Schemas:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/pml-go/pml/internal/tools"
@@ -107,5 +108,26 @@ func TestOthersCapabilitiesRankAsOthers(t *testing.T) {
 	// A lookup by name still finds the one capability named.
 	if byName := RankTools(all, DiscoverRequest{Name: "orga.proja.cap:read_file_v4"}, hit, nil); len(byName.Tools) != 1 {
 		t.Fatalf("lookup by name: %+v", byName.Tools)
+	}
+}
+
+// A result type inferred from calls is marked in the hit and at the end of
+// its declaration; a declared one is not.
+func TestDiscoverMarksInferredOutput(t *testing.T) {
+	all := []tools.Info{
+		{ID: "m:add", OutputSchema: json.RawMessage(`{"type":"number"}`), OutputInferred: true},
+		{ID: "m:sub", OutputSchema: json.RawMessage(`{"type":"number"}`)},
+		{ID: "m:none", OutputInferred: true},
+	}
+	for _, req := range []DiscoverRequest{{}, {Name: "m:add"}, {Schemas: true}} {
+		for _, d := range RankTools(all, req, toolHit, nil).Tools {
+			inferred := d.ID == "m:add"
+			if d.OutputInferred != inferred || strings.HasSuffix(d.Declaration, tools.InferredNote) != inferred {
+				t.Fatalf("%+v: %+v", req, d)
+			}
+			if inferred && !strings.HasSuffix(d.Declaration, "Promise<number>"+tools.InferredNote) {
+				t.Fatalf("declaration %q", d.Declaration)
+			}
+		}
 	}
 }

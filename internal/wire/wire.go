@@ -340,9 +340,13 @@ type DiscoveredTool struct {
 	FQDN        string          `json:"fqdn,omitempty"`
 	Owner       string          `json:"owner,omitempty"` // a capability's "org/project"
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
-	// OutputSchema is the tool's declared result shape, when it has one.
+	// OutputSchema is the tool's declared result shape, when it has one,
+	// else the one inferred from calls (OutputInferred).
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-	Declaration  string          `json:"declaration"`
+	// OutputInferred says the result type of OutputSchema and Declaration
+	// was inferred from successful calls, not declared by the tool.
+	OutputInferred bool   `json:"output_inferred,omitempty"`
+	Declaration    string `json:"declaration"`
 	// Uses counts the calls of a capability (from code, the package's
 	// call path or call); absent for tools.
 	Uses *int64 `json:"uses,omitempty"`

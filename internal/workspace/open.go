@@ -56,7 +56,10 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Workspace, error)
 		}
 		gw = r
 	} else {
-		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log, Limits: limits, Admission: ctrl, Analyzer: analyzer})
+		// Local mode serves one tenant: no global layer to share with.
+		off := 0
+		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log, Limits: limits, Admission: ctrl,
+			Analyzer: analyzer, Config: gateway.FileConfig{Global: &gateway.GlobalLayer{K: &off}}})
 		if err != nil {
 			return nil, fmt.Errorf("local mode: %w", err)
 		}

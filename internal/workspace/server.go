@@ -58,23 +58,32 @@ func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wir
 			p.log.Debug("reporting local tools to the gateway", "err", err)
 		}
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	var all []tools.Info
 	kinds := map[string]wire.DiscoveredTool{}
 	for _, t := range localTools {
-		seen[t.ID] = true
+		seen[t.ID] = len(all)
 		all = append(all, t)
 		kinds[t.ID] = wire.DiscoveredTool{Kind: "tool", Routing: "client"}
 	}
 	for _, t := range remote.Tools {
 		// A namespace served here is this machine's alone: whatever the
-		// gateway lists under it would never be called.
+		// gateway lists under it would never be called. Only a result type
+		// the gateway inferred from this tenant's calls of it (the tools
+		// this package reported) is taken, for a tool that declares none.
 		ns, _ := tools.Split(t.ID)
-		if _, served := local.Provider(ns); seen[t.ID] || served {
+		if i, ok := seen[t.ID]; ok {
+			if t.OutputInferred && len(all[i].OutputSchema) == 0 {
+				all[i].OutputSchema, all[i].OutputInferred = t.OutputSchema, true
+			}
 			continue
 		}
-		seen[t.ID] = true
-		all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema})
+		if _, served := local.Provider(ns); served {
+			continue
+		}
+		seen[t.ID] = len(all)
+		all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+			OutputInferred: t.OutputInferred})
 		kinds[t.ID] = t
 	}
 	out := wire.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] }, remote.Graph)

@@ -24,11 +24,11 @@ import (
 var gatewayListening = regexp.MustCompile(`msg=listening addr=(http://\S+)`)
 
 // startGatewayProcess runs `pml gateway --addr 127.0.0.1:0 --metrics-addr
-// 127.0.0.1:0 --db gw.db` in dir, as a user would in another terminal, and
-// returns its URL once it listens. It is killed when t ends.
-func startGatewayProcess(t *testing.T, dir string, env []string) string {
+// 127.0.0.1:0 --db gw.db [args]` in dir, as a user would in another
+// terminal, and returns its URL once it listens. It is killed when t ends.
+func startGatewayProcess(t *testing.T, dir string, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(pmlBinary(t), "gateway", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--db", "gw.db")
+	cmd := exec.Command(pmlBinary(t), append([]string{"gateway", "--addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--db", "gw.db"}, args...)...)
 	cmd.Dir, cmd.Env = dir, pmlEnv(env...)
 	stderr := startKilledAtEnd(t, cmd, "pml gateway")
 	var url string

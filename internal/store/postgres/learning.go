@@ -34,12 +34,12 @@ func (s *Store) AddToolEdges(ctx context.Context, sc store.Scope, edges []store.
 	return wrap(ctx, "add tool edges", pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		for _, e := range edges {
-			b.Queue(`INSERT INTO tool_edges (org, project, from_tool, to_tool, feeds, follows, updated_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7)
+			b.Queue(`INSERT INTO tool_edges (org, project, from_tool, to_tool, feeds, follows, shared, updated_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 				ON CONFLICT (org, project, from_tool, to_tool)
 				DO UPDATE SET feeds = tool_edges.feeds + excluded.feeds, follows = tool_edges.follows + excluded.follows,
-					updated_at = excluded.updated_at`,
-				sc.Org, sc.Project, e.From, e.To, e.Feeds, e.Follows, now)
+					shared = excluded.shared, updated_at = excluded.updated_at`,
+				sc.Org, sc.Project, e.From, e.To, e.Feeds, e.Follows, e.Shared, now)
 		}
 		b.Queue(`DELETE FROM tool_edges WHERE org = $1 AND project = $2 AND (from_tool, to_tool) IN (
 				SELECT from_tool, to_tool FROM tool_edges WHERE org = $1 AND project = $2
@@ -51,7 +51,7 @@ func (s *Store) AddToolEdges(ctx context.Context, sc store.Scope, edges []store.
 
 // ToolEdges returns scope's tool graph, heaviest edges first.
 func (s *Store) ToolEdges(ctx context.Context, sc store.Scope) ([]store.ToolEdge, error) {
-	rows, err := s.pool.Query(ctx, `SELECT from_tool, to_tool, feeds, follows FROM tool_edges
+	rows, err := s.pool.Query(ctx, `SELECT from_tool, to_tool, feeds, follows, shared FROM tool_edges
 		WHERE org = $1 AND project = $2 ORDER BY feeds + follows DESC, from_tool, to_tool LIMIT $3`,
 		sc.Org, sc.Project, store.MaxToolEdges)
 	if err != nil {
@@ -59,7 +59,7 @@ func (s *Store) ToolEdges(ctx context.Context, sc store.Scope) ([]store.ToolEdge
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.ToolEdge, error) {
 		var e store.ToolEdge
-		err := r.Scan(&e.From, &e.To, &e.Feeds, &e.Follows)
+		err := r.Scan(&e.From, &e.To, &e.Feeds, &e.Follows, &e.Shared)
 		return e, err
 	})
 	if err != nil {

@@ -40,11 +40,12 @@ func (s *Store) AddToolEdges(ctx context.Context, sc store.Scope, edges []store.
 	}
 	defer rollbackUnlessCommitted(tx, &err)
 	for _, e := range edges {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO tool_edges (org, project, from_tool, to_tool, feeds, follows, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tool_edges (org, project, from_tool, to_tool, feeds, follows, shared, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 			ON CONFLICT (org, project, from_tool, to_tool)
-			DO UPDATE SET feeds = feeds + excluded.feeds, follows = follows + excluded.follows, updated_at = excluded.updated_at`,
-			sc.Org, sc.Project, e.From, e.To, e.Feeds, e.Follows, now); err != nil {
+			DO UPDATE SET feeds = feeds + excluded.feeds, follows = follows + excluded.follows,
+				shared = excluded.shared, updated_at = excluded.updated_at`,
+			sc.Org, sc.Project, e.From, e.To, e.Feeds, e.Follows, e.Shared, now); err != nil {
 			return wrap("add tool edge", err)
 		}
 	}
@@ -59,7 +60,7 @@ func (s *Store) AddToolEdges(ctx context.Context, sc store.Scope, edges []store.
 
 // ToolEdges returns scope's tool graph, heaviest edges first.
 func (s *Store) ToolEdges(ctx context.Context, sc store.Scope) ([]store.ToolEdge, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT from_tool, to_tool, feeds, follows FROM tool_edges
+	rows, err := s.r.QueryContext(ctx, `SELECT from_tool, to_tool, feeds, follows, shared FROM tool_edges
 		WHERE org = $1 AND project = $2 ORDER BY feeds + follows DESC, from_tool, to_tool LIMIT $3`,
 		sc.Org, sc.Project, store.MaxToolEdges)
 	if err != nil {
@@ -69,7 +70,7 @@ func (s *Store) ToolEdges(ctx context.Context, sc store.Scope) ([]store.ToolEdge
 	out := []store.ToolEdge{}
 	for rows.Next() {
 		var e store.ToolEdge
-		if err := rows.Scan(&e.From, &e.To, &e.Feeds, &e.Follows); err != nil {
+		if err := rows.Scan(&e.From, &e.To, &e.Feeds, &e.Follows, &e.Shared); err != nil {
 			return nil, wrap("tool edges", err)
 		}
 		out = append(out, e)

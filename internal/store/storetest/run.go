@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Uses", runUses},
 		{"Dashboard", runDashboard},
 		{"Learning", runLearning},
+		{"Global", runGlobal},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

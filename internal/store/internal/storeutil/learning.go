@@ -1,6 +1,7 @@
 package storeutil
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -30,4 +31,37 @@ func CheckToolEdges(edges []store.ToolEdge) error {
 		}
 	}
 	return nil
+}
+
+// CheckToolTypes refuses a batch past a tenant's bound, an unbounded tool
+// id, or a schema that is not a JSON object within store.MaxToolTypeBytes:
+// they are inferred from what packages posted.
+func CheckToolTypes(types []store.ToolType) error {
+	if len(types) > store.MaxToolTypes {
+		return fmt.Errorf("%d tool types in one batch; at most %d: %w", len(types), store.MaxToolTypes, store.ErrInvalid)
+	}
+	for _, t := range types {
+		if t.Tool == "" || len(t.Tool) > maxToolIDBytes || len(t.Schema) > store.MaxToolTypeBytes || !isObject(t.Schema) {
+			return fmt.Errorf("tool type of %.40q: %w", t.Tool, store.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+func isObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// CheckUnshare refuses a withdrawal that names no org.
+func CheckUnshare(sc store.Scope) error {
+	if sc.Org == "" {
+		return fmt.Errorf("unshare: an org is required: %w", store.ErrInvalid)
+	}
+	return nil
+}
+
+// SharedLimit bounds a read of the global layer to [0, store.MaxSharedRows].
+func SharedLimit(limit int) int {
+	return min(max(limit, 0), store.MaxSharedRows)
 }
