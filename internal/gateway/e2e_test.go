@@ -224,7 +224,7 @@ func TestCallAndDiscover(t *testing.T) {
 	// Argument validation is TOOL_ERROR naming the field.
 	res, _ = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "call", Arguments: map[string]any{"tool": "math:add", "args": map[string]any{"a": "x", "b": 1}}})
 	if a := gatewaytest.DecodeAnswer(t, res); a.ErrorCode != pmlerr.ToolError || !strings.Contains(a.Error, "a") ||
-		a.Details["declaration"] != "mcp.math.add(args: { a: number; b: number }): Promise<unknown>" {
+		a.Details["declaration"] != "mcp.math.add(args: { a: number; b: number }): Promise<number>" {
 		t.Fatalf("validation: %+v", a)
 	}
 
@@ -239,6 +239,10 @@ func TestCallAndDiscover(t *testing.T) {
 	if len(d.Tools) == 0 || d.Tools[0].ID != "crypto:sha256" || !strings.Contains(d.Tools[0].Declaration, "mcp.crypto.sha256(") || d.Tools[0].InputSchema == nil {
 		t.Fatalf("discover ranking: %+v", d.Tools)
 	}
+	// A built-in says what it returns (docs/how-it-works.md "Typed answers").
+	if string(d.Tools[0].OutputSchema) != `{"type":"string"}` || !strings.HasSuffix(d.Tools[0].Declaration, "): Promise<string>") {
+		t.Fatalf("built-in's output: %s, %s", d.Tools[0].OutputSchema, d.Tools[0].Declaration)
+	}
 	res, err = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover", Arguments: map[string]any{"query": "sha256 digest of a string", "limit": 3}})
 	if err != nil || res.IsError {
 		t.Fatalf("compact discover: %v %+v", err, res)
@@ -250,7 +254,7 @@ func TestCallAndDiscover(t *testing.T) {
 	// A search answers compact hits: no schema, the description not
 	// repeated as the declaration's comment, which schemas: true keeps.
 	if len(compact.Tools) == 0 || compact.Tools[0].InputSchema != nil || !strings.HasPrefix(compact.Tools[0].Declaration, "mcp.crypto.sha256(") ||
-		!strings.HasPrefix(d.Tools[0].Declaration, "/** ") {
+		!strings.HasPrefix(d.Tools[0].Declaration, "/** ") || !strings.HasSuffix(compact.Tools[0].Declaration, "): Promise<string>") {
 		t.Fatalf("compact discover: %+v, full %+v", compact.Tools, d.Tools)
 	}
 	res, _ = s.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover", Arguments: map[string]any{"pattern": "fx:*", "limit": 50}})

@@ -63,6 +63,11 @@ func TestRegistryBuiltinAndRedirect(t *testing.T) {
 	if r = get(t, g, g.Key, r.header.Get("Location")); r.header.Get("X-PML-Routing") != "client" {
 		t.Fatalf("filesystem:read_file: %v", r.header)
 	}
+	// A built-in's code declares what it returns (docs/how-it-works.md "Typed answers").
+	r = get(t, g, g.Key, "/mcp/pml.std.math.add")
+	if r = get(t, g, g.Key, r.header.Get("Location")); !strings.Contains(string(r.body), "): Promise<number>\n") {
+		t.Fatalf("math:add's code:\n%s", r.body)
+	}
 }
 
 // Server metadata.

@@ -25,28 +25,28 @@ func collectionTools() []tools.Func {
 				"items":{"type":"array"},
 				"key":{"type":"string","description":`+quote(keyDoc)+`},
 				"descending":{"type":"boolean","default":false}
-			},"required":["items"],"additionalProperties":false}`),
+			},"required":["items"],"additionalProperties":false}`, returnsItems),
 			sortItems),
 		tools.Typed(info("collections:unique",
 			"Remove duplicate items from an array, keeping the first of each; items are equal when their values (or their values at key) are deeply equal.",
 			`{"type":"object","properties":{
 				"items":{"type":"array"},
 				"key":{"type":"string","description":`+quote(keyDoc)+`}
-			},"required":["items"],"additionalProperties":false}`),
+			},"required":["items"],"additionalProperties":false}`, returnsItems),
 			uniqueItems),
 		tools.Typed(info("collections:group_by",
 			"Group array items into an object keyed by the value at key (strings as is, other values as JSON text, a missing key as \"undefined\"); groups keep item order and appear in first-seen order.",
 			`{"type":"object","properties":{
 				"items":{"type":"array"},
 				"key":{"type":"string","description":"A path into each item, e.g. \"status\" or \"user.role\"."}
-			},"required":["items","key"],"additionalProperties":false}`),
+			},"required":["items","key"],"additionalProperties":false}`, `{"type":"object","additionalProperties":{"type":"array"}}`),
 			groupBy),
 		tools.Typed(info("collections:chunk",
 			"Split an array into arrays of at most size items.",
 			`{"type":"object","properties":{
 				"items":{"type":"array"},
 				"size":{"type":"integer","minimum":1}
-			},"required":["items","size"],"additionalProperties":false}`),
+			},"required":["items","size"],"additionalProperties":false}`, `{"type":"array","items":{"type":"array"}}`),
 			func(_ context.Context, a struct {
 				Items []json.RawMessage `json:"items"`
 				Size  int               `json:"size"`
@@ -62,7 +62,7 @@ func collectionTools() []tools.Func {
 			`{"type":"object","properties":{
 				"items":{"type":"array"},
 				"depth":{"type":"integer","minimum":0,"maximum":100,"default":1}
-			},"required":["items"],"additionalProperties":false}`),
+			},"required":["items"],"additionalProperties":false}`, returnsItems),
 			func(_ context.Context, a struct {
 				Items []json.RawMessage `json:"items"`
 				Depth *int              `json:"depth"`
@@ -78,7 +78,7 @@ func collectionTools() []tools.Func {
 			`{"type":"object","properties":{
 				"data":{"type":["object","array"],"description":"An object or an array of objects."},
 				"keys":{"type":"array","items":{"type":"string"},"minItems":1}
-			},"required":["data","keys"],"additionalProperties":false}`),
+			},"required":["data","keys"],"additionalProperties":false}`, `{"type":["object","array"],"items":{"type":"object"}}`),
 			pick),
 	}
 }

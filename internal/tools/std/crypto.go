@@ -28,7 +28,7 @@ func cryptoTools() []tools.Func {
 	return []tools.Func{
 		tools.Typed(info("crypto:sha256",
 			"SHA-256 digest of a UTF-8 string, as lowercase hex.",
-			`{"type":"object","properties":{"data":{"type":"string"}},"required":["data"],"additionalProperties":false}`),
+			`{"type":"object","properties":{"data":{"type":"string"}},"required":["data"],"additionalProperties":false}`, returnsString),
 			func(_ context.Context, a struct {
 				Data string `json:"data"`
 			}) (any, error) {
@@ -41,7 +41,7 @@ func cryptoTools() []tools.Func {
 				"data":{"type":"string"},
 				"algorithm":{"enum":`+hashEnum+`,"default":"sha256"},
 				"encoding":{"enum":["hex","base64"],"default":"hex"}
-			},"required":["data"],"additionalProperties":false}`),
+			},"required":["data"],"additionalProperties":false}`, returnsString),
 			func(_ context.Context, a struct {
 				Data      string `json:"data"`
 				Algorithm string `json:"algorithm"`
@@ -62,7 +62,7 @@ func cryptoTools() []tools.Func {
 				"key":{"type":"string"},
 				"algorithm":{"enum":`+hashEnum+`,"default":"sha256"},
 				"encoding":{"enum":["hex","base64"],"default":"hex"}
-			},"required":["data","key"],"additionalProperties":false}`),
+			},"required":["data","key"],"additionalProperties":false}`, returnsString),
 			func(_ context.Context, a struct {
 				Data      string `json:"data"`
 				Key       string `json:"key"`
@@ -79,7 +79,7 @@ func cryptoTools() []tools.Func {
 			}),
 		tools.Typed(info("crypto:uuid",
 			"A new random UUID (version 4), like crypto.randomUUID().",
-			`{"type":"object","properties":{},"additionalProperties":false}`),
+			`{"type":"object","properties":{},"additionalProperties":false}`, returnsString),
 			func(context.Context, struct{}) (any, error) { return newUUID(), nil }),
 	}
 }

@@ -25,7 +25,7 @@ func datetimeTools() []tools.Func {
 			`{"type":"object","properties":{
 				"timezone":{"type":"string","description":`+quote(tzDoc)+`},
 				"format":{"type":"string","description":`+quote(formatDoc)+`}
-			},"additionalProperties":false}`),
+			},"additionalProperties":false}`, returnsTime),
 			func(_ context.Context, a struct {
 				Timezone string `json:"timezone"`
 				Format   string `json:"format"`
@@ -42,7 +42,7 @@ func datetimeTools() []tools.Func {
 				"time":{"type":["string","number"],"description":`+quote(timeDoc)+`},
 				"format":{"type":"string","description":`+quote(formatDoc)+`},
 				"timezone":{"type":"string","description":`+quote(tzDoc+" The time is shown in this zone.")+`}
-			},"required":["time"],"additionalProperties":false}`),
+			},"required":["time"],"additionalProperties":false}`, returnsTime),
 			func(_ context.Context, a struct {
 				Time     any    `json:"time"`
 				Format   string `json:"format"`
@@ -67,7 +67,7 @@ func datetimeTools() []tools.Func {
 				"text":{"type":"string"},
 				"format":{"type":"string","description":"A pattern such as \"DD/MM/YYYY HH:mm\"."},
 				"timezone":{"type":"string","description":`+quote("Zone for texts without an offset. "+tzDoc)+`}
-			},"required":["text"],"additionalProperties":false}`),
+			},"required":["text"],"additionalProperties":false}`, returnsString),
 			func(_ context.Context, a struct {
 				Text     string `json:"text"`
 				Format   string `json:"format"`
@@ -99,7 +99,7 @@ func datetimeTools() []tools.Func {
 				"minutes":{"type":"number"},
 				"seconds":{"type":"number"},
 				"milliseconds":{"type":"number"}
-			},"required":["time"],"additionalProperties":false}`),
+			},"required":["time"],"additionalProperties":false}`, returnsString),
 			func(_ context.Context, a struct {
 				Time         any     `json:"time"`
 				Years        int     `json:"years"`
@@ -124,7 +124,7 @@ func datetimeTools() []tools.Func {
 				"from":{"type":["string","number"]},
 				"to":{"type":["string","number"]},
 				"unit":{"enum":["milliseconds","seconds","minutes","hours","days","weeks"],"default":"milliseconds"}
-			},"required":["from","to"],"additionalProperties":false}`),
+			},"required":["from","to"],"additionalProperties":false}`, returnsNumber),
 			func(_ context.Context, a struct {
 				From any    `json:"from"`
 				To   any    `json:"to"`

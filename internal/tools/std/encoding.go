@@ -30,11 +30,11 @@ func encodingTools() []tools.Func {
 	},"required":["data"],"additionalProperties":false}`
 	dataOnly := `{"type":"object","properties":{"data":{"type":"string"}},"required":["data"],"additionalProperties":false}`
 	return []tools.Func{
-		tools.Typed(info("encoding:base64_encode", "Base64-encode the UTF-8 bytes of a string, like btoa for Unicode text.", base64Schema),
+		tools.Typed(info("encoding:base64_encode", "Base64-encode the UTF-8 bytes of a string, like btoa for Unicode text.", base64Schema, returnsString),
 			func(_ context.Context, a encodeArgs) (any, error) {
 				return base64Encoding(a.URLSafe).EncodeToString([]byte(a.Data)), nil
 			}),
-		tools.Typed(info("encoding:base64_decode", "Decode base64 (padding optional) into a UTF-8 string. Binary content that is not UTF-8 fails; hex_encode it instead.", base64Schema),
+		tools.Typed(info("encoding:base64_decode", "Decode base64 (padding optional) into a UTF-8 string. Binary content that is not UTF-8 fails; hex_encode it instead.", base64Schema, returnsString),
 			func(_ context.Context, a encodeArgs) (any, error) {
 				s := strings.TrimRight(strings.TrimSpace(a.Data), "=")
 				b, err := base64Encoding(a.URLSafe).WithPadding(base64.NoPadding).DecodeString(s)
@@ -43,14 +43,14 @@ func encodingTools() []tools.Func {
 				}
 				return utf8String(b)
 			}),
-		tools.Typed(info("encoding:url_encode", "Percent-encode a string like encodeURIComponent (or as form data with form: true).", urlSchema),
+		tools.Typed(info("encoding:url_encode", "Percent-encode a string like encodeURIComponent (or as form data with form: true).", urlSchema, returnsString),
 			func(_ context.Context, a encodeArgs) (any, error) {
 				if a.Form {
 					return url.QueryEscape(a.Data), nil
 				}
 				return encodeURIComponent(a.Data), nil
 			}),
-		tools.Typed(info("encoding:url_decode", "Decode a percent-encoded string like decodeURIComponent (with form: true, + is a space).", urlSchema),
+		tools.Typed(info("encoding:url_decode", "Decode a percent-encoded string like decodeURIComponent (with form: true, + is a space).", urlSchema, returnsString),
 			func(_ context.Context, a encodeArgs) (any, error) {
 				var s string
 				var err error
@@ -64,9 +64,9 @@ func encodingTools() []tools.Func {
 				}
 				return utf8String([]byte(s))
 			}),
-		tools.Typed(info("encoding:hex_encode", "Hex-encode the UTF-8 bytes of a string (lowercase).", dataOnly),
+		tools.Typed(info("encoding:hex_encode", "Hex-encode the UTF-8 bytes of a string (lowercase).", dataOnly, returnsString),
 			func(_ context.Context, a encodeArgs) (any, error) { return hex.EncodeToString([]byte(a.Data)), nil }),
-		tools.Typed(info("encoding:hex_decode", "Decode hex into a UTF-8 string.", dataOnly),
+		tools.Typed(info("encoding:hex_decode", "Decode hex into a UTF-8 string.", dataOnly, returnsString),
 			func(_ context.Context, a encodeArgs) (any, error) {
 				b, err := hex.DecodeString(strings.TrimSpace(a.Data))
 				if err != nil {

@@ -12,17 +12,20 @@ import (
 )
 
 func jsonTools() []tools.Func {
+	// json:parse and json:query return whatever JSON the caller's text holds
+	// or sits at the path (or the caller's default): no schema says more
+	// than unknown.
 	return []tools.Func{
 		tools.Typed(info("json:parse",
 			"Parse a JSON text into its value (object, array, string, number, boolean or null), keeping key order and number precision.",
-			`{"type":"object","properties":{"data":{"type":"string","description":"The JSON text."}},"required":["data"],"additionalProperties":false}`),
+			`{"type":"object","properties":{"data":{"type":"string","description":"The JSON text."}},"required":["data"],"additionalProperties":false}`, arbitraryJSON),
 			jsonParse),
 		tools.Typed(info("json:stringify",
 			"Serialize a value to JSON text, like JSON.stringify(data, null, indent). Key order is kept.",
 			`{"type":"object","properties":{
 				"data":{"description":"The value to serialize."},
 				"indent":{"type":["integer","string"],"minimum":0,"maximum":10,"description":"Spaces (or a string) to indent nested levels with; compact when absent or 0."}
-			},"required":["data"],"additionalProperties":false}`),
+			},"required":["data"],"additionalProperties":false}`, returnsString),
 			jsonStringify),
 		tools.Typed(info("json:query",
 			`Get the value at a path inside a JSON value: "user.name", "items[0].id", "items.0.id", 'a["dotted.key"]'. Returns default (null when absent) if the path does not exist.`,
@@ -30,7 +33,7 @@ func jsonTools() []tools.Func {
 				"data":{"description":"The value to search (an object or array)."},
 				"path":{"type":"string","description":"The path; empty for the value itself."},
 				"default":{"description":"Returned when the path does not exist."}
-			},"required":["data","path"],"additionalProperties":false}`),
+			},"required":["data","path"],"additionalProperties":false}`, arbitraryJSON),
 			jsonQuery),
 	}
 }

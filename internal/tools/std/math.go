@@ -23,7 +23,7 @@ type numbers struct {
 
 func mathTools() []tools.Func {
 	binary := func(id, desc string, op func(a, b float64) (float64, error)) tools.Func {
-		return tools.Typed(info(id, desc, twoNumbers), func(_ context.Context, p pair) (any, error) {
+		return tools.Typed(info(id, desc, twoNumbers, returnsNumber), func(_ context.Context, p pair) (any, error) {
 			r, err := op(p.A, p.B)
 			if err != nil {
 				return nil, err
@@ -32,7 +32,7 @@ func mathTools() []tools.Func {
 		})
 	}
 	list := func(id, desc string, op func([]float64) (float64, error)) tools.Func {
-		return tools.Typed(info(id, desc, numberList), func(_ context.Context, n numbers) (any, error) {
+		return tools.Typed(info(id, desc, numberList, returnsNumber), func(_ context.Context, n numbers) (any, error) {
 			r, err := op(n.Values)
 			if err != nil {
 				return nil, err
@@ -74,7 +74,7 @@ func mathTools() []tools.Func {
 			`{"type":"object","properties":{
 				"value":{"type":"number"},
 				"decimals":{"type":"integer","minimum":0,"maximum":15,"default":0,"description":"Decimal places to keep."}
-			},"required":["value"],"additionalProperties":false}`),
+			},"required":["value"],"additionalProperties":false}`, returnsNumber),
 			func(_ context.Context, a struct {
 				Value    float64 `json:"value"`
 				Decimals int     `json:"decimals"`

@@ -25,10 +25,33 @@ func New() *tools.Table {
 	)...)
 }
 
-// schema marks a JSON Schema literal; the tests compile every one.
-func schema(s string) json.RawMessage { return json.RawMessage(s) }
+// Output schemas: what a call returns, which its declaration's promise
+// shows (docs/how-it-works.md "Typed answers"). They say types only: the
+// compact declarations built from them are read on every turn
+// (docs/performance.md "What the AI pays: tool context").
+const (
+	returnsString = `{"type":"string"}`
+	returnsNumber = `{"type":"number"}`
+	// returnsItems is an array of the caller's own items, whatever they are.
+	returnsItems = `{"type":"array"}`
+	// returnsTime is an ISO 8601 text, or an integer for the unix and
+	// unix_ms formats (formatTime).
+	returnsTime = `{"type":["string","integer"]}`
+	// arbitraryJSON is no output schema: the tool returns any JSON value the
+	// caller gave or wrote, so its promise stays unknown.
+	arbitraryJSON = ""
+)
+
+// schema marks a JSON Schema literal; the tests compile every one. An empty
+// literal is no schema.
+func schema(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}
 
 // info is shorthand for a tools.Info literal.
-func info(id, description, inputSchema string) tools.Info {
-	return tools.Info{ID: id, Description: description, InputSchema: schema(inputSchema)}
+func info(id, description, inputSchema, outputSchema string) tools.Info {
+	return tools.Info{ID: id, Description: description, InputSchema: schema(inputSchema), OutputSchema: schema(outputSchema)}
 }

@@ -22,16 +22,16 @@ var placeholderRE = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
 
 func stringTools() []tools.Func {
 	return []tools.Func{
-		tools.Typed(info("string:upper", "Convert text to upper case.", oneText),
+		tools.Typed(info("string:upper", "Convert text to upper case.", oneText, returnsString),
 			func(_ context.Context, a text) (any, error) { return strings.ToUpper(a.Text), nil }),
-		tools.Typed(info("string:lower", "Convert text to lower case.", oneText),
+		tools.Typed(info("string:lower", "Convert text to lower case.", oneText, returnsString),
 			func(_ context.Context, a text) (any, error) { return strings.ToLower(a.Text), nil }),
 		tools.Typed(info("string:trim",
 			"Remove leading and trailing whitespace, or the given characters, from text.",
 			`{"type":"object","properties":{
 				"text":{"type":"string"},
 				"chars":{"type":"string","description":"Characters to remove instead of whitespace."}
-			},"required":["text"],"additionalProperties":false}`),
+			},"required":["text"],"additionalProperties":false}`, returnsString),
 			func(_ context.Context, a struct {
 				Text  string  `json:"text"`
 				Chars *string `json:"chars"`
@@ -47,7 +47,7 @@ func stringTools() []tools.Func {
 				"text":{"type":"string"},
 				"separator":{"type":"string"},
 				"limit":{"type":"integer","minimum":1,"description":"Return at most this many parts; the last holds the rest."}
-			},"required":["text","separator"],"additionalProperties":false}`),
+			},"required":["text","separator"],"additionalProperties":false}`, `{"type":"array","items":{"type":"string"}}`),
 			func(ctx context.Context, a struct {
 				Text      string `json:"text"`
 				Separator string `json:"separator"`
@@ -78,7 +78,7 @@ func stringTools() []tools.Func {
 			`{"type":"object","properties":{
 				"items":{"type":"array","items":{"type":"string"}},
 				"separator":{"type":"string","default":""}
-			},"required":["items"],"additionalProperties":false}`),
+			},"required":["items"],"additionalProperties":false}`, returnsString),
 			func(_ context.Context, a struct {
 				Items     []string `json:"items"`
 				Separator string   `json:"separator"`
@@ -93,16 +93,16 @@ func stringTools() []tools.Func {
 				"replacement":{"type":"string"},
 				"all":{"type":"boolean","default":true,"description":"Replace every occurrence, not only the first."},
 				"regex":{"type":"boolean","default":false}
-			},"required":["text","search","replacement"],"additionalProperties":false}`),
+			},"required":["text","search","replacement"],"additionalProperties":false}`, returnsString),
 			stringReplace),
 		tools.Typed(info("string:template",
 			`Fill {{name}} placeholders in a template from values; paths work ("{{user.name}}", "{{items[0]}}"). Strings are inserted as is, other values as JSON. A placeholder without a value is an error.`,
 			`{"type":"object","properties":{
 				"template":{"type":"string"},
 				"values":{"type":"object"}
-			},"required":["template","values"],"additionalProperties":false}`),
+			},"required":["template","values"],"additionalProperties":false}`, returnsString),
 			stringTemplate),
-		tools.Typed(info("string:length", "Number of characters (Unicode code points) in text.", oneText),
+		tools.Typed(info("string:length", "Number of characters (Unicode code points) in text.", oneText, `{"type":"integer"}`),
 			func(_ context.Context, a text) (any, error) { return utf8.RuneCountInString(a.Text), nil }),
 	}
 }
