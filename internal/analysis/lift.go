@@ -78,7 +78,13 @@ func Lift(code string, variants ...string) (out Lifted, ok bool) {
 	// Tool arguments first: a literal reaching one is named after it, even
 	// when it also varies.
 	js.Walk(toolArgsPass{l}, l.body)
+	// Varying literals are lifted in source order, so the first place a
+	// value appears names its parameter and later ones derive from it.
 	js.Walk(varyingPass{l}, l.body)
+	slices.SortStableFunc(l.pending, func(a, b pendingLift) int { return cmp.Compare(a.off, b.off) })
+	for _, p := range l.pending {
+		p.lift()
+	}
 	if l.unsafe {
 		return Lifted{}, false
 	}
@@ -104,6 +110,21 @@ type lifter struct {
 	lifts       []lift
 	keys        map[int]bool // start offsets of property keys, never lifted
 	unsafe      bool
+	// pending are the varying pass's lifts, run in source order after it.
+	pending []pendingLift
+}
+
+// pendingLift is one lift the varying pass found, at offset off.
+type pendingLift struct {
+	off  int
+	lift func()
+}
+
+// later queues lift for the literal whose source starts with data.
+func (l *lifter) later(data []byte, lift func()) {
+	if off := l.offset(data); off >= 0 {
+		l.pending = append(l.pending, pendingLift{off, lift})
+	}
 }
 
 type lift struct {
@@ -336,7 +357,7 @@ func (p varyingPass) Enter(n js.INode) js.IVisitor {
 			}
 			if lit, ok := unparen(prop.Value).(*js.LiteralExpr); ok {
 				if key, ok := propertyName(*prop.Name); ok {
-					l.liftVarying(lit.Data, lit.TokenType, snake(key))
+					l.laterVarying(lit, snake(key))
 				}
 			}
 		}
@@ -347,7 +368,7 @@ func (p varyingPass) Enter(n js.INode) js.IVisitor {
 			method := dotName(d)
 			for i, a := range n.Args.List {
 				if lit, ok := unparen(a.Value).(*js.LiteralExpr); ok {
-					l.liftVarying(lit.Data, lit.TokenType, argMeaning(method, i, len(n.Args.List)))
+					l.laterVarying(lit, argMeaning(method, i, len(n.Args.List)))
 				}
 			}
 		}
@@ -358,31 +379,31 @@ func (p varyingPass) Enter(n js.INode) js.IVisitor {
 			for _, side := range [][2]js.IExpr{{n.X, n.Y}, {n.Y, n.X}} {
 				lit, isLit := unparen(side[0]).(*js.LiteralExpr)
 				if name := operandName(side[1]); isLit && name != "" {
-					l.liftVarying(lit.Data, lit.TokenType, name)
+					l.laterVarying(lit, name)
 				}
 			}
 		}
 	case *js.ArrayExpr:
-		l.liftList(n, "items")
+		l.laterList(n, "items")
 	case *js.LiteralExpr:
-		l.liftVarying(n.Data, n.TokenType, "value")
+		l.laterVarying(n, "value")
 	case *js.VarDecl:
 		for _, el := range n.List {
 			if v, ok := el.Binding.(*js.Var); ok && el.Default != nil {
 				switch init := unparen(el.Default).(type) {
 				case *js.LiteralExpr:
-					l.liftVarying(init.Data, init.TokenType, snake(string(v.Data)))
+					l.laterVarying(init, snake(string(v.Data)))
 				case *js.ArrayExpr:
-					l.liftList(init, snake(string(v.Data)))
+					l.laterList(init, snake(string(v.Data)))
 				}
 			}
 		}
 	case *js.TemplateExpr:
 		if n.Tag == nil {
 			for _, p := range n.List {
-				l.liftTemplatePart(p.Value)
+				l.later(p.Value, func() { l.liftTemplatePart(p.Value) })
 			}
-			l.liftTemplatePart(n.Tail)
+			l.later(n.Tail, func() { l.liftTemplatePart(n.Tail) })
 		}
 	}
 	return p
@@ -515,6 +536,16 @@ func (l *lifter) liftVarying(data []byte, tt js.TokenType, name string) {
 	}
 	e := &js.LiteralExpr{TokenType: tt, Data: data}
 	l.liftValue(e, Param{Name: name}, "")
+}
+
+func (l *lifter) laterVarying(lit *js.LiteralExpr, name string) {
+	l.later(lit.Data, func() { l.liftVarying(lit.Data, lit.TokenType, name) })
+}
+
+func (l *lifter) laterList(a *js.ArrayExpr, name string) {
+	if start, _, ok := l.rangeOf(a); ok {
+		l.pending = append(l.pending, pendingLift{start, func() { l.liftList(a, name) }})
+	}
 }
 
 // liftList lifts a list of literals that differs between runs (in its
@@ -872,7 +903,8 @@ func Substitute(code string, values map[string]any) (string, bool) {
 	for i := 2; i < len(l.toks); i++ {
 		t := l.toks[i]
 		v, named := values[string(t.text)]
-		if !named || t.tt != js.IdentifierToken || l.toks[i-1].tt != js.DotToken ||
+		// A keyword is a property name too: args.from, args.default.
+		if !named || !identifierName(t.text) || l.toks[i-1].tt != js.DotToken ||
 			string(l.toks[i-2].text) != "args" || l.toks[i-2].tt != js.IdentifierToken {
 			continue
 		}
@@ -907,6 +939,17 @@ func Substitute(code string, values map[string]any) (string, bool) {
 	}
 	b.Write(l.src[pos : len(l.src)-len(wrapSuffix)])
 	return b.String(), true
+}
+
+// identifierName reports whether text is an IdentifierName of ASCII
+// letters, digits, '_' and '$' (the names Lift writes).
+func identifierName(text []byte) bool {
+	for i, c := range text {
+		if !(c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return len(text) > 0
 }
 
 // edit replaces src[start:end] with text.

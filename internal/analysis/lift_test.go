@@ -75,6 +75,12 @@ return await Promise.all(md.map(async e => (await mcp.filesystem.read_file({path
 		want:     `const rows = await mcp.json.parse({data: args.data}); return rows.filter(r => r.region === args.region).slice(0, args.count)`,
 		params:   []string{`region="north"`, `count=3`},
 	}, {
+		name:     "the first place a value appears names it; a keyword is a name too",
+		code:     `const e = await mcp.fs.list({path: "p"}); const d = await mcp.datetime.diff({from: "2024-01-01", to: "2024-02-01"}); return [d, e.filter(x => x.endsWith(".jpg")).map(x => x.replace(".jpg", ".png"))]`,
+		variants: []string{`const e = await mcp.fs.list({path: "q"}); const d = await mcp.datetime.diff({from: "2024-03-01", to: "2024-04-01"}); return [d, e.filter(x => x.endsWith(".gif")).map(x => x.replace(".gif", ".webp"))]`},
+		want:     `const e = await mcp.fs.list({path: args.path}); const d = await mcp.datetime.diff({from: args.from, to: args.to}); return [d, e.filter(x => x.endsWith(args.suffix)).map(x => x.replace(args.suffix, args.replacement))]`,
+		params:   []string{`path="p"`, `from="2024-01-01"`, `to="2024-02-01"`, `suffix=".jpg"`, `replacement=".png"`},
+	}, {
 		name:     "quotes are no value",
 		code:     `const t = await mcp.fs.read({path: 'a.txt'}); return t.split(',')`,
 		variants: []string{`const t = await mcp.fs.read({path: "a.txt"}); return t.split(",")`},

@@ -24,7 +24,10 @@ func TestActionFor(t *testing.T) {
 		{"", []string{"crypto:sha256"}, "sha256_crypto"},
 		{"", []string{"string:lower", "string:trim", "string:replace", "string:split"}, "lower_trim_replace_string"},
 		{"Count the items in a JSON file", nil, "count_items_json_file"},
-		{"Sum it", nil, "sum_it"},
+		{"Sum it", nil, "sum"},
+		{"Compute the SHA-256 checksum of a file", nil, "compute_sha256_checksum_file"},
+		{"Total the order amounts of each customer's JSON orders file", nil, "total_order_amounts_customer"},
+		{"Add days to a date and give it as YYYY-MM-DD", nil, "add_days_date_yyyy"},
 		{"the a of", nil, "the_a_of"},
 		{"", []string{"fs:readFile"}, "read_file"},
 	} {

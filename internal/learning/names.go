@@ -9,10 +9,20 @@ import (
 
 // stopWords are left out of a name made from an intent: "Count the items
 // in a JSON file" is count_items_json_file, shorter to call and as clear.
+// Fillers that say nothing of what the code does go too.
 var stopWords = map[string]bool{
 	"a": true, "an": true, "the": true, "of": true, "in": true, "on": true, "at": true, "to": true,
 	"for": true, "and": true, "or": true, "with": true, "from": true, "into": true, "by": true,
+	"it": true, "its": true, "as": true, "each": true, "every": true, "all": true, "per": true,
+	"this": true, "that": true, "these": true, "those": true, "some": true, "my": true, "our": true,
+	"your": true, "their": true, "then": true, "please": true, "using": true, "given": true,
+	"chosen": true, "whole": true, "one": true, "two": true, "up": true, "give": true, "get": true,
+	"is": true, "are": true, "be": true, "which": true, "what": true, "how": true, "them": true,
 }
+
+// maxNameWords bounds the words of a name made from an intent: a name an
+// AI reads and writes in code stays short.
+const maxNameWords = 4
 
 // maxNameVerbs bounds the verbs a generated name strings together.
 const maxNameVerbs = 3
@@ -26,7 +36,12 @@ func actionFor(intent, shapeHash string, used []string) string {
 	if strings.TrimSpace(intent) != "" {
 		var kept []string
 		for _, w := range nameWords(intent) {
-			if !stopWords[w] {
+			switch {
+			case len(kept) > 0 && strings.Trim(w, "0123456789") == "":
+				// A number belongs to the word before it: SHA-256 is sha256.
+				kept[len(kept)-1] += w
+			// One letter is no word: "customer's" is customer.
+			case !stopWords[w] && len(w) > 1 && !contains(kept, w) && len(kept) < maxNameWords:
 				kept = append(kept, w)
 			}
 		}

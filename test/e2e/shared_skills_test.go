@@ -52,7 +52,7 @@ func TestSharedSkillsAcrossTenants(t *testing.T) {
 	// schema, A's own or what B sees.
 	wantLocal(t, pa.executeReq(t, wire.ExecuteRequest{Intent: "double each value",
 		Code: `const p = await mcp.json.parse({data: await mcp.filesystem.read_file({path: "data.json"})}); const o = {}; for (const k of Object.keys(p)) o[k] = p[k] * 2; return o`}), nil)
-	doubled := waitCapability(t, g, store.Scope{Org: "orga", Project: "proja"}, "double_each_value")
+	doubled := waitCapability(t, g, store.Scope{Org: "orga", Project: "proja"}, "double_value")
 	if strings.Contains(string(doubled.OutputSchema), "secretvalue") || strings.Contains(string(doubled.OutputSchema), "plain") {
 		t.Fatalf("data keys in the output schema: %s", doubled.OutputSchema)
 	}
