@@ -22,6 +22,8 @@ import (
 type AdminAnswer struct {
 	Status     string         `json:"status"` // "ok"
 	Capability CapabilityInfo `json:"capability"`
+	// Forgotten says the capability, every version of its name, is gone.
+	Forgotten bool `json:"forgotten,omitempty"`
 }
 
 // CapabilityInfo describes a capability to its owner.
@@ -51,7 +53,14 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 	if err != nil {
 		return AdminAnswer{}, err
 	}
+	from := store.CapabilityName{Namespace: cp.Namespace, Action: cp.Action}
 	switch req.Action {
+	case "forget":
+		if err := s.registry.Forget(ctx, c.Scope, from); err != nil {
+			return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
+		}
+		return AdminAnswer{Status: "ok", Capability: CapabilityInfo{ID: cp.ID, Name: from.Namespace + ":" + from.Action,
+			Description: cp.Description, Visibility: cp.Visibility, Routing: cp.Routing, ToolsUsed: wire.NonNil(cp.ToolsUsed)}, Forgotten: true}, nil
 	case "rename":
 		if req.NewNamespace == "" && req.NewAction == "" {
 			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "rename: new_namespace or new_action is required")
@@ -108,9 +117,16 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 		}
 		cp.Visibility = v
 	default:
-		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "admin: action must be rename, describe or visibility, not %q", req.Action)
+		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "admin: action must be rename, describe, visibility or forget, not %q", req.Action)
 	}
-	if err := s.registry.Update(ctx, cp); err != nil {
+	if to := (store.CapabilityName{Namespace: cp.Namespace, Action: cp.Action}); to != from {
+		// Every version moves, and the old name stays an alias: skills and
+		// code calling it, and allow rules naming it, go on working.
+		err = s.registry.Rename(ctx, c.Scope, from, to)
+	} else {
+		err = s.registry.Update(ctx, cp)
+	}
+	if err != nil {
 		return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
 	}
 	ref, err := capabilityRef(cp)

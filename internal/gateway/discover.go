@@ -45,6 +45,9 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 		}
 	}
 	caps := s.discoverCapabilities(ctx, c)
+	if _, listed := caps[req.Name]; req.Name != "" && !listed {
+		s.oldName(ctx, c, req.Name, caps)
+	}
 	for _, d := range caps {
 		all = append(all, tools.Info{ID: d.ID, Description: d.Description, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema})
 	}
@@ -116,4 +119,22 @@ func (s *Service) ReportClientTools(ctx context.Context, c Caller, clientID stri
 		return pmlerr.New(pmlerr.InvalidRequest, "client tools report: %v", err)
 	}
 	return err
+}
+
+// oldName adds to caps, under name, the capability a name the caller's
+// project renamed now calls (store.RenameCapability), so a lookup by the
+// old name finds what code calling it runs.
+func (s *Service) oldName(ctx context.Context, c Caller, name string, caps map[string]wire.DiscoveredTool) {
+	e, ok, err := s.capability(ctx, c, name)
+	if err != nil || !ok || e.Capability == nil {
+		return
+	}
+	current := e.Capability.Namespace + ":" + e.Capability.Action
+	d, listed := caps[current]
+	if !listed {
+		return
+	}
+	d.ID = name
+	d.Description = "Old name of " + current + ". " + d.Description
+	caps[name] = d
 }

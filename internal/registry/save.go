@@ -50,3 +50,23 @@ func (r *Registry) Relearn(ctx context.Context, c store.Capability) error {
 	defer r.lookups.Clear()
 	return r.store.UpdateLearned(ctx, c)
 }
+
+// Rename renames every version of scope's capability from to, keeping from
+// as its old name (store.RenameCapability), and forgets cached lookups.
+func (r *Registry) Rename(ctx context.Context, scope store.Scope, from, to store.CapabilityName) error {
+	if r.store == nil {
+		return errors.New("registry: no store to rename capabilities in")
+	}
+	defer r.lookups.Clear()
+	return r.store.RenameCapability(ctx, scope, from, to)
+}
+
+// Forget deletes every version of scope's capability name
+// (store.ForgetCapability), and forgets cached lookups.
+func (r *Registry) Forget(ctx context.Context, scope store.Scope, name store.CapabilityName) error {
+	if r.store == nil {
+		return errors.New("registry: no store to forget capabilities in")
+	}
+	defer r.lookups.Clear()
+	return r.store.ForgetCapability(ctx, scope, name)
+}

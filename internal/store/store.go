@@ -85,6 +85,11 @@ type Capability struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// CapabilityName is what code calls a capability: namespace:action.
+type CapabilityName struct {
+	Namespace, Action string
+}
+
 // MaxRecentRuns bounds Capability.RecentRuns.
 const MaxRecentRuns = 20
 
@@ -329,8 +334,9 @@ type Store interface {
 	SaveCapability(ctx context.Context, c Capability) (Capability, error)
 	CapabilityByID(ctx context.Context, id string) (Capability, error)
 	// CapabilityByName finds namespace:action among the capabilities visible to viewer,
-	// preferring the viewer's own scope, then its org, then public ones; within
-	// one scope, the most recently updated (the current version).
+	// preferring the viewer's own scope, then what the viewer's scope renamed
+	// from that name (RenameCapability), then its org, then public ones;
+	// within one scope, the most recently updated (the current version).
 	CapabilityByName(ctx context.Context, viewer Scope, namespace, action string) (Capability, error)
 	// ListCapabilities returns one page, ordered by namespace and action, and
 	// the total count before pagination.
@@ -340,6 +346,16 @@ type Store interface {
 	// c.Scope must be the capability's own scope: another scope's
 	// capability is ErrNotFound.
 	UpdateCapability(ctx context.Context, c Capability) error
+	// RenameCapability renames every version of scope's capability from
+	// to, and keeps from as an old name of it: CapabilityByName finds it
+	// under from for scope, after scope's own capabilities named from, so
+	// code and skills written against the old name keep working. An old
+	// name of from follows it; an old name equal to to is dropped. A name
+	// scope does not have is ErrNotFound.
+	RenameCapability(ctx context.Context, scope Scope, from, to CapabilityName) error
+	// ForgetCapability deletes every version of scope's capability named
+	// name and the old names pointing at it; ErrNotFound when there is none.
+	ForgetCapability(ctx context.Context, scope Scope, name CapabilityName) error
 	// CountCapabilityUse adds one call to the Uses of the capability with
 	// id, in one statement (concurrent calls all count); an unknown id is
 	// ErrNotFound. It changes nothing else, UpdatedAt included.

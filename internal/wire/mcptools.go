@@ -98,12 +98,12 @@ func CallTool() *mcp.Tool {
 }
 
 const discoverDescription = "Find tools by what they do: ids, descriptions, TypeScript declarations. " +
-	"Tool admin manages learned capabilities: {action: \"rename\"|\"describe\"|\"visibility\", target, new_namespace?, new_action?, description?, visibility?}."
+	"Manage learned skills in code: mcp.pml.admin({action: rename|describe|visibility|forget, target, new_namespace?, new_action?, description?, visibility?})."
 
 // AdminRequest is the input of the admin tool: it names, describes and
 // shares a capability of the caller's own project.
 type AdminRequest struct {
-	Action string `json:"action"` // rename | describe | visibility
+	Action string `json:"action"` // rename | describe | visibility | forget
 	// Target is the capability's id, its name as code calls it ("cap:read_parse_json",
 	// or what it was renamed to) or its FQDN (four-part: the current version).
 	Target       string  `json:"target"`
@@ -114,7 +114,7 @@ type AdminRequest struct {
 }
 
 var adminSchema = json.RawMessage(`{"type":"object","properties":{
- "action":{"type":"string","enum":["rename","describe","visibility"]},
+ "action":{"type":"string","enum":["rename","describe","visibility","forget"]},
  "target":{"type":"string","description":"The capability's id, name (ns:action, as code calls it) or FQDN, as execute's capability answer gives them."},
  "new_namespace":{"type":"string","description":"rename: the namespace code calls it under (mcp.<namespace>.<action>)."},
  "new_action":{"type":"string","description":"rename: the action name."},
@@ -128,7 +128,8 @@ func AdminTool() *mcp.Tool {
 		Description: "Manage learned capabilities (every successful execute is saved as one): " +
 			"rename {action:\"rename\", target, new_namespace, new_action} so code calls it as mcp.<new_namespace>.<new_action>(args) " +
 			"(a tool's namespace is NAMESPACE_RESERVED); " +
-			"{action:\"describe\", target, description}; {action:\"visibility\", target, visibility: private|project|org|public}."}
+			"{action:\"describe\", target, description}; {action:\"visibility\", target, visibility: private|project|org|public}; " +
+			"{action:\"forget\", target} deletes it. A renamed skill keeps answering to its old name."}
 }
 
 // AnswerResult wraps an execute answer as the tool result of docs/protocol.md

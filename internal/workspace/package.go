@@ -269,13 +269,14 @@ func (p *Workspace) invalidateLocal() {
 	p.cfgStamp = fileStamp{mod: time.Unix(0, 0), ok: true, size: -1}
 }
 
-// buildLocal returns the mux of client tools: the built-ins, replaced
-// namespace by namespace by configured servers.
+// buildLocal returns the mux of client tools: the built-ins and pml:admin
+// (adminProvider), replaced namespace by namespace by configured servers.
 func (p *Workspace) buildLocal(servers map[string]ServerConfig) *tools.Mux {
 	m := tools.NewMux().WithLogger(p.log)
 	for _, ns := range local.Namespaces() {
 		m.Register(ns, p.builtins)
 	}
+	m.Register(AdminNamespace, adminProvider{p})
 	p.missing = map[string][]string{}
 	for name := range p.applied {
 		if _, keep := servers[name]; !keep {

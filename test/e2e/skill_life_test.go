@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -58,5 +59,55 @@ func TestOwnSkillLife(t *testing.T) {
 	}
 	if kept.ID == "" {
 		t.Fatal("no id")
+	}
+}
+
+// A renamed skill keeps answering to its old name, also from a skill built
+// on it; renaming onto a reserved or Object.prototype name is refused and
+// the next call is served; admin is reached from code, as discover's
+// description says, and forgets a skill.
+func TestRenameAndForgetFromCode(t *testing.T) {
+	g := startGateway(t, gateway.Options{})
+	ws := testfixture.Workspace(t, nil)
+	testfixture.WriteFile(t, ws, ".pml.json", `{"version": "1", "permissions": {"allow": ["filesystem", "json", "pml:admin"]}}`)
+	testfixture.WriteFile(t, ws, "a.json", `{"items": [1, 2]}`)
+	testfixture.WriteFile(t, ws, "b.json", `{"items": [3]}`)
+	p := startStdio(t, ws, gatewayEnv(g))
+	const code = `const t = await mcp.filesystem.read_file({path: %q}); const d = await mcp.json.parse({data: t}); return d.items.length`
+	for _, path := range []string{"a.json", "b.json"} {
+		wantLocal(t, p.executeReq(t, wire.ExecuteRequest{Code: sprintf(code, path), Intent: "count the items of a json file"}), nil)
+	}
+	// A skill built on it, by its first name.
+	const outer = `const n = await mcp.cap.count_items_json_file({path: %q}); const m = await mcp.json.parse({data: "[1]"}); return n + m.length`
+	for _, path := range []string{"a.json", "b.json"} {
+		wantLocal(t, p.executeReq(t, wire.ExecuteRequest{Code: sprintf(outer, path), Intent: "count items plus one"}), nil)
+	}
+
+	admin := func(req string) wire.Answer {
+		return p.execute(t, `return await mcp.pml.admin(`+req+`)`)
+	}
+	var renamed map[string]any
+	wantLocal(t, admin(`{action: "rename", target: "cap:count_items_json_file", new_action: "count_items"}`), &renamed)
+	for _, bad := range []string{"__proto__", "constructor", "toString"} {
+		wantError(t, admin(`{action: "rename", target: "cap:count_items", new_action: "`+bad+`"}`), pmlerr.InvalidRequest, bad)
+	}
+	wantError(t, admin(`{action: "rename", target: "cap:count_items", new_namespace: "json"}`), pmlerr.NamespaceReserved)
+	var n int
+	wantLocal(t, p.execute(t, `return await mcp.cap.count_items({path: "a.json"})`), &n)
+	if n != 2 {
+		t.Fatalf("by its new name: %d", n)
+	}
+	wantLocal(t, p.execute(t, `return await mcp.cap.count_items_json_file({path: "b.json"})`), &n)
+	if n != 1 {
+		t.Fatalf("by its old name: %d", n)
+	}
+	wantLocal(t, p.execute(t, `return await mcp.cap.count_items_plus({path: "a.json"})`), &n)
+	if n != 3 {
+		t.Fatalf("the skill built on it: %d", n)
+	}
+	// Forgotten: gone by both names.
+	wantLocal(t, admin(`{action: "forget", target: "cap:count_items"}`), nil)
+	if a := p.execute(t, `return await mcp.cap.count_items({path: "a.json"})`); a.Status == wire.StatusSuccess {
+		t.Fatalf("a forgotten skill ran: %+v", a)
 	}
 }

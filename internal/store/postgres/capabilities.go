@@ -42,12 +42,7 @@ func (s *Store) CapabilityByID(ctx context.Context, id string) (store.Capability
 // CapabilityByName finds namespace:action among what viewer may see: its own
 // scope first, then its org, then public; the latest version within each.
 func (s *Store) CapabilityByName(ctx context.Context, viewer store.Scope, namespace, action string) (store.Capability, error) {
-	row := s.pool.QueryRow(ctx, `SELECT `+storeutil.CapabilityColumns+` FROM capabilities
-		WHERE namespace = $3 AND action = $4 AND `+storeutil.VisibleTo+`
-		ORDER BY CASE WHEN org = $1 AND project = $2 THEN 0 WHEN org = $1 THEN 1 ELSE 2 END,
-			updated_at DESC, seq DESC
-		LIMIT 1`,
-		viewer.Org, viewer.Project, namespace, action)
+	row := s.pool.QueryRow(ctx, storeutil.CapabilityByName, viewer.Org, viewer.Project, namespace, action)
 	c, err := scanCapability(row)
 	return c, wrap(ctx, fmt.Sprintf("capability by name %s:%s", namespace, action), err)
 }
@@ -125,4 +120,43 @@ func (s *Store) CountCapabilityUse(ctx context.Context, id string) error {
 		return wrap(ctx, "count capability use "+id, pgx.ErrNoRows)
 	}
 	return nil
+}
+
+// RenameCapability renames every version of scope's capability from (its
+// namespace and action) to, in one transaction, and keeps from as an alias
+// of to (store.Store).
+func (s *Store) RenameCapability(ctx context.Context, scope store.Scope, from, to store.CapabilityName) error {
+	return wrap(ctx, "rename capability", pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, storeutil.RenameCapabilityRows, scope.Org, scope.Project, from.Namespace, from.Action, to.Namespace, to.Action)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return store.ErrNotFound
+		}
+		if _, err := tx.Exec(ctx, storeutil.DropAlias, scope.Org, scope.Project, to.Namespace, to.Action); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, storeutil.RepointAliases, scope.Org, scope.Project, from.Namespace, from.Action, to.Namespace, to.Action); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, storeutil.AddAlias, scope.Org, scope.Project, from.Namespace, from.Action, to.Namespace, to.Action)
+		return err
+	}))
+}
+
+// ForgetCapability deletes every version of scope's capability named name,
+// and the old names pointing at it (store.Store).
+func (s *Store) ForgetCapability(ctx context.Context, scope store.Scope, name store.CapabilityName) error {
+	return wrap(ctx, "forget capability", pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, storeutil.ForgetCapabilityRows, scope.Org, scope.Project, name.Namespace, name.Action)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return store.ErrNotFound
+		}
+		_, err = tx.Exec(ctx, storeutil.ForgetAliases, scope.Org, scope.Project, name.Namespace, name.Action)
+		return err
+	}))
 }

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -44,12 +45,7 @@ func (s *Store) CapabilityByID(ctx context.Context, id string) (store.Capability
 // CapabilityByName finds namespace:action among what viewer may see: its own
 // scope first, then its org, then public; the latest version within each.
 func (s *Store) CapabilityByName(ctx context.Context, viewer store.Scope, namespace, action string) (store.Capability, error) {
-	row := s.r.QueryRowContext(ctx, `SELECT `+storeutil.CapabilityColumns+` FROM capabilities
-		WHERE namespace = $3 AND action = $4 AND `+storeutil.VisibleTo+`
-		ORDER BY CASE WHEN org = $1 AND project = $2 THEN 0 WHEN org = $1 THEN 1 ELSE 2 END,
-			updated_at DESC, seq DESC
-		LIMIT 1`,
-		viewer.Org, viewer.Project, namespace, action)
+	row := s.r.QueryRowContext(ctx, storeutil.CapabilityByName, viewer.Org, viewer.Project, namespace, action)
 	c, err := scanCapability(row)
 	return c, wrap(fmt.Sprintf("capability by name %s:%s", namespace, action), err)
 }
@@ -153,4 +149,57 @@ func (s *Store) CountCapabilityUse(ctx context.Context, id string) error {
 		return wrap("count capability use "+id, sql.ErrNoRows)
 	}
 	return nil
+}
+
+// RenameCapability renames every version of scope's capability from (its
+// namespace and action) to, in one transaction, and keeps from as an alias
+// of to (store.Store).
+func (s *Store) RenameCapability(ctx context.Context, scope store.Scope, from, to store.CapabilityName) (err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("rename capability", err)
+	}
+	defer rollbackUnlessCommitted(tx, &err)
+	res, err := tx.ExecContext(ctx, storeutil.RenameCapabilityRows, scope.Org, scope.Project, from.Namespace, from.Action, to.Namespace, to.Action)
+	if err != nil {
+		return wrap("rename capability", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return wrap("rename capability", cmp.Or(err, store.ErrNotFound))
+	}
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{storeutil.DropAlias, []any{scope.Org, scope.Project, to.Namespace, to.Action}},
+		{storeutil.RepointAliases, []any{scope.Org, scope.Project, from.Namespace, from.Action, to.Namespace, to.Action}},
+		{storeutil.AddAlias, []any{scope.Org, scope.Project, from.Namespace, from.Action, to.Namespace, to.Action}},
+	} {
+		if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
+			return wrap("rename capability", err)
+		}
+	}
+	return wrap("rename capability", tx.Commit())
+}
+
+// ForgetCapability deletes every version of scope's capability named name,
+// and the old names pointing at it (store.Store).
+func (s *Store) ForgetCapability(ctx context.Context, scope store.Scope, name store.CapabilityName) (err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("forget capability", err)
+	}
+	defer rollbackUnlessCommitted(tx, &err)
+	args := []any{scope.Org, scope.Project, name.Namespace, name.Action}
+	res, err := tx.ExecContext(ctx, storeutil.ForgetCapabilityRows, args...)
+	if err != nil {
+		return wrap("forget capability", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return wrap("forget capability", cmp.Or(err, store.ErrNotFound))
+	}
+	if _, err := tx.ExecContext(ctx, storeutil.ForgetAliases, args...); err != nil {
+		return wrap("forget capability", err)
+	}
+	return wrap("forget capability", tx.Commit())
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -34,6 +35,7 @@ func runCapabilities(t *testing.T, open func(t *testing.T) store.Store) {
 		"UsageCountGivenIsKept":      testUsageCountKept,
 		"ListEmptyAndOffsetPastEnd":  testListEmpty,
 		"ListOwnersApartCurrentOnly": testListOwnersApart,
+		"RenameKeepsOldNameForget":   testRenameAndForget,
 		"ByNameUnknownIsNotFound":    testByNameUnknown,
 		"UpdateUnknownIDIsNotFound":  testUpdateUnknown,
 		"UpdateMakesNameFindable":    testUpdateVisibilityOpensAccess,
@@ -295,6 +297,62 @@ func testListOwnersApart(t *testing.T, s store.Store) {
 	every, total := must2(s.ListCapabilities(t.Context(), store.CapabilityFilter{Viewer: acmeWeb})).of(t)
 	if total != 7 || len(every) != 7 {
 		t.Errorf("every row: %d of total %d, want 7", len(every), total)
+	}
+}
+
+// A rename moves every version and keeps the old name working for the
+// project, after its own capabilities of that name; forgetting deletes
+// every version and the old names (issue 35 section 3).
+func testRenameAndForget(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	old, renamed := store.CapabilityName{Namespace: "cap", Action: "old"}, store.CapabilityName{Namespace: "cap", Action: "renamed"}
+	v1 := must(s.SaveCapability(ctx, capability(acmeWeb, "cap", "old", "return 1", store.VisibilityPrivate))).of(t)
+	time.Sleep(2 * time.Millisecond)
+	v2 := must(s.SaveCapability(ctx, capability(acmeWeb, "cap", "old", "return 2", store.VisibilityPrivate))).of(t)
+	if err := s.RenameCapability(ctx, acmeWeb, old, renamed); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"old", "renamed"} {
+		got, err := s.CapabilityByName(ctx, acmeWeb, "cap", name)
+		if err != nil || got.ID != v2.ID || got.Action != "renamed" {
+			t.Fatalf("by %s after the rename: %+v %v", name, got, err)
+		}
+	}
+	if got := must(s.CapabilityByID(ctx, v1.ID)).of(t); got.Action != "renamed" {
+		t.Fatalf("an older version kept the old name: %+v", got)
+	}
+	// Another project does not see the old name.
+	if _, err := s.CapabilityByName(ctx, acmeAPI, "cap", "old"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("another project resolves the old name: %v", err)
+	}
+	// A rename of the renamed one takes the old name along; renaming back
+	// makes the old name a name again.
+	again := store.CapabilityName{Namespace: "cap", Action: "again"}
+	if err := s.RenameCapability(ctx, acmeWeb, renamed, again); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.CapabilityByName(ctx, acmeWeb, "cap", "old"); err != nil || got.Action != "again" {
+		t.Fatalf("by the first name after two renames: %+v %v", got, err)
+	}
+	if err := s.RenameCapability(ctx, acmeWeb, again, old); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.CapabilityByName(ctx, acmeWeb, "cap", "old"); err != nil || got.Action != "old" {
+		t.Fatalf("renamed back: %+v %v", got, err)
+	}
+	if err := s.RenameCapability(ctx, acmeWeb, store.CapabilityName{Namespace: "cap", Action: "none"}, again); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("renaming a name the project lacks: %v", err)
+	}
+	if err := s.ForgetCapability(ctx, acmeWeb, old); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"old", "renamed", "again"} {
+		if _, err := s.CapabilityByName(ctx, acmeWeb, "cap", name); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("%s after forget: %v", name, err)
+		}
+	}
+	if err := s.ForgetCapability(ctx, acmeWeb, old); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("forgetting twice: %v", err)
 	}
 }
 
