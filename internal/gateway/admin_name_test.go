@@ -26,11 +26,14 @@ func TestAdminTargetByName(t *testing.T) {
 	if failed.Status != "" || got.Capability.ID != ref.ID || got.Capability.Description != desc {
 		t.Fatalf("describe by new name: %+v %+v", got, failed)
 	}
+	// The old name is the project's alias of the new one.
+	if got, failed := admin(t, s, wire.AdminRequest{Action: "describe", Target: ref.Name, Description: &desc}); failed.Status != "" || got.Capability.ID != ref.ID {
+		t.Fatalf("describe by the old name: %+v %+v", got, failed)
+	}
 	// Another org's public capability of the same name is not the caller's
 	// to change, nor to find by a bare name.
 	foreign := g.Connect(t, g.NewKey(t, store.Scope{Org: "globex", Project: "web"}), false)
 	for name, req := range map[string]wire.AdminRequest{
-		"old name":        {Action: "describe", Target: ref.Name, Description: &desc},
 		"unknown name":    {Action: "describe", Target: "calc:nope", Description: &desc},
 		"empty action":    {Action: "describe", Target: "calc:", Description: &desc},
 		"other org, bare": {Action: "describe", Target: "calc:sum", Description: &desc},

@@ -86,12 +86,15 @@ func TestCapabilityRenameAndCall(t *testing.T) {
 	if isErr || text != "10" {
 		t.Fatalf("call: %s", text)
 	}
-	// The old name is gone; a call to it is UNKNOWN_TOOL.
-	wantError(t, gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.cap.sum_two_numbers({})`}), pmlerr.UnknownTool)
+	// The old name stays the project's alias of the new one.
+	if a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.cap.sum_two_numbers({a: 2, b: 2})`}); a.Status != wire.StatusSuccess || string(a.Result) != "4" {
+		t.Fatalf("the old name: %+v %s", a, a.Result)
+	}
 	if r := get(t, g, g.Key, "/mcp/"+out.Capability.FQDN); r.status != http.StatusOK || string(r.body) != sumCode {
 		t.Fatalf("registry under the new name: HTTP %d", r.status)
 	}
-	if r := get(t, g, g.Key, "/mcp/"+ref.FQDN); r.status != http.StatusNotFound {
+	// The old name leads to the capability as it is now.
+	if r := get(t, g, g.Key, "/mcp/"+ref.FQDN); r.status != http.StatusOK || string(r.body) != sumCode {
 		t.Fatalf("registry under the old name: HTTP %d", r.status)
 	}
 	// describe changes what discover shows.

@@ -30,11 +30,11 @@ func TestLearningPolicyThroughDiscover(t *testing.T) {
 	}
 	sum := learn(t, s, "const s = await mcp.math.add({a: args.a ?? 1, b: args.b ?? 2}); return s", "Sum it")
 	clash := learn(t, s, "const t = await mcp.string.upper({text: args.t ?? 'x'}); return t", "Sum it!")
-	if sum.Name != "cap:sum_it" || !strings.HasPrefix(clash.Name, "cap:sum_it_") || len(clash.Name) != len("cap:sum_it_")+4 {
+	if sum.Name != "cap:sum" || !strings.HasPrefix(clash.Name, "cap:sum_") || len(clash.Name) != len("cap:sum_")+4 {
 		t.Errorf("names %s and %s", sum.Name, clash.Name)
 	}
 	again := learn(t, s, "const s = await mcp.math.add({a: (args.a ?? 1) + 1, b: args.b ?? 2}); return s", "Sum it")
-	if again.Name != "cap:sum_it" || again.ID == sum.ID {
+	if again.Name != "cap:sum" || again.ID == sum.ID {
 		t.Errorf("a new version under the same tools: %+v (was %+v)", again, sum)
 	}
 	text, isErr := callTool(t, s, "discover", wire.DiscoverRequest{Query: "add two numbers", Limit: 1000})

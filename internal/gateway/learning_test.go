@@ -179,7 +179,7 @@ func TestSharedCapabilityLeaksNoValues(t *testing.T) {
 	g.Service.Learner().Wait()
 	otherKey := g.NewKey(t, store.Scope{Org: "globex", Project: "web"})
 	other := g.Connect(t, otherKey, false)
-	qualified := "acme.web.cap:count_parts_acme_q3_forecast_csv"
+	qualified := "acme.web.cap:count_parts_acme_q3"
 
 	var seen []string
 	d := discover(t, other, wire.DiscoverRequest{Name: qualified, Schemas: true})
@@ -195,10 +195,10 @@ func TestSharedCapabilityLeaksNoValues(t *testing.T) {
 	seen = append(seen, string(get(t, g, otherKey, "/mcp/"+ref.FQDN).body))
 	seen = append(seen, string(get(t, g, otherKey, "/mcp?type=code").body))
 	// Without arguments nothing fills them in: a validation error, no run.
-	a := gatewaytest.Execute(t, other, wire.ExecuteRequest{Code: `return await mcp["acme.web.cap"].count_parts_acme_q3_forecast_csv({})`})
+	a := gatewaytest.Execute(t, other, wire.ExecuteRequest{Code: `return await mcp["acme.web.cap"].count_parts_acme_q3({})`})
 	wantError(t, a, pmlerr.ToolError)
 	seen = append(seen, a.Error)
-	a = gatewaytest.Execute(t, other, wire.ExecuteRequest{Code: `return await mcp["acme.web.cap"].count_parts_acme_q3_forecast_csv({text: "x-y-z", separator: "-"})`})
+	a = gatewaytest.Execute(t, other, wire.ExecuteRequest{Code: `return await mcp["acme.web.cap"].count_parts_acme_q3({text: "x-y-z", separator: "-"})`})
 	if a.Status != wire.StatusSuccess || string(a.Result) != "3" {
 		t.Fatalf("other tenant's call: %+v %s", a, a.Result)
 	}
@@ -215,10 +215,10 @@ func TestSharedCapabilityLeaksNoValues(t *testing.T) {
 	}
 	for i, text := range seen {
 		for _, v := range []string{"acme-q3", "forecast", "other-name"} {
-			if strings.Contains(text, v) && !strings.Contains(text, "count_parts_acme_q3_forecast_csv") {
+			if strings.Contains(text, v) && !strings.Contains(text, "count_parts_acme_q3") {
 				t.Errorf("answer %d shows the owner's value %q: %.300s", i, v, text)
 			}
-			if strings.Contains(strings.ReplaceAll(text, "count_parts_acme_q3_forecast_csv", ""), v) {
+			if strings.Contains(strings.ReplaceAll(text, "count_parts_acme_q3", ""), v) {
 				t.Errorf("answer %d shows the owner's value %q: %.300s", i, v, text)
 			}
 		}

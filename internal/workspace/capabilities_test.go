@@ -80,11 +80,11 @@ func TestLocalCapabilityRunsNested(t *testing.T) {
 func TestLocalCodeCallsServerCapability(t *testing.T) {
 	e := capEnv(t)
 	a := e.service().Execute(context.Background(), gateway.Caller{Scope: gateway.LocalScope},
-		wire.ExecuteRequest{Code: `const v = await mcp.json.parse({ data: args.json ?? "[1,2]" }); return v`, Intent: "parse it"})
-	if a.Capability == nil || a.Capability.Name != "cap:parse_it" {
+		wire.ExecuteRequest{Code: `const v = await mcp.json.parse({ data: args.json ?? "[1,2]" }); return v`, Intent: "parse the json"})
+	if a.Capability == nil || a.Capability.Name != "cap:parse_json" {
 		t.Fatalf("%+v", a)
 	}
-	a = e.exec(`const t = await mcp.filesystem.read_file({ path: "note.txt" }); return await mcp.cap.parse_it({ json: JSON.stringify(t) });`)
+	a = e.exec(`const t = await mcp.filesystem.read_file({ path: "note.txt" }); return await mcp.cap.parse_json({ json: JSON.stringify(t) });`)
 	wantStatus(t, a, wire.StatusSuccess)
 	if string(a.Result) != `"hello"` {
 		t.Fatalf("%s", a.Result)
@@ -257,8 +257,8 @@ func TestRemoteCapabilityEndpoints(t *testing.T) {
 	r := gatewayclient.NewRemote(g.URL, g.Key, t.TempDir())
 	defer r.Close()
 	ctx := context.Background()
-	ref, err := r.LearnCapability(ctx, wire.LearnRequest{Code: "const s = await mcp.math.add({a: 1, b: args.n ?? 1}); return s", Intent: "add n"})
-	if err != nil || ref == nil || ref.Name != "cap:add_n" || !strings.HasPrefix(ref.FQDN, "acme.web.cap.add_n.") {
+	ref, err := r.LearnCapability(ctx, wire.LearnRequest{Code: "const s = await mcp.math.add({a: 1, b: args.n ?? 1}); return s", Intent: "add a number"})
+	if err != nil || ref == nil || ref.Name != "cap:add_number" || !strings.HasPrefix(ref.FQDN, "acme.web.cap.add_number.") {
 		t.Fatalf("learn: %+v %v", ref, err)
 	}
 	if _, err := r.LearnCapability(ctx, wire.LearnRequest{Code: "return (", Intent: "broken"}); err == nil {
@@ -279,7 +279,7 @@ func TestRemoteCapabilityEndpoints(t *testing.T) {
 	if again, err := reg.Fetch(ctx, ref.FQDN); err != nil || !again.Revalidated {
 		t.Fatalf("refetch: %+v %v", again, err)
 	}
-	v, err := r.Call(ctx, wire.CallRequest{Tool: "cap:add_n", Args: json.RawMessage(`{"n": 41}`)})
+	v, err := r.Call(ctx, wire.CallRequest{Tool: "cap:add_number", Args: json.RawMessage(`{"n": 41}`)})
 	if err != nil || string(v) != "42" {
 		t.Fatalf("call: %s %v", v, err)
 	}
