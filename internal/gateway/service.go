@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"slices"
 
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/analysis"
@@ -23,6 +24,7 @@ import (
 	"github.com/pml-go/pml/internal/telemetry"
 	"github.com/pml-go/pml/internal/tokenauth"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tools/local"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/ttlcache"
 	"github.com/pml-go/pml/internal/upstream"
@@ -150,9 +152,24 @@ func New(cfg Config) *Service {
 	s.registry = s.newRegistry(cfg.Hosted)
 	san := tracing.NewSanitizer(nil)
 	s.learner = learning.New(learning.Config{Store: s.store, Registry: s.registry, Analyzer: s.analyzer,
-		HasSecret: san.HasSecret, Flag: san.Flag, Logger: s.log, Global: cfg.Global})
+		HasSecret: san.HasSecret, Flag: san.Flag, ArgDoc: s.argDoc, Logger: s.log, Global: cfg.Global})
 	s.traces = s.newTraceAPI(cfg.Retention, cfg.TraceIngest)
 	return s
+}
+
+// argDoc is what argument arg of tool is for (tools.ArgDoc), for the
+// parameters learning lifts from it: a tool of this gateway or a built-in
+// client tool of the package; "" for any other (a capability, a tool of a
+// package's own server).
+func (s *Service) argDoc(ctx context.Context, tool, arg string) string {
+	all, _ := s.tools.Tools(ctx)
+	client, _ := local.New(".").Tools(ctx)
+	for _, t := range slices.Concat(all, client) {
+		if t.ID == tool {
+			return tools.ArgDoc(t, arg)
+		}
+	}
+	return ""
 }
 
 // Rules returns the effective routing rules.

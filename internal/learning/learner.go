@@ -47,6 +47,10 @@ type Config struct {
 	// an output schema.
 	Flag   func(string) string
 	Logger *slog.Logger
+	// ArgDoc is what a tool's argument is for, from its input schema's
+	// description ("" when it has none): a parameter lifted from the
+	// argument says so in its own description.
+	ArgDoc func(ctx context.Context, tool, arg string) string
 	// Global is the global layer's policy (docs/how-it-works.md "The
 	// global layer"); the zero value turns it off.
 	Global GlobalConfig
@@ -59,6 +63,7 @@ type Learner struct {
 	analyzer  *analysis.Analyzer
 	hasSecret func(string) bool
 	flag      func(string) string
+	argDoc    func(ctx context.Context, tool, arg string) string
 	log       *slog.Logger
 	graph     *graphs
 	types     *toolTypes
@@ -87,7 +92,7 @@ const workTimeout = 10 * time.Second
 
 // New builds a Learner.
 func New(cfg Config) *Learner {
-	l := &Learner{store: cfg.Store, registry: cfg.Registry, analyzer: cfg.Analyzer, hasSecret: cfg.HasSecret, flag: cfg.Flag, log: cfg.Logger}
+	l := &Learner{store: cfg.Store, registry: cfg.Registry, analyzer: cfg.Analyzer, hasSecret: cfg.HasSecret, flag: cfg.Flag, argDoc: cfg.ArgDoc, log: cfg.Logger}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -161,7 +166,7 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 		l.afterRun(saved, r, shape, out)
 		return saved, true, nil
 	}
-	lifted := l.lift(r.Code, r.Analysis, "")
+	lifted := l.lift(ctx, r.Code, r.Analysis, "")
 	action, err := l.name(ctx, r.Scope, r.Intent, shape.Hash, r.Analysis.Tools)
 	if err != nil {
 		return store.Capability{}, false, err
@@ -250,7 +255,7 @@ type lifted struct {
 // lift rewrites code's literals into parameters (analysis.Lift), against a
 // variant of its shape when one is given, and keeps the rewrite only when it
 // analyses to the same DAG as the run and no value holds a secret.
-func (l *Learner) lift(code string, an *analysis.Analysis, variant string) lifted {
+func (l *Learner) lift(ctx context.Context, code string, an *analysis.Analysis, variant string) lifted {
 	plain := lifted{code: code, schema: an.ArgsSchema}
 	var variants []string
 	if variant != "" {
@@ -275,7 +280,13 @@ func (l *Learner) lift(code string, an *analysis.Analysis, variant string) lifte
 		l.log.Warn("learning: lifted code does not analyse to the run's DAG; kept without parameters", "code_hash", an.CodeHash, "err", err)
 		return plain
 	}
-	return lifted{code: lf.Code, schema: paramsSchema(again.ArgsSchema, lf.Params), params: lf.Params, ok: true}
+	doc := func(tool, arg string) string {
+		if l.argDoc == nil {
+			return ""
+		}
+		return l.argDoc(ctx, tool, arg)
+	}
+	return lifted{code: lf.Code, schema: paramsSchema(again.ArgsSchema, lf.Params, doc), params: lf.Params, ok: true}
 }
 
 // sameDAG reports whether two analyses call the same tools with the same
@@ -314,8 +325,8 @@ func (l *Learner) refine(ctx context.Context, id, runCode string, runAn *analysi
 		}
 		// A rewrite is kept only when the values of both runs, written back,
 		// give each run's code: it claims nothing it cannot prove.
-		if capL := l.lift(first, an, runCode); capL.ok {
-			runL := l.lift(runCode, runAn, first)
+		if capL := l.lift(ctx, first, an, runCode); capL.ok {
+			runL := l.lift(ctx, runCode, runAn, first)
 			if runL.ok && len(runL.params) == len(capL.params) && analysis.GivesBack(capL.code, runL.params, runCode) {
 				next.Code, next.ParamsLifted = capL.code, true
 				next.ArgsSchema = addExamples(keepExamples(capL.schema, c.ArgsSchema), runL.params)

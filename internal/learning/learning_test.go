@@ -46,7 +46,7 @@ func TestParamsSchemaAndExamples(t *testing.T) {
 	if !ok {
 		t.Fatal("not lifted")
 	}
-	s := paramsSchema(json.RawMessage(`{"type":"object","properties":{"limit":{},"path":{},"n":{}},"required":["path","n"]}`), lf.Params)
+	s := paramsSchema(json.RawMessage(`{"type":"object","properties":{"limit":{},"path":{},"n":{}},"required":["path","n"]}`), lf.Params, func(string, string) string { return "" })
 	got := decode(s)
 	if _, has := got["required"]; has {
 		t.Fatalf("lifted parameters stay required: %s", s)

@@ -46,7 +46,7 @@ func objectOf(v any) schema {
 // paramsSchema is the input schema of lifted code: base (what the analysis
 // inferred from how the code reads args) with each lifted parameter typed
 // from its value, its value as the default and first example, and optional.
-func paramsSchema(base json.RawMessage, params []analysis.Param) json.RawMessage {
+func paramsSchema(base json.RawMessage, params []analysis.Param, doc func(tool, arg string) string) json.RawMessage {
 	s := decode(base)
 	if s == nil {
 		s = schema{"type": "object"}
@@ -64,7 +64,12 @@ func paramsSchema(base json.RawMessage, params []analysis.Param) json.RawMessage
 		prop["default"] = v
 		prop["examples"] = []any{v}
 		if p.Tool != "" {
-			prop["description"] = p.Arg + " of " + p.Tool // where the value goes
+			// What it is for, in the tool's words, and where it goes.
+			where := p.Arg + " of " + p.Tool
+			if d := doc(p.Tool, p.Arg); d != "" {
+				where = d + " (" + where + ")"
+			}
+			prop["description"] = where
 		}
 		props[p.Name] = prop
 	}

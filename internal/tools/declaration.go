@@ -324,6 +324,21 @@ func ShortDescription(desc string) string {
 	return strings.TrimRight(textcut.Words(desc, maxShortDescription-3), " ,;:") + "..."
 }
 
+// ArgDoc is what argument arg of the tool info is for: the first sentence
+// of its property's description in the input schema, cut as a compact
+// declaration cuts it; "" when it has none.
+func ArgDoc(info Info, arg string) string {
+	var s struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(info.InputSchema, &s) != nil {
+		return ""
+	}
+	return shortDoc(s.Properties[arg].Description)
+}
+
 // shortDoc is the first sentence of doc on one line, cut after a word to
 // maxShortDoc bytes with an ellipsis.
 func shortDoc(doc string) string {

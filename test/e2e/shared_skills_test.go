@@ -241,3 +241,56 @@ func TestApprovedVersionIsWhatRuns(t *testing.T) {
 	}
 	wantSuccess(t, gatewaytest.Execute(t, b, wire.ExecuteRequest{Code: call, Options: &wire.ExecuteOptions{Pins: map[string]string{"orga.proja.cap:greet": second.Capability.FQDN}}}), &got)
 }
+
+// Two tenants on a real `pml gateway` process, each through its package
+// (`pml exec`): A's skill, shared by A from code (mcp.pml.admin), is called
+// by B with the one input that matters, on B's values; another project of
+// A's org runs it by its bare name; a third org cannot reach it by a bare
+// name (issue 34 item 4).
+func TestSharedSkillOnARealGateway(t *testing.T) {
+	gwDir := t.TempDir()
+	url := startGatewayProcess(t, gwDir, nil)
+	keyOf := func(org, project string) string {
+		t.Helper()
+		out, errOut, code := runPML(t, gwDir, nil, "", "gateway", "key", "create", "--db", "gw.db", "--org", org, "--project", project)
+		if key := strings.TrimSpace(out); code == 0 && strings.HasPrefix(key, "pml_") {
+			return key
+		}
+		t.Fatalf("pml gateway key create --org %s: exit %d\n%s\n%s", org, code, out, errOut)
+		return ""
+	}
+	exec := func(key, code string) wire.Answer {
+		t.Helper()
+		out, errOut, _ := runPML(t, t.TempDir(), []string{"PML_CLOUD_URL=" + url, "PML_API_KEY=" + key}, "", "exec", "--approve", code)
+		return execAnswer(t, out, errOut)
+	}
+	a, b, sibling := keyOf("orga", "proja"), keyOf("orgb", "projb"), keyOf("orga", "projc")
+	const slug = `const lower = await mcp.string.lower({ text: %q });
+const trimmed = await mcp.string.trim({ text: lower });
+return await mcp.string.replace({ text: trimmed, search: " ", replacement: "-", all: true });`
+	var name string
+	for _, title := range []string{"Hello World Again", " Release Notes "} {
+		ans := exec(a, sprintf(slug, title))
+		if ans.Status != wire.StatusSuccess || ans.Capability == nil {
+			t.Fatalf("A's run: %+v", ans)
+		}
+		name = ans.Capability.Name
+	}
+	_, action, _ := strings.Cut(name, ":")
+	wantSuccess(t, exec(a, `return await mcp.pml.admin({action: "visibility", target: "`+name+`", visibility: "public"})`), nil)
+
+	var got string
+	wantSuccess(t, exec(b, `return await mcp["orga.proja.cap"].`+action+`({text: "Rocket Fuel"})`), &got)
+	if got != "rocket-fuel" {
+		t.Fatalf("B's call: %q", got)
+	}
+	// Without the input, a validation error naming it; the next call is served.
+	wantError(t, exec(b, `return await mcp["orga.proja.cap"].`+action+`({})`), pmlerr.ToolError, "text")
+	wantSuccess(t, exec(sibling, `return await mcp.cap.`+action+`({text: "Orga Sibling"})`), &got)
+	if got != "orga-sibling" {
+		t.Fatalf("the sibling project's call: %q", got)
+	}
+	if ans := exec(b, `return await mcp.cap.`+action+`({text: "x"})`); ans.Status == wire.StatusSuccess {
+		t.Fatalf("another org reached A's skill by a bare name: %+v", ans)
+	}
+}

@@ -34,6 +34,11 @@ func TestOwnSkillLife(t *testing.T) {
 		}
 		kept = a.Capability
 	}
+	// Its parameter says what it is for, in its tool's words.
+	if d := p.discover(t, wire.DiscoverRequest{Name: "cap:count_items_json_file"}).Tools; len(d) != 1 ||
+		!strings.Contains(d[0].Declaration, "A path relative to the workspace") || !strings.Contains(d[0].Declaration, "(path of filesystem:read_file)") {
+		t.Fatalf("declaration: %+v", d)
+	}
 	// Its own skill: allowed through its tools, no question.
 	var n int
 	if a := p.execute(t, `return await mcp.cap.count_items_json_file({path: "a.json"})`); a.Status != wire.StatusSuccess {
