@@ -26,7 +26,7 @@ const globalPair = `const p = await mcp.json.parse({data: '{"a": 2, "b": 3}'}); 
 // "The global layer"): tenants of distinct orgs run code through `pml exec`
 // against it; a fourth org with no history of its own sees the edge in
 // discover's graph, ranks math:add after a query that finds json:parse, and
-// sees math:add's result type inferred from the others' calls, only once
+// sees json:parse's result type inferred from the others' calls, only once
 // three orgs ran the pair: not after two, nor after an opted-out one.
 func TestGlobalLayerReachesANewTenant(t *testing.T) {
 	gwDir := t.TempDir()
@@ -71,7 +71,7 @@ func TestGlobalLayerReachesANewTenant(t *testing.T) {
 	if d := gatewayDiscover(t, newcomer, wire.DiscoverRequest{Query: "parse json", Graph: true}); hasEdge(d.Graph) || hasTool(d.Tools, "math:add") {
 		t.Fatalf("two orgs (and an opted-out one) ran the pair; the newcomer's discover: graph %v, tools %v", d.Graph, toolIDs(d.Tools))
 	}
-	if d := gatewayDiscover(t, newcomer, wire.DiscoverRequest{Name: "math:add"}); d.Tools[0].OutputInferred {
+	if d := gatewayDiscover(t, newcomer, wire.DiscoverRequest{Name: "json:parse"}); d.Tools[0].OutputInferred {
 		t.Fatalf("two orgs' result types reached the newcomer: %+v", d.Tools[0])
 	}
 
@@ -86,9 +86,10 @@ func TestGlobalLayerReachesANewTenant(t *testing.T) {
 	if next := d.Graph["json:parse"]; next[0].Count != 10 || !hasTool(d.Tools, "math:add") {
 		t.Fatalf("the newcomer's discover: graph %v, tools %v", d.Graph, toolIDs(d.Tools))
 	}
-	add := gatewayDiscover(t, newcomer, wire.DiscoverRequest{Name: "math:add"}).Tools[0]
-	if !add.OutputInferred || !strings.HasSuffix(add.Declaration, "Promise<number>"+tools.InferredNote) {
-		t.Fatalf("math:add for the newcomer: %+v", add)
+	// json:parse declares no result type: the others' calls type it.
+	parse := gatewayDiscover(t, newcomer, wire.DiscoverRequest{Name: "json:parse"}).Tools[0]
+	if !parse.OutputInferred || !strings.HasSuffix(parse.Declaration, "Promise<{ a?: number; b?: number }>"+tools.InferredNote) {
+		t.Fatalf("json:parse for the newcomer: %+v", parse)
 	}
 
 	// Through its package (`pml stdio`), the newcomer's AI client gets the
