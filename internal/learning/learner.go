@@ -145,9 +145,13 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 		l.log.Info("run not learned: its code or intent holds a secret", "org", r.Scope.Org, "project", r.Scope.Project, "code_hash", r.Analysis.CodeHash)
 		return store.Capability{}, false, nil
 	}
-	out := outputtype.Of(r.Result, l.flag)
+	// Typed by shape alone on the answer's path; the sanitizer's rules,
+	// which cost tens of microseconds a key, are applied to a new
+	// capability's schema before it is saved, and to a known one's in
+	// refine, after the answer.
+	out := outputtype.Of(r.Result, nil)
 	if r.Reported {
-		out = outputtype.Clean(r.OutputSchema, l.flag)
+		out = outputtype.Clean(r.OutputSchema, nil)
 	}
 	if (out == nil && !r.Reported) || outputtype.IsNull(out) {
 		// It returned nothing (it forgot its return, or only acted): a
@@ -182,7 +186,7 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 		Routing:      r.Routing,
 		ArgsSchema:   lifted.schema,
 		ParamsLifted: lifted.ok,
-		OutputSchema: out,
+		OutputSchema: outputtype.Clean(out, l.flag),
 	})
 	if err != nil {
 		return store.Capability{}, false, fmt.Errorf("saving capability: %w", err)
@@ -315,7 +319,7 @@ func (l *Learner) refine(ctx context.Context, id, runCode string, runAn *analysi
 		}
 	}
 	next := c
-	next.OutputSchema = outputtype.Merge(c.OutputSchema, out)
+	next.OutputSchema = outputtype.Merge(c.OutputSchema, outputtype.Clean(out, l.flag))
 	// The same values as the first run (the same code, but for comments or
 	// spacing) teach nothing new but the result's type: no rewrite.
 	if !analysis.SameLiterals(first, runCode) || !c.ParamsLifted {
@@ -411,7 +415,7 @@ func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
 		l.graph.add(scope, edges)
 		l.scheduleFlush()
 	}
-	if results := resultsOf(t); len(results) > 0 {
+	if results := l.types.wanted(scope, resultsOf(t)); len(results) > 0 {
 		l.typeLater(scope, results)
 	}
 	if fqdn != "" {

@@ -137,18 +137,50 @@ type toolTypes struct {
 	mu      sync.Mutex
 	pending map[store.Scope]map[string]schema
 	count   int
+	// seen counts the results typed per tenant and tool since the last
+	// flush: past maxTypedPerFlush a tool's results wait for the next one.
+	seen map[typedKey]int
+}
+
+type typedKey struct {
+	scope store.Scope
+	tool  string
+}
+
+// maxTypedPerFlush bounds the results of one tenant's tool typed between
+// two flushes: the same code run a thousand times returns the same shape,
+// and a result of another shape is typed in a later interval.
+const maxTypedPerFlush = 8
+
+// wanted keeps of results those whose tool still takes results before the
+// next flush, counting them.
+func (tt *toolTypes) wanted(scope store.Scope, results []typedResult) []typedResult {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	out := results[:0:0]
+	for _, r := range results {
+		k := typedKey{scope, r.tool}
+		if tt.seen[k] >= maxTypedPerFlush || len(tt.seen) >= maxPendingTypes && tt.seen[k] == 0 {
+			continue
+		}
+		tt.seen[k]++
+		out = append(out, r)
+	}
+	return out
 }
 
 func newToolTypes(st store.Store, flag func(string) string) *toolTypes {
 	return &toolTypes{store: st, flag: flag, cache: ttlcache.New[store.Scope, map[string]json.RawMessage](graphCacheTTL, graphCacheSize),
-		pending: map[store.Scope]map[string]schema{}}
+		pending: map[store.Scope]map[string]schema{}, seen: map[typedKey]int{}}
 }
 
 // observe types results of scope's calls into the pending types.
 func (tt *toolTypes) observe(scope store.Scope, results []typedResult) {
 	typed := make([]schema, len(results))
 	for i, r := range results {
-		typed[i] = decode(ToolOutputSchema(r.result, tt.flag))
+		// By shape alone here, for every trace; the sanitizer's rules are
+		// applied once per tool and flush.
+		typed[i] = decode(ToolOutputSchema(r.result, nil))
 	}
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
@@ -178,7 +210,7 @@ func (tt *toolTypes) observe(scope store.Scope, results []typedResult) {
 func (tt *toolTypes) flush(ctx context.Context, shared func(store.Scope, string) bool) (bool, error) {
 	tt.mu.Lock()
 	pending := tt.pending
-	tt.pending, tt.count = map[store.Scope]map[string]schema{}, 0
+	tt.pending, tt.count, tt.seen = map[store.Scope]map[string]schema{}, 0, map[typedKey]int{}
 	tt.mu.Unlock()
 	var errs []error
 	for scope, p := range pending {
@@ -193,7 +225,8 @@ func (tt *toolTypes) flush(ctx context.Context, shared func(store.Scope, string)
 		}
 		batch := make([]store.ToolType, 0, len(p))
 		for tool, s := range p {
-			if b := outputtype.Bound(outputtype.MergeTypes(old[tool], s), store.MaxToolTypeBytes); b != nil {
+			merged := decode(outputtype.Clean(encode(outputtype.MergeTypes(old[tool], s)), tt.flag))
+			if b := outputtype.Bound(merged, store.MaxToolTypeBytes); b != nil {
 				batch = append(batch, store.ToolType{Tool: tool, Schema: b, Shared: shared(scope, tool)})
 			}
 		}
