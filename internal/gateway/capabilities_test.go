@@ -87,7 +87,7 @@ func TestCapabilityRenameAndCall(t *testing.T) {
 		t.Fatalf("call: %s", text)
 	}
 	// The old name stays the project's alias of the new one.
-	if a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.cap.sum_two_numbers({a: 2, b: 2})`}); a.Status != wire.StatusSuccess || string(a.Result) != "4" {
+	if a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.cap.sum_numbers({a: 2, b: 2})`}); a.Status != wire.StatusSuccess || string(a.Result) != "4" {
 		t.Fatalf("the old name: %+v %s", a, a.Result)
 	}
 	if r := get(t, g, g.Key, "/mcp/"+out.Capability.FQDN); r.status != http.StatusOK || string(r.body) != sumCode {

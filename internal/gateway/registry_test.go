@@ -19,8 +19,8 @@ func TestRegistryCapabilityCode(t *testing.T) {
 	g := startRegistry(t)
 	s := g.Connect(t, g.Key, false)
 	ref := learn(t, s, sumCode, "Sum two numbers")
-	want, integrity := fqdn.ForCode("acme", "web", "cap", "sum_two_numbers", sumCode)
-	if ref.FQDN != want.String() || ref.Name != "cap:sum_two_numbers" || ref.ID == "" {
+	want, integrity := fqdn.ForCode("acme", "web", "cap", "sum_numbers", sumCode)
+	if ref.FQDN != want.String() || ref.Name != "cap:sum_numbers" || ref.ID == "" {
 		t.Fatalf("capability ref %+v, want fqdn %s", ref, want)
 	}
 	r := get(t, g, g.Key, "/mcp/"+ref.FQDN)
@@ -223,8 +223,8 @@ func TestRegistryCatalog(t *testing.T) {
 		}
 	}
 	var named struct{ Items []struct{ FQDN string } }
-	_ = json.Unmarshal(get(t, g, g.Key, "/mcp?name=cap:sum_two_numbers").body, &named)
-	if len(named.Items) != 1 || !strings.HasPrefix(named.Items[0].FQDN, "acme.web.cap.sum_two_numbers.") {
+	_ = json.Unmarshal(get(t, g, g.Key, "/mcp?name=cap:sum_numbers").body, &named)
+	if len(named.Items) != 1 || !strings.HasPrefix(named.Items[0].FQDN, "acme.web.cap.sum_numbers.") {
 		t.Errorf("name filter: %+v", named)
 	}
 	for _, q := range []string{"type=python", "page=0", "limit=x", "limit=201", "limit=99999999", "page=1048577", "limit=-1"} {
@@ -253,7 +253,7 @@ func TestRegistryTenantIsolation(t *testing.T) {
 		if r.status != http.StatusNotFound || m["error"] != "not_found" || m["currentFqdn"] != nil || unknown["error"] != m["error"] {
 			t.Fatalf("private entry seen by another tenant: HTTP %d %v", r.status, m)
 		}
-		if r := get(t, g, key, "/mcp/acme.web.cap.sum_two_numbers"); r.status != http.StatusNotFound {
+		if r := get(t, g, key, "/mcp/acme.web.cap.sum_numbers"); r.status != http.StatusNotFound {
 			t.Fatalf("four-part name redirects for another tenant: HTTP %d", r.status)
 		}
 	}
@@ -281,11 +281,11 @@ func TestRegistryTenantIsolation(t *testing.T) {
 		t.Fatalf("public capability missing from another tenant's catalog: %+v", cat)
 	}
 	cat.Items = nil
-	_ = json.Unmarshal(get(t, g, other, "/mcp?type=code&name=cap:sum_two_numbers").body, &cat)
+	_ = json.Unmarshal(get(t, g, other, "/mcp?type=code&name=cap:sum_numbers").body, &cat)
 	if len(cat.Items) != 0 {
 		t.Fatalf("another org's public capability under a bare name: %+v", cat)
 	}
-	_ = json.Unmarshal(get(t, g, other, "/mcp?type=code&name=acme.web.cap:sum_two_numbers").body, &cat)
+	_ = json.Unmarshal(get(t, g, other, "/mcp?type=code&name=acme.web.cap:sum_numbers").body, &cat)
 	if len(cat.Items) != 1 || cat.Items[0].FQDN != ref.FQDN {
 		t.Fatalf("public capability by its qualified name: %+v", cat)
 	}

@@ -134,9 +134,9 @@ func TestDiscoverLabelsOwners(t *testing.T) {
 
 	d := discoverAllOf(t, acme)
 	want := map[string]struct{ owner, fqdn string }{
-		"cap:sum_two_numbers":            {"acme/web", own.FQDN},
+		"cap:sum_numbers":            {"acme/web", own.FQDN},
 		"cap:api_hello":                  {"acme/api", shared.FQDN},
-		"globex.web.cap:sum_two_numbers": {"globex/web", theirs.FQDN},
+		"globex.web.cap:sum_numbers": {"globex/web", theirs.FQDN},
 		"globex.web.cap:globex_only":     {"globex/web", other.FQDN},
 	}
 	for id, w := range want {
@@ -156,8 +156,8 @@ func TestDiscoverLabelsOwners(t *testing.T) {
 	// The bare name calls acme's own; the qualified one calls globex's; a
 	// stale pinned hash calls nothing.
 	a := gatewaytest.Execute(t, acme, wire.ExecuteRequest{Code: `return [
-		await mcp.cap.sum_two_numbers({a: 1, b: 1}),
-		await mcp["globex.web.cap"].sum_two_numbers({a: 1, b: 1}),
+		await mcp.cap.sum_numbers({a: 1, b: 1}),
+		await mcp["globex.web.cap"].sum_numbers({a: 1, b: 1}),
 		await mcp["globex.web.cap"]["globex_only.` + hash4(other.FQDN) + `"]({a: 1, b: 1})]`})
 	if a.Status != wire.StatusSuccess || string(a.Result) != `[2,"globex: {\"a\":1,\"b\":1}2","globex only 2"]` {
 		t.Fatalf("calls: %+v %s", a, a.Result)

@@ -16,7 +16,7 @@ var stopWords = map[string]bool{
 	"it": true, "its": true, "as": true, "each": true, "every": true, "all": true, "per": true,
 	"this": true, "that": true, "these": true, "those": true, "some": true, "my": true, "our": true,
 	"your": true, "their": true, "then": true, "please": true, "using": true, "given": true,
-	"chosen": true, "whole": true, "up": true, "give": true, "get": true,
+	"chosen": true, "whole": true, "one": true, "two": true, "up": true, "give": true, "get": true,
 	"is": true, "are": true, "be": true, "which": true, "what": true, "how": true, "them": true,
 }
 

@@ -15,7 +15,7 @@ const DefaultNamespace = "cap"
 const maxActionLen = 48
 
 // DefaultAction names a new capability: the intent in snake case, cut at a
-// word boundary ("Sum two numbers" -> "sum_two_numbers"), or "run_" and the
+// word boundary ("Sum two numbers" -> "sum_numbers"), or "run_" and the
 // first 8 hex digits of the code's SHA-256 when there is no usable intent.
 // Runs with the same intent and different code are versions of one
 // capability (the newest is current); the same code is always one

@@ -106,7 +106,7 @@ func TestRenameAndForgetFromCode(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("by its old name: %d", n)
 	}
-	wantLocal(t, p.execute(t, `return await mcp.cap.count_items_plus_one({path: "a.json"})`), &n)
+	wantLocal(t, p.execute(t, `return await mcp.cap.count_items_plus({path: "a.json"})`), &n)
 	if n != 3 {
 		t.Fatalf("the skill built on it: %d", n)
 	}
