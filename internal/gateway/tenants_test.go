@@ -135,9 +135,9 @@ func TestDiscoverLabelsOwners(t *testing.T) {
 	d := discoverAllOf(t, acme)
 	want := map[string]struct{ owner, fqdn string }{
 		"cap:sum_numbers":            {"acme/web", own.FQDN},
-		"cap:api_hello":                  {"acme/api", shared.FQDN},
+		"cap:api_hello":              {"acme/api", shared.FQDN},
 		"globex.web.cap:sum_numbers": {"globex/web", theirs.FQDN},
-		"globex.web.cap:globex_only":     {"globex/web", other.FQDN},
+		"globex.web.cap:globex_only": {"globex/web", other.FQDN},
 	}
 	for id, w := range want {
 		hit, ok := d[id]
