@@ -3,6 +3,7 @@ package learning
 import (
 	"strings"
 
+	"github.com/pml-go/pml/internal/outputtype"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
 )
@@ -27,7 +28,7 @@ func Describe(c store.Capability) string {
 		}
 	}
 	b.WriteString(".")
-	if params := sortedKeys(objectOf(decode(c.ArgsSchema)["properties"])); len(params) > 0 {
+	if params := sortedKeys(outputtype.ObjectOf(outputtype.Decode(c.ArgsSchema)["properties"])); len(params) > 0 {
 		b.WriteString(" Takes ")
 		b.WriteString(strings.Join(params, ", "))
 		b.WriteString(".")

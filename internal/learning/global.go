@@ -167,7 +167,7 @@ func globalTypes(rows []store.SharedToolType, cfg GlobalConfig) map[string]json.
 		if !cfg.Common(r.Tool) || cfg.optedOut(r.Scope) {
 			continue
 		}
-		s := decode(r.Schema)
+		s := outputtype.Decode(r.Schema)
 		if s == nil {
 			continue
 		}

@@ -3,13 +3,13 @@ package learning
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/pml-go/pml/internal/outputtype"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pml-go/pml/internal/outputtype"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/store/sqlite"
 	"github.com/pml-go/pml/internal/tracing"
@@ -146,11 +146,11 @@ func TestGlobalTypesNeedKOrgs(t *testing.T) {
 
 func TestGlobalTypeKeepsKeysOfKOrgs(t *testing.T) {
 	cs := []orgSchema{
-		{"a", decode(json.RawMessage(`{"type":"object","properties":{"sum":{"type":"integer"},"only_a":{"type":"string"}}}`))},
-		{"b", decode(json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}}}`))},
-		{"c", decode(json.RawMessage(`{"type":"object","properties":{"sum":{"type":"integer"},"nested":{"type":"object","properties":{"deep_c":{"type":"null"}}}}}`))},
+		{"a", outputtype.Decode(json.RawMessage(`{"type":"object","properties":{"sum":{"type":"integer"},"only_a":{"type":"string"}}}`))},
+		{"b", outputtype.Decode(json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}}}`))},
+		{"c", outputtype.Decode(json.RawMessage(`{"type":"object","properties":{"sum":{"type":"integer"},"nested":{"type":"object","properties":{"deep_c":{"type":"null"}}}}}`))},
 	}
-	got := string(encode(globalType(cs, 3)))
+	got := string(outputtype.Encode(globalType(cs, 3)))
 	want := `{"additionalProperties":{"additionalProperties":{"type":"null"},"type":["object","string"]},"properties":{"sum":{"type":"number"}},"type":"object"}`
 	if got != want {
 		t.Fatalf("global type\n got %s\nwant %s", got, want)
@@ -185,7 +185,7 @@ func TestToolOutputSchema(t *testing.T) {
 // One tenant's runs widen a tool's type; objects whose keys differ more
 // than they agree become a map.
 func TestMergeTool(t *testing.T) {
-	of := func(s string) schema { return decode(ToolOutputSchema(json.RawMessage(s), nil)) }
+	of := func(s string) schema { return outputtype.Decode(ToolOutputSchema(json.RawMessage(s), nil)) }
 	for _, c := range []struct{ a, b, want string }{
 		{`{"n":1}`, `{"n":1.5,"extra":null}`, `{"properties":{"extra":{"type":"null"},"n":{"type":"number"}},"type":"object"}`},
 		{`{"alice":1,"bob":2}`, `{"carol":3,"dave":"x"}`, `{"additionalProperties":{"type":["integer","string"]},"type":"object"}`},
@@ -193,7 +193,7 @@ func TestMergeTool(t *testing.T) {
 		{`{}`, `{"n":1}`, `{"properties":{"n":{"type":"integer"}},"type":"object"}`},
 		{`"s"`, `{"n":1}`, `{"properties":{"n":{"type":"integer"}},"type":["string","object"]}`},
 	} {
-		if got := string(encode(outputtype.MergeTypes(of(c.a), of(c.b)))); got != c.want {
+		if got := string(outputtype.Encode(outputtype.MergeTypes(of(c.a), of(c.b)))); got != c.want {
 			t.Errorf("mergeTool(%s, %s)\n got %s\nwant %s", c.a, c.b, got, c.want)
 		}
 	}

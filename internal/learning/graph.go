@@ -278,18 +278,28 @@ func (g *graphs) flush(ctx context.Context, shared func(scope store.Scope, from,
 // get is scope's graph, nil when it has none or the store fails (discover
 // then ranks without it).
 func (g *graphs) get(ctx context.Context, scope store.Scope) *Graph {
-	now := time.Now()
-	if gr, ok := g.cache.Get(scope, now); ok {
-		return gr
-	}
 	if g.store == nil {
 		return nil
 	}
-	edges, err := g.store.ToolEdges(ctx, scope)
-	if err != nil {
-		return nil
+	return cached(ctx, g.cache, scope, func(ctx context.Context) (*Graph, error) {
+		edges, err := g.store.ToolEdges(ctx, scope)
+		return buildGraph(edges), err
+	})
+}
+
+// cached is scope's value from cache, else read and kept for the cache's
+// lifetime; the zero value when read fails (not kept: the next call reads
+// again).
+func cached[T any](ctx context.Context, cache *ttlcache.Cache[store.Scope, T], scope store.Scope, read func(context.Context) (T, error)) T {
+	now := time.Now()
+	if v, ok := cache.Get(scope, now); ok {
+		return v
 	}
-	gr := buildGraph(edges)
-	g.cache.Put(scope, gr, now)
-	return gr
+	v, err := read(ctx)
+	if err != nil {
+		var zero T
+		return zero
+	}
+	cache.Put(scope, v, now)
+	return v
 }

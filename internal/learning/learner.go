@@ -350,8 +350,8 @@ func (l *Learner) refine(ctx context.Context, id, runCode string, runAn *analysi
 // the run it was learned from.
 func (l *Learner) firstRun(c store.Capability) (string, error) {
 	values := map[string]any{}
-	for name, p := range objectOf(decode(c.ArgsSchema)["properties"]) {
-		if def, ok := objectOf(p)["default"]; ok {
+	for name, p := range outputtype.ObjectOf(outputtype.Decode(c.ArgsSchema)["properties"]) {
+		if def, ok := outputtype.ObjectOf(p)["default"]; ok {
 			values[name] = def
 		}
 	}
@@ -365,14 +365,14 @@ func (l *Learner) firstRun(c store.Capability) (string, error) {
 // keepExamples carries the examples of old's parameters into schema, for
 // those schema still has.
 func keepExamples(schema, old json.RawMessage) json.RawMessage {
-	s, o := decode(schema), decode(old)
-	props, oldProps := objectOf(s["properties"]), objectOf(o["properties"])
+	s, o := outputtype.Decode(schema), outputtype.Decode(old)
+	props, oldProps := outputtype.ObjectOf(s["properties"]), outputtype.ObjectOf(o["properties"])
 	for name, p := range props {
-		if ex, ok := objectOf(oldProps[name])["examples"]; ok && objectOf(p) != nil {
-			objectOf(p)["examples"] = ex
+		if ex, ok := outputtype.ObjectOf(oldProps[name])["examples"]; ok && outputtype.ObjectOf(p) != nil {
+			outputtype.ObjectOf(p)["examples"] = ex
 		}
 	}
-	return encode(s)
+	return outputtype.Encode(s)
 }
 
 // name is a new capability's action (actionFor). When the project already

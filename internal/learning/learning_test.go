@@ -8,6 +8,7 @@ import (
 
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/lru"
+	"github.com/pml-go/pml/internal/outputtype"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
@@ -47,11 +48,11 @@ func TestParamsSchemaAndExamples(t *testing.T) {
 		t.Fatal("not lifted")
 	}
 	s := paramsSchema(json.RawMessage(`{"type":"object","properties":{"limit":{},"path":{},"n":{}},"required":["path","n"]}`), lf.Params, func(string, string) string { return "" })
-	got := decode(s)
+	got := outputtype.Decode(s)
 	if _, has := got["required"]; has {
 		t.Fatalf("lifted parameters stay required: %s", s)
 	}
-	path := objectOf(objectOf(got["properties"])["path"])
+	path := outputtype.ObjectOf(outputtype.ObjectOf(got["properties"])["path"])
 	if path["type"] != "string" || path["default"] != "a.json" {
 		t.Fatalf("path: %v", path)
 	}
@@ -59,12 +60,12 @@ func TestParamsSchemaAndExamples(t *testing.T) {
 	for range MaxExamples + 2 {
 		s = addExamples(s, next.Params)
 	}
-	got = decode(s)
-	n := objectOf(objectOf(got["properties"])["n"])
+	got = outputtype.Decode(s)
+	n := outputtype.ObjectOf(outputtype.ObjectOf(got["properties"])["n"])
 	if n["type"] != "number" || len(n["examples"].([]any)) != 2 {
 		t.Fatalf("n after another value: %v", n)
 	}
-	path = objectOf(objectOf(got["properties"])["path"])
+	path = outputtype.ObjectOf(outputtype.ObjectOf(got["properties"])["path"])
 	if ex := path["examples"].([]any); len(ex) != 2 || ex[1] != "b.json" {
 		t.Fatalf("path examples: %v", ex)
 	}

@@ -19,42 +19,18 @@ const MaxExamples = 5
 // schema is a JSON Schema decoded for editing; keys come back sorted.
 type schema = map[string]any
 
-func decode(raw json.RawMessage) schema {
-	var s schema
-	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil || s == nil {
-		return nil
-	}
-	return s
-}
-
-func encode(s schema) json.RawMessage {
-	if s == nil {
-		return nil
-	}
-	out, err := json.Marshal(s)
-	if err != nil {
-		return nil
-	}
-	return out
-}
-
-func objectOf(v any) schema {
-	m, _ := v.(map[string]any)
-	return m
-}
-
 // paramsSchema is the input schema of lifted code: base (what the analysis
 // inferred from how the code reads args) with each lifted parameter typed
 // from its value, its value as the default and first example, and optional.
 func paramsSchema(base json.RawMessage, params []analysis.Param, doc func(tool, arg string) string) json.RawMessage {
-	s := decode(base)
+	s := outputtype.Decode(base)
 	if s == nil {
 		s = schema{"type": "object"}
 	}
 	if len(params) == 0 {
-		return encode(s)
+		return outputtype.Encode(s)
 	}
-	props := objectOf(s["properties"])
+	props := outputtype.ObjectOf(s["properties"])
 	if props == nil {
 		props = schema{}
 	}
@@ -78,7 +54,7 @@ func paramsSchema(base json.RawMessage, params []analysis.Param, doc func(tool, 
 	if req, ok := s["required"].([]any); ok {
 		req = slices.DeleteFunc(req, func(x any) bool {
 			name, _ := x.(string)
-			_, lifted := objectOf(props[name])["default"]
+			_, lifted := outputtype.ObjectOf(props[name])["default"]
 			return lifted
 		})
 		if len(req) == 0 {
@@ -87,20 +63,20 @@ func paramsSchema(base json.RawMessage, params []analysis.Param, doc func(tool, 
 			s["required"] = req
 		}
 	}
-	return encode(s)
+	return outputtype.Encode(s)
 }
 
 // addExamples adds a run's parameter values to a capability's input schema
 // as examples (the newest MaxExamples distinct ones), widening a
 // parameter's type when the run's value has another.
 func addExamples(raw json.RawMessage, params []analysis.Param) json.RawMessage {
-	s := decode(raw)
-	props := objectOf(s["properties"])
+	s := outputtype.Decode(raw)
+	props := outputtype.ObjectOf(s["properties"])
 	if props == nil {
 		return raw
 	}
 	for _, p := range params {
-		prop := objectOf(props[p.Name])
+		prop := outputtype.ObjectOf(props[p.Name])
 		if prop == nil {
 			continue
 		}
@@ -115,7 +91,7 @@ func addExamples(raw json.RawMessage, params []analysis.Param) json.RawMessage {
 		prop["examples"] = ex
 		props[p.Name] = outputtype.MergeTypes(prop, outputtype.TypeOf(v, 1, nil))
 	}
-	return encode(s)
+	return outputtype.Encode(s)
 }
 
 // WithDefaults fills the top-level properties args leaves out with their
@@ -123,7 +99,7 @@ func addExamples(raw json.RawMessage, params []analysis.Param) json.RawMessage {
 // run. args that is not a JSON object is returned as it is, for the
 // validation to refuse.
 func WithDefaults(raw, args json.RawMessage) json.RawMessage {
-	props := objectOf(decode(raw)["properties"])
+	props := outputtype.ObjectOf(outputtype.Decode(raw)["properties"])
 	if len(props) == 0 {
 		return args
 	}
@@ -135,7 +111,7 @@ func WithDefaults(raw, args json.RawMessage) json.RawMessage {
 	}
 	changed := false
 	for name, p := range props {
-		def, ok := objectOf(p)["default"]
+		def, ok := outputtype.ObjectOf(p)["default"]
 		if _, set := given[name]; set || !ok {
 			continue
 		}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/pml-go/pml/internal/outputtype"
 	"github.com/pml-go/pml/internal/store"
@@ -60,7 +59,7 @@ func resultsOf(t tracing.Trace) []typedResult {
 // an object keyed by data a map, flag the sanitizer's rules), within
 // store.MaxToolTypeBytes; nil for a value a trace's bounds cut short.
 func ToolOutputSchema(result json.RawMessage, flag func(string) string) json.RawMessage {
-	return outputtype.Bound(decode(outputtype.Of(result, flag)), store.MaxToolTypeBytes)
+	return outputtype.Bound(outputtype.Decode(outputtype.Of(result, flag)), store.MaxToolTypeBytes)
 }
 
 // orgSchema is one org's schema of a tool, as the global layer merges them.
@@ -81,15 +80,15 @@ func globalType(cs []orgSchema, k int) schema {
 	var rest, items []orgSchema
 	for _, c := range cs {
 		union = outputtype.UnionTypes(union, outputtype.Types(c.s))
-		for key, p := range objectOf(c.s["properties"]) {
-			if ps := objectOf(p); ps != nil {
+		for key, p := range outputtype.ObjectOf(c.s["properties"]) {
+			if ps := outputtype.ObjectOf(p); ps != nil {
 				byKey[key] = append(byKey[key], orgSchema{c.org, ps})
 			}
 		}
-		if m := objectOf(c.s["additionalProperties"]); m != nil {
+		if m := outputtype.ObjectOf(c.s["additionalProperties"]); m != nil {
 			rest = append(rest, orgSchema{c.org, m})
 		}
-		if it := objectOf(c.s["items"]); it != nil {
+		if it := outputtype.ObjectOf(c.s["items"]); it != nil {
 			items = append(items, orgSchema{c.org, it})
 		}
 	}
@@ -180,7 +179,7 @@ func (tt *toolTypes) observe(scope store.Scope, results []typedResult) {
 	for i, r := range results {
 		// By shape alone here, for every trace; the sanitizer's rules are
 		// applied once per tool and flush.
-		typed[i] = decode(ToolOutputSchema(r.result, nil))
+		typed[i] = outputtype.Decode(ToolOutputSchema(r.result, nil))
 	}
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
@@ -221,11 +220,11 @@ func (tt *toolTypes) flush(ctx context.Context, shared func(store.Scope, string)
 		}
 		old := make(map[string]schema, len(stored))
 		for _, t := range stored {
-			old[t.Tool] = decode(t.Schema)
+			old[t.Tool] = outputtype.Decode(t.Schema)
 		}
 		batch := make([]store.ToolType, 0, len(p))
 		for tool, s := range p {
-			merged := decode(outputtype.Clean(encode(outputtype.MergeTypes(old[tool], s)), tt.flag))
+			merged := outputtype.Decode(outputtype.Clean(outputtype.Encode(outputtype.MergeTypes(old[tool], s)), tt.flag))
 			if b := outputtype.Bound(merged, store.MaxToolTypeBytes); b != nil {
 				batch = append(batch, store.ToolType{Tool: tool, Schema: b, Shared: shared(scope, tool)})
 			}
@@ -240,21 +239,15 @@ func (tt *toolTypes) flush(ctx context.Context, shared func(store.Scope, string)
 // get is scope's tool types by tool, nil when it has none or the store
 // fails (discover then shows no inferred type).
 func (tt *toolTypes) get(ctx context.Context, scope store.Scope) map[string]json.RawMessage {
-	now := time.Now()
-	if m, ok := tt.cache.Get(scope, now); ok {
-		return m
-	}
 	if tt.store == nil {
 		return nil
 	}
-	stored, err := tt.store.ToolTypes(ctx, scope)
-	if err != nil {
-		return nil
-	}
-	m := make(map[string]json.RawMessage, len(stored))
-	for _, t := range stored {
-		m[t.Tool] = t.Schema
-	}
-	tt.cache.Put(scope, m, now)
-	return m
+	return cached(ctx, tt.cache, scope, func(ctx context.Context) (map[string]json.RawMessage, error) {
+		stored, err := tt.store.ToolTypes(ctx, scope)
+		m := make(map[string]json.RawMessage, len(stored))
+		for _, t := range stored {
+			m[t.Tool] = t.Schema
+		}
+		return m, err
+	})
 }

@@ -26,7 +26,9 @@ const (
 // schema is a JSON Schema decoded for editing; keys come back sorted.
 type schema = map[string]any
 
-func decode(raw json.RawMessage) schema {
+// Decode is a JSON Schema decoded for editing; nil when raw is not a JSON
+// object.
+func Decode(raw json.RawMessage) map[string]any {
 	var s schema
 	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil || s == nil {
 		return nil
@@ -34,7 +36,8 @@ func decode(raw json.RawMessage) schema {
 	return s
 }
 
-func encode(s schema) json.RawMessage {
+// Encode is s as JSON; nil for nil.
+func Encode(s map[string]any) json.RawMessage {
 	if s == nil {
 		return nil
 	}
@@ -45,7 +48,8 @@ func encode(s schema) json.RawMessage {
 	return out
 }
 
-func objectOf(v any) schema {
+// ObjectOf is v when it is a JSON object, else nil.
+func ObjectOf(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
 }
@@ -75,19 +79,19 @@ func Of(result json.RawMessage, flag func(string) string) json.RawMessage {
 	if m, ok := v.(map[string]any); ok && m["_truncated"] == true {
 		return nil // a value a trace's bounds cut short has no type
 	}
-	return encode(TypeOf(v, MaxDepth, flag))
+	return Encode(TypeOf(v, MaxDepth, flag))
 }
 
 // Merge is the union of two output schemas.
 func Merge(a, b json.RawMessage) json.RawMessage {
-	sa, sb := decode(a), decode(b)
+	sa, sb := Decode(a), Decode(b)
 	switch {
 	case sa == nil:
 		return b
 	case sb == nil:
 		return a
 	}
-	return encode(MergeTypes(sa, sb))
+	return Encode(MergeTypes(sa, sb))
 }
 
 // Clean bounds an output schema a package reported: at most
@@ -98,11 +102,11 @@ func Clean(raw json.RawMessage, flag func(string) string) json.RawMessage {
 	if len(raw) > maxSchemaBytes {
 		return nil
 	}
-	s := decode(raw)
+	s := Decode(raw)
 	if s == nil {
 		return nil
 	}
-	return encode(clamp(s, MaxDepth, flag))
+	return Encode(clamp(s, MaxDepth, flag))
 }
 
 // dataKey reports whether an object's key came from data rather than from
@@ -186,8 +190,8 @@ func clamp(s schema, depth int, flag func(string) string) schema {
 	if depth <= 1 {
 		return out
 	}
-	props := objectOf(s["properties"])
-	if extra := objectOf(s["additionalProperties"]); extra != nil || keyedByData(props, flag) {
+	props := ObjectOf(s["properties"])
+	if extra := ObjectOf(s["additionalProperties"]); extra != nil || keyedByData(props, flag) {
 		values := make([]schema, 0, len(props)+1)
 		if extra != nil {
 			values = append(values, clamp(extra, depth-1, flag))
@@ -196,7 +200,7 @@ func clamp(s schema, depth int, flag func(string) string) schema {
 			if i >= MaxProps {
 				break
 			}
-			if p := objectOf(props[k]); p != nil {
+			if p := ObjectOf(props[k]); p != nil {
 				values = append(values, clamp(p, depth-1, flag))
 			}
 		}
@@ -210,13 +214,13 @@ func clamp(s schema, depth int, flag func(string) string) schema {
 			if i >= MaxProps {
 				break
 			}
-			if p := objectOf(props[k]); p != nil {
+			if p := ObjectOf(props[k]); p != nil {
 				kept[k] = clamp(p, depth-1, flag)
 			}
 		}
 		out["properties"] = kept
 	}
-	if items := objectOf(s["items"]); items != nil {
+	if items := ObjectOf(s["items"]); items != nil {
 		out["items"] = clamp(items, depth-1, flag)
 	}
 	return out
@@ -287,8 +291,8 @@ func MergeTypes(a, b schema) schema {
 		out[k] = v
 	}
 	SetTypes(out, UnionTypes(Types(a), Types(b)))
-	pa, pb := objectOf(a["properties"]), objectOf(b["properties"])
-	ea, eb := objectOf(a["additionalProperties"]), objectOf(b["additionalProperties"])
+	pa, pb := ObjectOf(a["properties"]), ObjectOf(b["properties"])
+	ea, eb := ObjectOf(a["additionalProperties"]), ObjectOf(b["additionalProperties"])
 	if ea != nil || eb != nil || keysApart(pa, pb) {
 		var values []schema
 		for _, x := range []schema{ea, eb} {
@@ -298,7 +302,7 @@ func MergeTypes(a, b schema) schema {
 		}
 		for _, p := range []schema{pa, pb} {
 			for _, k := range sortedKeys(p) {
-				values = append(values, objectOf(p[k]))
+				values = append(values, ObjectOf(p[k]))
 			}
 		}
 		delete(out, "properties")
@@ -309,15 +313,15 @@ func MergeTypes(a, b schema) schema {
 			props[k] = v
 		}
 		for k, v := range pb {
-			if have := objectOf(props[k]); have != nil {
-				props[k] = MergeTypes(have, objectOf(v))
+			if have := ObjectOf(props[k]); have != nil {
+				props[k] = MergeTypes(have, ObjectOf(v))
 			} else if len(props) < MaxProps {
 				props[k] = v
 			}
 		}
 		out["properties"] = props
 	}
-	ia, ib := objectOf(a["items"]), objectOf(b["items"])
+	ia, ib := ObjectOf(a["items"]), ObjectOf(b["items"])
 	switch {
 	case ia != nil && ib != nil:
 		out["items"] = MergeTypes(ia, ib)
@@ -379,7 +383,7 @@ func Bound(s map[string]any, maxBytes int) json.RawMessage {
 		return nil
 	}
 	for depth := MaxDepth; depth >= 1; depth-- {
-		if b := encode(cut(s, depth)); len(b) <= maxBytes {
+		if b := Encode(cut(s, depth)); len(b) <= maxBytes {
 			return b
 		}
 	}
@@ -393,17 +397,17 @@ func cut(s schema, depth int) schema {
 	if depth <= 1 {
 		return out
 	}
-	if props := objectOf(s["properties"]); props != nil {
+	if props := ObjectOf(s["properties"]); props != nil {
 		kept := schema{}
 		for _, k := range sortedKeys(props) {
-			if p := objectOf(props[k]); p != nil && len(kept) < MaxProps {
+			if p := ObjectOf(props[k]); p != nil && len(kept) < MaxProps {
 				kept[k] = cut(p, depth-1)
 			}
 		}
 		out["properties"] = kept
 	}
 	for _, field := range []string{"items", "additionalProperties"} {
-		if sub := objectOf(s[field]); sub != nil {
+		if sub := ObjectOf(s[field]); sub != nil {
 			out[field] = cut(sub, depth-1)
 		}
 	}
@@ -429,6 +433,6 @@ func Types(s map[string]any) []string {
 
 // IsNull reports whether schema types only null: a result of nothing.
 func IsNull(schema json.RawMessage) bool {
-	t := Types(decode(schema))
+	t := Types(Decode(schema))
 	return len(t) == 1 && t[0] == "null"
 }

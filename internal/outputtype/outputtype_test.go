@@ -11,9 +11,9 @@ import (
 func TestOf(t *testing.T) {
 	a := Of(json.RawMessage(`{"n": 1, "tags": ["x"], "deep": {"a": {"b": {"c": {"d": 1}}}}}`), nil)
 	b := Of(json.RawMessage(`{"n": 1.5, "tags": [], "extra": null}`), nil)
-	m := decode(Merge(a, b))
-	props := objectOf(m["properties"])
-	if objectOf(props["n"])["type"] != "number" || objectOf(props["extra"])["type"] != "null" {
+	m := Decode(Merge(a, b))
+	props := ObjectOf(m["properties"])
+	if ObjectOf(props["n"])["type"] != "number" || ObjectOf(props["extra"])["type"] != "null" {
 		t.Fatalf("merged: %v", m)
 	}
 	if s := string(Merge(Of(json.RawMessage(`1`), nil), Of(json.RawMessage(`"x"`), nil))); s != `{"type":["integer","string"]}` {
