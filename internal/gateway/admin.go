@@ -73,10 +73,11 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 		}
 		if name := cp.Namespace + ":" + cp.Action; name != oldName {
 			// A name in use keeps its code: whoever calls it, or approved it,
-			// goes on running what they approved.
+			// goes on running what they approved. An old name of this very
+			// capability (an alias) may be taken back.
 			taken, err := s.store.CapabilityByName(ctx, c.Scope, cp.Namespace, cp.Action)
 			switch {
-			case err == nil && taken.Scope == c.Scope:
+			case err == nil && taken.Scope == c.Scope && taken.Namespace+":"+taken.Action != oldName:
 				return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "rename: %s is already a capability of this project (%s); pick another name", name, taken.ID).
 					With("name", name)
 			case err != nil && !errors.Is(err, store.ErrNotFound):
