@@ -363,7 +363,7 @@ func TestParseType(t *testing.T) {
 func TestDefaultAction(t *testing.T) {
 	hash := "0123456789abcdef"
 	tests := map[string]string{
-		"Sum two numbers":           "sum_numbers",
+		"Sum two numbers":           "sum_two_numbers",
 		"  read the JSON config!! ": "read_the_json_config",
 		"":                          "run_01234567",
 		"???":                       "run_01234567",

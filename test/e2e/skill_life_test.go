@@ -110,6 +110,9 @@ func TestRenameAndForgetFromCode(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("the skill built on it: %d", n)
 	}
+	// Its old name may be taken back (renaming onto another skill may not).
+	wantLocal(t, admin(`{action: "rename", target: "cap:count_items", new_action: "count_items_json_file"}`), nil)
+	wantError(t, admin(`{action: "rename", target: "cap:count_items_json_file", new_action: "count_items_plus"}`), pmlerr.InvalidRequest, "already a capability")
 	// Forgotten: gone by both names.
 	wantLocal(t, admin(`{action: "forget", target: "cap:count_items"}`), nil)
 	if a := p.execute(t, `return await mcp.cap.count_items({path: "a.json"})`); a.Status == wire.StatusSuccess {

@@ -388,7 +388,7 @@ func TestResolveCapability(t *testing.T) {
 	}
 	c, _, ws := newClient(t, g.URL, g.Key)
 	ctx := context.Background()
-	it, ok, err := c.Resolve(ctx, "cap:add_one")
+	it, ok, err := c.Resolve(ctx, "cap:add")
 	if err != nil || !ok || it.FQDN != a.Capability.FQDN || it.Routing != "server" {
 		t.Fatalf("resolve: %+v %v %v", it, ok, err)
 	}
@@ -403,7 +403,7 @@ func TestResolveCapability(t *testing.T) {
 		t.Fatalf("unknown: %v %v", ok, err)
 	}
 	other, _, _ := newClient(t, g.URL, g.NewKey(t, storeScope("globex", "web")))
-	if _, ok, _ := other.Resolve(ctx, "cap:add_one"); ok {
+	if _, ok, _ := other.Resolve(ctx, "cap:add"); ok {
 		t.Fatal("another tenant resolves a private capability")
 	}
 }
