@@ -1,15 +1,14 @@
 package wire
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/tools"
 )
 
@@ -20,79 +19,14 @@ import (
 // the tools it needs (tasks.json). Half the tasks are held out: the
 // ranking was tuned on the other half only.
 
-const discover500Dir = "../../test/e2e/testdata/discover500"
-
-// savedServer is one captured server.
-type savedServer struct {
-	Package      string `json:"package"`
-	Version      string `json:"version"`
-	Name         string `json:"name"` // the namespace a user would give it
-	Instructions string `json:"instructions"`
-	ServerInfo   struct {
-		Name  string `json:"name"`
-		Title string `json:"title"`
-	} `json:"serverInfo"`
-	Tools []struct {
-		Name         string          `json:"name"`
-		Description  string          `json:"description"`
-		InputSchema  json.RawMessage `json:"inputSchema"`
-		OutputSchema json.RawMessage `json:"outputSchema"`
-	} `json:"tools"`
-}
-
-// benchTask is one task: each of Tools is one need, the tools that serve
-// it separated by "|" (any one serves it).
-type benchTask struct {
-	Query   string   `json:"query"`
-	Tools   []string `json:"tools"`
-	HeldOut bool     `json:"held_out"`
-}
-
 // loadDiscover500 returns the saved servers' tools and the tasks.
 func loadDiscover500(t testing.TB) ([]tools.Info, []benchTask) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(discover500Dir, "servers", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("servers: %v (%d files)", err, len(files))
-	}
-	var all []tools.Info
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s savedServer
-		if err := json.Unmarshal(data, &s); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, tl := range s.Tools {
-			all = append(all, tools.Info{ID: s.Name + ":" + tl.Name, Description: tl.Description,
-				InputSchema: tl.InputSchema, OutputSchema: tl.OutputSchema})
-		}
-	}
-	data, err := os.ReadFile(filepath.Join(discover500Dir, "tasks.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tasks []benchTask
-	if err := json.Unmarshal(data, &tasks); err != nil {
-		t.Fatal(err)
-	}
-	known := map[string]bool{}
-	for _, info := range all {
-		known[info.ID] = true
-	}
-	for _, task := range tasks {
-		for _, need := range task.Tools {
-			for id := range strings.SplitSeq(need, "|") {
-				if !known[id] {
-					t.Fatalf("task %q needs %s, which no saved server lists", task.Query, id)
-				}
-			}
-		}
-	}
+	_, all, tasks := testfixture.LoadDiscover500(t)
 	return all, tasks
 }
+
+type benchTask = testfixture.Task
 
 // benchMetrics are the benchmark's figures over a set of tasks.
 type benchMetrics struct {
@@ -113,8 +47,8 @@ func measureDiscover500(t testing.TB, all []tools.Info, tasks []benchTask) bench
 	t.Helper()
 	var m benchMetrics
 	for _, task := range tasks {
-		ans := RankTools(all, DiscoverRequest{Query: task.Query, Limit: 10}, toolHit, nil)
-		body, err := json.Marshal(ans)
+		ans := RankTools(all, DiscoverRequest{Query: task.Query, Limit: 10}, toolHit, nil, nil)
+		body, err := Marshal(ans) // as the AI client reads it
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,27 +57,8 @@ func measureDiscover500(t testing.TB, all []tools.Info, tasks []benchTask) bench
 		for i, d := range ans.Tools {
 			got[i] = d.ID
 		}
-		// served[i] is the need the i-th hit serves first, -1 for none.
-		served := make([]int, len(got))
-		done := make([]bool, len(task.Tools))
-		for i, id := range got {
-			served[i] = -1
-			for j, need := range task.Tools {
-				if !done[j] && slices.Contains(strings.Split(need, "|"), id) {
-					served[i], done[j] = j, true
-					break
-				}
-			}
-		}
-		recall := func(k int) float64 {
-			n := 0
-			for _, j := range served[:min(k, len(served))] {
-				if j >= 0 {
-					n++
-				}
-			}
-			return float64(n) / float64(len(task.Tools))
-		}
+		served := testfixture.Served(task, got)
+		recall := func(k int) float64 { return testfixture.RecallAt(task, got, k) }
 		m.r1 += recall(1)
 		m.r3 += recall(3)
 		m.r5 += recall(5)
@@ -196,4 +111,47 @@ func TestDiscover500(t *testing.T) {
 	if os.Getenv("PML_DISCOVER500_MISSES") != "" {
 		t.Logf("tuning misses:\n%s", strings.Join(mt.misses, "\n"))
 	}
+	// The targets of docs/performance.md "Discover at 500 tools".
+	for half, m := range map[string]benchMetrics{"tuning": mt, "held-out": mh} {
+		if m.r5 < 0.5 || m.ndcg5 < 0.45 || m.answerBytes > 4500 {
+			t.Errorf("%s half: R@5 %.3f (want ≥ 0.50), NDCG@5 %.3f (want ≥ 0.45), top-10 answer %.0f B (want ≤ 4,500)",
+				half, m.r5, m.ndcg5, m.answerBytes)
+		}
+	}
+}
+
+// A plan's steps in one discover: each step's tools in the top hits.
+func TestDiscoverQueries(t *testing.T) {
+	all, _ := loadDiscover500(t)
+	steps := []string{"read the spreadsheet reports/q3.xlsx", "make a bar chart of it", "email the chart to my manager"}
+	ans := RankTools(all, DiscoverRequest{Queries: steps, Limit: 6}, toolHit, nil, nil)
+	var got []string
+	for _, d := range ans.Tools {
+		got = append(got, d.ID)
+	}
+	want := benchTask{Tools: []string{"excel:excel_read_sheet", "chart:generate_bar_chart", "gmail:send_email|send-email:send-email"}}
+	if testfixture.RecallAt(want, got, 3) != 1 {
+		t.Errorf("steps %q: %v, want %v first", steps, got, want.Tools)
+	}
+	// With a query, the query is the task the steps serve.
+	ans = RankTools(all, DiscoverRequest{Query: "quarterly report for my manager", Queries: steps, Limit: 6}, toolHit, nil, nil)
+	if len(ans.Tools) != 6 || ans.Total < 6 {
+		t.Errorf("with a query: %d hits of %d", len(ans.Tools), ans.Total)
+	}
+}
+
+// BenchmarkDiscover600 ranks the tasks' queries, top 10, over 600 of the
+// saved servers' tools, and reports the median (p50) as ms/p50.
+func BenchmarkDiscover600(b *testing.B) {
+	all, tasks := loadDiscover500(b)
+	all = all[:600]
+	var took []time.Duration
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		RankTools(all, DiscoverRequest{Query: tasks[i%len(tasks)].Query, Limit: 10}, toolHit, nil, nil)
+		took = append(took, time.Since(start))
+		i++
+	}
+	b.ReportMetric(testfixture.MedianMS(took), "ms/p50")
 }
