@@ -53,7 +53,7 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 	query := discoverQuery(req)
 	var boost map[string]float64
 	if req.Name == "" {
-		boost = s.learner.Boost(c.Scope, query)
+		boost = s.learner.Boost(ctx, c.Scope, query)
 	}
 	out := s.rank(c, all, req, caps, graph, boost)
 	out.Servers = s.serverStatuses()

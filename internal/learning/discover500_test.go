@@ -21,7 +21,7 @@ func TestDiscover500Learning(t *testing.T) {
 	hit := func(string) wire.DiscoveredTool { return wire.DiscoveredTool{Routing: "server"} }
 	scope := store.Scope{Org: "acme", Project: "web"}
 	top := func(l *learning.Learner, q string) []string {
-		ans := wire.RankTools(all, wire.DiscoverRequest{Query: q, Limit: 10}, hit, nil, l.Boost(scope, q))
+		ans := wire.RankTools(all, wire.DiscoverRequest{Query: q, Limit: 10}, hit, nil, l.Boost(t.Context(), scope, q))
 		out := make([]string, len(ans.Tools))
 		for i, d := range ans.Tools {
 			out[i] = d.ID
@@ -46,7 +46,7 @@ func TestDiscover500Learning(t *testing.T) {
 		reworded += testfixture.RecallAt(task, top(l, strings.Join(words[:len(words)-1], " ")), 5)
 
 		other := tasks[(i+1)%len(tasks)].Query
-		if b := l.Boost(scope, other); b != nil {
+		if b := l.Boost(t.Context(), scope, other); b != nil {
 			t.Errorf("after %q, %q is lifted: %v", task.Query, other, b)
 		} else {
 			unmoved++

@@ -106,7 +106,7 @@ func New(cfg Config) *Learner {
 	l.outcomes = map[string]string{}
 	l.shapes = ttlcache.New[shapeKey, store.Capability](memoryTTL, memorySize)
 	l.refined = ttlcache.New[refineKey, bool](memoryTTL, memorySize)
-	l.relevance = newRelevance(time.Now)
+	l.relevance = newRelevance(cfg.Store, l.later, time.Now, l.log)
 	return l
 }
 
@@ -437,8 +437,8 @@ func (l *Learner) NoteDiscover(scope store.Scope, who, query string, shown []str
 
 // Boost is what scope's runs after discovers of query's family taught of
 // each tool, in (0, 1]; nil when nothing.
-func (l *Learner) Boost(scope store.Scope, query string) map[string]float64 {
-	return l.relevance.boost(scope, query)
+func (l *Learner) Boost(ctx context.Context, scope store.Scope, query string) map[string]float64 {
+	return l.relevance.boost(ctx, scope, query)
 }
 
 // maxTypingBytes bounds the bytes of results waiting to be typed: past

@@ -1,14 +1,19 @@
 package learning
 
 import (
+	"context"
+	"log/slog"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/ttlcache"
 )
 
 // Learning from use (docs/how-it-works.md "Discover and the tool graph"):
@@ -17,8 +22,13 @@ import (
 // mostly the same words) leads to those tools; a tool the discover showed
 // and the run did not call loses some of what it had. A later discover of
 // the family lifts the tools by what they gained, decayed by age; a query
-// of another family is not moved. It is kept in memory, bounded, per
-// process: the signal is of the last days, rebuilt by use after a restart.
+// of no learned family is not moved.
+//
+// It is kept beside the tenant's tool graph in the store, so that a
+// discover on one replica and the run after it on another still teach,
+// and what was learned outlives a restart; the gateway writes it after
+// the answer, and reads a tenant's through a cache like the graph's.
+// Without a store (tests), it is kept in memory, bounded.
 const (
 	feedbackWindow    = 15 * time.Minute
 	relevanceHalfLife = 7 * 24 * time.Hour
@@ -26,57 +36,73 @@ const (
 	// be of one family.
 	minFamily = 0.5
 	// maxGain caps what one tool gains for one family; unusedLoss is what
-	// a tool shown and not called loses.
+	// a tool shown and not called loses; a gain decayed below minGain is
+	// gone.
 	maxGain    = 4.0
 	unusedLoss = 0.25
+	minGain    = 0.05
 	// fullGain is the gain of a tool whose boost is full: two uses.
 	fullGain = 2.0
-	// shownTools are the first hits of a discover taken as shown: a
-	// package asks for many and shows fewer.
-	shownTools = 10
 
-	maxRelevanceTenants = 1024
-	maxRecentDiscovers  = 16
-	maxFamilies         = 256
+	maxRelevanceTenants = 1024 // in memory
+	maxFamilies         = 256  // a tenant's, in memory
 	maxFamilyTools      = 16
 )
 
 // relevance is every tenant's learned relevance.
 type relevance struct {
-	tenants *lru.Cache[store.Scope, *tenantRelevance]
-	now     func() time.Time
+	store store.Store // nil: in memory
+	later func(func(context.Context)) bool
+	now   func() time.Time
+	log   *slog.Logger
+	cache *ttlcache.Cache[store.Scope, []*family] // with a store: a tenant's families as last read
+	mem   *lru.Cache[store.Scope, *tenantRelevance]
 }
 
-func newRelevance(now func() time.Time) *relevance {
-	return &relevance{tenants: lru.New[store.Scope, *tenantRelevance](maxRelevanceTenants, maxRelevanceTenants), now: now}
+func newRelevance(st store.Store, later func(func(context.Context)) bool, now func() time.Time, log *slog.Logger) *relevance {
+	return &relevance{store: st, later: later, now: now, log: log,
+		cache: ttlcache.New[store.Scope, []*family](graphCacheTTL, graphCacheSize),
+		mem:   lru.New[store.Scope, *tenantRelevance](maxRelevanceTenants, maxRelevanceTenants)}
 }
 
+// tenantRelevance is a tenant's, in memory.
 type tenantRelevance struct {
 	mu       sync.Mutex
-	recent   []seenDiscover
+	recent   []store.SeenDiscover
 	families []*family
 }
 
-// seenDiscover is a discover waiting for the calls that follow it.
-type seenDiscover struct {
-	who   string
-	terms []string
-	shown []string
-	at    time.Time
-}
-
-// family is what one family of queries led to.
+// family is what one family of queries learned of each tool.
 type family struct {
-	terms []string
-	gain  map[string]float64
-	at    time.Time // of the last change
+	key   string   // its words, sorted, space-separated
+	terms []string // the same, split
+	tools map[string]gained
 }
 
-func (r *relevance) tenant(scope store.Scope, create bool) *tenantRelevance {
-	if t, ok := r.tenants.Get(scope); ok || !create {
-		return t
+type gained struct {
+	gain float64
+	at   time.Time
+}
+
+// decayed is g's gain at now.
+func (g gained) decayed(now time.Time) float64 {
+	return g.gain * math.Pow(0.5, float64(now.Sub(g.at))/float64(relevanceHalfLife))
+}
+
+// familyKey is the words of a family as the store keeps them, at most
+// store.MaxFamilyBytes (words past it are left out).
+func familyKey(terms []string) string {
+	var b strings.Builder
+	for _, t := range terms {
+		if b.Len()+len(t)+1 > store.MaxFamilyBytes {
+			break
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t)
 	}
-	return r.tenants.Add(scope, &tenantRelevance{}, 1)
+	return b.String()
 }
 
 // discovered notes a discover of query by who that showed shown.
@@ -85,15 +111,23 @@ func (r *relevance) discovered(scope store.Scope, who, query string, shown []str
 	if len(terms) == 0 {
 		return
 	}
-	t := r.tenant(scope, true)
-	now := r.now()
+	d := store.SeenDiscover{Caller: who, Family: familyKey(terms), Shown: slices.Clone(shown[:min(len(shown), store.MaxShown)]), At: r.now()}
+	if r.store != nil {
+		r.later(func(ctx context.Context) {
+			if err := r.store.AddSeenDiscover(ctx, scope, d); err != nil {
+				r.log.Warn("learning: noting a discover", "err", err)
+			}
+		})
+		return
+	}
+	t := r.mem.Add(scope, &tenantRelevance{}, 1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.recent = slices.DeleteFunc(t.recent, func(d seenDiscover) bool { return now.Sub(d.at) > feedbackWindow })
-	if len(t.recent) >= maxRecentDiscovers {
+	t.recent = slices.DeleteFunc(t.recent, func(s store.SeenDiscover) bool { return d.At.Sub(s.At) > feedbackWindow })
+	if len(t.recent) >= store.MaxSeenDiscovers {
 		t.recent = t.recent[1:]
 	}
-	t.recent = append(t.recent, seenDiscover{who: who, terms: terms, shown: slices.Clone(shown[:min(len(shown), shownTools)]), at: now})
+	t.recent = append(t.recent, d)
 }
 
 // used learns from a run of who that called used: each discover of who
@@ -103,115 +137,194 @@ func (r *relevance) used(scope store.Scope, who string, used []string) {
 	if len(used) == 0 {
 		return
 	}
-	t := r.tenant(scope, false)
-	if t == nil {
+	now := r.now()
+	if r.store != nil {
+		r.later(func(ctx context.Context) {
+			if err := r.learnStored(ctx, scope, who, used, now); err != nil {
+				r.log.Warn("learning: learning from a run after a discover", "err", err)
+			}
+		})
 		return
 	}
-	now := r.now()
+	t, ok := r.mem.Get(scope)
+	if !ok {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	kept := t.recent[:0]
 	for _, d := range t.recent {
 		switch {
-		case now.Sub(d.at) > feedbackWindow:
-		case d.who != who:
+		case now.Sub(d.At) > feedbackWindow:
+		case d.Caller != who:
 			kept = append(kept, d)
 		default:
-			t.learn(d, used, now)
+			learn(&t.families, d, used, now)
 		}
 	}
 	clear(t.recent[len(kept):])
 	t.recent = kept
+	if n := len(t.families) - maxFamilies; n > 0 {
+		slices.SortStableFunc(t.families, func(a, b *family) int { return latest(b).Compare(latest(a)) })
+		t.families = t.families[:maxFamilies]
+	}
 }
 
-// learn adds what d and the calls that followed it teach to d's family.
-func (t *tenantRelevance) learn(d seenDiscover, used []string, now time.Time) {
-	f := t.family(d.terms, now)
-	decay(f, now)
+// learnStored is used with a store: it takes who's discovers since the
+// window began, learns from them and writes what changed.
+func (r *relevance) learnStored(ctx context.Context, scope store.Scope, who string, used []string, now time.Time) error {
+	seen, err := r.store.TakeSeenDiscovers(ctx, scope, who, now.Add(-feedbackWindow))
+	if err != nil || len(seen) == 0 {
+		return err
+	}
+	families, err := r.read(ctx, scope)
+	if err != nil {
+		return err
+	}
+	changed := map[[2]string]store.ToolRelevance{}
+	for _, d := range seen {
+		for _, row := range learn(&families, d, used, now) {
+			changed[[2]string{row.Family, row.Tool}] = row
+		}
+	}
+	rows := make([]store.ToolRelevance, 0, len(changed))
+	for _, row := range changed {
+		rows = append(rows, row)
+	}
+	if err := r.store.PutToolRelevance(ctx, scope, rows); err != nil {
+		return err
+	}
+	r.cache.Put(scope, families, time.Now())
+	return nil
+}
+
+// read is scope's families as the store has them.
+func (r *relevance) read(ctx context.Context, scope store.Scope) ([]*family, error) {
+	rows, err := r.store.ToolRelevance(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	byKey := map[string]*family{}
+	var out []*family
+	for _, row := range rows {
+		f := byKey[row.Family]
+		if f == nil {
+			f = &family{key: row.Family, terms: strings.Fields(row.Family), tools: map[string]gained{}}
+			slices.Sort(f.terms)
+			byKey[row.Family] = f
+			out = append(out, f)
+		}
+		f.tools[row.Tool] = gained{row.Gain, row.UpdatedAt}
+	}
+	return out, nil
+}
+
+// learn adds what d and the calls that followed it teach to d's family in
+// families (a new one when none is close enough), and returns the rows it
+// changed (a Gain of 0: gone).
+func learn(families *[]*family, d store.SeenDiscover, used []string, now time.Time) []store.ToolRelevance {
+	terms := strings.Fields(d.Family)
+	slices.Sort(terms)
+	var f *family
+	best := 0.0
+	for _, c := range *families {
+		if s := jaccard(terms, c.terms); s >= minFamily && s > best {
+			f, best = c, s
+		}
+	}
+	if f == nil {
+		f = &family{key: d.Family, terms: terms, tools: map[string]gained{}}
+		*families = append(*families, f)
+	}
+	var rows []store.ToolRelevance
+	set := func(tool string, g float64) {
+		if g < minGain {
+			delete(f.tools, tool)
+			g = 0
+		} else {
+			f.tools[tool] = gained{g, now}
+		}
+		rows = append(rows, store.ToolRelevance{Family: f.key, Tool: tool, Gain: g, UpdatedAt: now})
+	}
 	for _, tool := range used {
-		if _, ok := f.gain[tool]; ok || len(f.gain) < maxFamilyTools {
-			f.gain[tool] = min(maxGain, f.gain[tool]+1)
+		if g, ok := f.tools[tool]; ok || len(f.tools) < maxFamilyTools {
+			set(tool, min(maxGain, g.decayed(now)+1))
 		}
 	}
-	for _, tool := range d.shown {
-		if g, ok := f.gain[tool]; ok && !slices.Contains(used, tool) {
-			if g -= unusedLoss; g > 0 {
-				f.gain[tool] = g
-			} else {
-				delete(f.gain, tool)
-			}
+	for _, tool := range d.Shown {
+		if g, ok := f.tools[tool]; ok && !slices.Contains(used, tool) {
+			set(tool, g.decayed(now)-unusedLoss)
 		}
 	}
-	f.at = now
+	return rows
 }
 
-// family returns the family of terms, a new one when none is close enough
-// (the least recently changed one gives way past maxFamilies).
-func (t *tenantRelevance) family(terms []string, now time.Time) *family {
-	best, sim := -1, 0.0
-	for i, f := range t.families {
-		if s := jaccard(terms, f.terms); s > sim {
-			best, sim = i, s
+// latest is when f last changed.
+func latest(f *family) time.Time {
+	var t time.Time
+	for _, g := range f.tools {
+		if g.at.After(t) {
+			t = g.at
 		}
 	}
-	if best >= 0 && sim >= minFamily {
-		return t.families[best]
-	}
-	if len(t.families) >= maxFamilies {
-		oldest := 0
+	return t
+}
+
+// families is scope's learned families, nil when none or the store fails
+// (discover then ranks without them).
+func (r *relevance) families(ctx context.Context, scope store.Scope) []*family {
+	if r.store == nil {
+		t, ok := r.mem.Get(scope)
+		if !ok {
+			return nil
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		out := make([]*family, len(t.families))
 		for i, f := range t.families {
-			if f.at.Before(t.families[oldest].at) {
-				oldest = i
-			}
+			out[i] = &family{key: f.key, terms: f.terms, tools: maps.Clone(f.tools)}
 		}
-		t.families = slices.Delete(t.families, oldest, oldest+1)
+		return out
 	}
-	f := &family{terms: terms, gain: map[string]float64{}, at: now}
-	t.families = append(t.families, f)
+	now := time.Now()
+	if f, ok := r.cache.Get(scope, now); ok {
+		return f
+	}
+	f, err := r.read(ctx, scope)
+	if err != nil {
+		return nil
+	}
+	r.cache.Put(scope, f, now)
 	return f
 }
 
 // boost is what query's family learned of each tool, in (0, 1]: the gain,
 // decayed by age, over fullGain, times how close query is to the family.
-func (r *relevance) boost(scope store.Scope, query string) map[string]float64 {
-	t := r.tenant(scope, false)
-	if t == nil {
-		return nil
-	}
+func (r *relevance) boost(ctx context.Context, scope store.Scope, query string) map[string]float64 {
 	terms := tools.Terms(query)
 	if len(terms) == 0 {
 		return nil
 	}
+	families := r.families(ctx, scope)
 	now := r.now()
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	var out map[string]float64
-	for _, f := range t.families {
+	for _, f := range families {
 		sim := jaccard(terms, f.terms)
 		if sim < minFamily {
 			continue
 		}
-		age := math.Pow(0.5, float64(now.Sub(f.at))/float64(relevanceHalfLife))
-		for tool, g := range f.gain {
+		for tool, g := range f.tools {
+			b := min(1, sim*g.decayed(now)/fullGain)
+			if b < minGain/fullGain {
+				continue
+			}
 			if out == nil {
 				out = map[string]float64{}
 			}
-			out[tool] = min(1, max(out[tool], sim*age*g/fullGain))
+			out[tool] = max(out[tool], b)
 		}
 	}
 	return out
-}
-
-// decay ages f's gains to now.
-func decay(f *family, now time.Time) {
-	age := math.Pow(0.5, float64(now.Sub(f.at))/float64(relevanceHalfLife))
-	for tool, g := range f.gain {
-		if g *= age; g < 0.05 {
-			delete(f.gain, tool)
-		} else {
-			f.gain[tool] = g
-		}
-	}
 }
 
 // jaccard is the share of words two sorted sets of words share.
