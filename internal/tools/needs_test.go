@@ -32,8 +32,8 @@ func TestNeeds(t *testing.T) {
 		}
 	}
 	many := strings.Repeat("read the file, ", 50)
-	if got := Needs(many); len(got) != maxNeeds {
-		t.Errorf("Needs of 50 steps: %d needs, want %d", len(got), maxNeeds)
+	if got := Needs(many); len(got) != MaxNeeds {
+		t.Errorf("Needs of 50 steps: %d needs, want %d", len(got), MaxNeeds)
 	}
 }
 
@@ -121,5 +121,20 @@ func TestRankBadInput(t *testing.T) {
 	}
 	if got := Rank(cases["punctuation"], infos, 0); len(got) != 0 {
 		t.Errorf("punctuation found %d tools", len(got))
+	}
+}
+
+// A need that names no server takes the servers its task names.
+func TestScoreTaskNamesServers(t *testing.T) {
+	infos := []Info{
+		{ID: "slack:slack_post_message", Description: "Post a new message to a Slack channel"},
+		{ID: "slack:slack_add_reaction", Description: "Add a reaction emoji to a message"},
+		{ID: "discord:discord_send", Description: "Sends a message to a specified Discord text channel"},
+		{ID: "discord:discord_add_reaction", Description: "Adds an emoji reaction to a specific Discord message"},
+	}
+	task := "Send the summary to the #eng channel in Discord and add a reaction to it"
+	_, each := ScoreTask(task, Needs(task), infos)
+	if len(each) != 2 || each[0][0].Info.ID != "discord:discord_send" || each[1][0].Info.ID != "discord:discord_add_reaction" {
+		t.Fatalf("needs %q: %v", Needs(task), each)
 	}
 }

@@ -44,6 +44,9 @@ const (
 	// server's tools names the server, not what a tool does.
 	sharedShare = 0.5
 	namedWeight = 1.0
+	// taskNamedWeight is namedWeight for a need that names no server of
+	// its own, for those its task names.
+	taskNamedWeight = 0.5
 	// maxNamedBy: a word that more servers' namespaces share names none.
 	maxNamedBy = 2
 	// nameWeight is how much more a tool scores whose action name the
@@ -56,13 +59,14 @@ const (
 )
 
 // Bounds on the work of one ranking, whatever the query: its first
-// maxQueryBytes, at most maxNeeds needs of at most maxNeedTerms terms, at
+// maxQueryBytes, at most MaxNeeds needs of at most maxNeedTerms terms, at
 // most maxTerms distinct terms in all.
 const (
 	maxQueryBytes = 4096
-	maxNeeds      = 8
-	maxNeedTerms  = 24
-	maxTerms      = 96
+	// MaxNeeds bounds the needs of one ranking.
+	MaxNeeds     = 8
+	maxNeedTerms = 24
+	maxTerms     = 96
 )
 
 // Rank orders infos by relevance to query: an exact id match first, then the
@@ -102,15 +106,28 @@ func Score(query string, infos []Info) []Scored {
 
 // ScoreEach scores infos against each query at once (one pass over the
 // tools' text for all of them): out[i] is Score(queries[i]) but for an
-// empty query, which finds nothing. Past maxNeeds queries, the rest find
-// nothing.
+// empty query, which finds nothing. Past 2*MaxNeeds queries, the rest
+// find nothing.
 func ScoreEach(queries []string, infos []Info) [][]Scored {
+	return scoreAll(queries, infos, false)
+}
+
+// ScoreTask scores infos against a task and each of its needs at once:
+// whole is the task's hits, each[i] needs[i]'s. A need that names no
+// server counts the servers the task names ("…in Discord, and add a
+// reaction to it") at taskNamedWeight.
+func ScoreTask(task string, needs []string, infos []Info) (whole []Scored, each [][]Scored) {
+	out := scoreAll(append([]string{task}, needs...), infos, true)
+	return out[0], out[1:]
+}
+
+func scoreAll(queries []string, infos []Info, task bool) [][]Scored {
 	out := make([][]Scored, len(queries))
 	var qs []rankQuery
 	var idx []int
 	terms := termSet{index: map[string]int{}}
 	for i, q := range queries {
-		if i >= maxNeeds {
+		if i >= 2*MaxNeeds {
 			break
 		}
 		q = clip(q, maxQueryBytes)
@@ -125,8 +142,16 @@ func ScoreEach(queries []string, infos []Info) [][]Scored {
 		return out
 	}
 	c := newCorpus(infos, terms.list)
+	var taskNamed map[*serverDoc]bool
+	if task && idx[0] == 0 {
+		taskNamed = c.named(qs[0])
+	}
 	for k, q := range qs {
-		out[idx[k]] = c.score(q)
+		named, weight := c.named(q), namedWeight
+		if len(named) == 0 && idx[k] > 0 {
+			named, weight = taskNamed, taskNamedWeight
+		}
+		out[idx[k]] = c.score(q, named, weight)
 	}
 	return out
 }
@@ -244,16 +269,23 @@ func newCorpus(infos []Info, terms []string) *corpus {
 	return c
 }
 
-// names reports whether q names server s: one of q's own words (not a
-// synonym's) is a word of s's namespace that at most maxNamedBy servers'
+// named are the servers q names: one of q's own words (not a synonym's)
+// is a word of the server's namespace that at most maxNamedBy servers'
 // namespaces share ("discord", "gitlab"; not a word most names have).
-func (c *corpus) names(q rankQuery, s *serverDoc) bool {
-	for _, t := range q.terms {
-		if t.weight >= 1 && s.ns[t.j] > 0 && c.nsdf[t.j] <= maxNamedBy {
-			return true
+func (c *corpus) named(q rankQuery) map[*serverDoc]bool {
+	var out map[*serverDoc]bool
+	for _, s := range c.servers {
+		for _, t := range q.terms {
+			if t.weight >= 1 && s.ns[t.j] > 0 && c.nsdf[t.j] <= maxNamedBy {
+				if out == nil {
+					out = map[*serverDoc]bool{}
+				}
+				out[s] = true
+				break
+			}
 		}
 	}
-	return false
+	return out
 }
 
 // bm25 is one document's score for q.
@@ -271,7 +303,7 @@ func bm25(q rankQuery, tf []float64, length, avgLen float64, df []float64, n flo
 }
 
 // score ranks the corpus for q: each tool's BM25, plus its server's.
-func (c *corpus) score(q rankQuery) []Scored {
+func (c *corpus) score(q rankQuery, named map[*serverDoc]bool, namedWeight float64) []Scored {
 	n, ns := float64(len(c.docs)), float64(len(c.servers))
 	serverScore := make(map[string]float64, len(c.servers))
 	for name, s := range c.servers {
@@ -284,7 +316,7 @@ func (c *corpus) score(q rankQuery) []Scored {
 		if cov := c.nameCoverage(q, d, c.servers[info.Namespace()]); cov > 0 {
 			score *= 1 + nameWeight*cov
 		}
-		if c.names(q, c.servers[info.Namespace()]) {
+		if named[c.servers[info.Namespace()]] {
 			score *= 1 + namedWeight
 		}
 		ctx := serverWeight * serverScore[info.Namespace()]

@@ -15,7 +15,7 @@ var synonyms = map[string][]string{
 	"make":        {"create"},
 	"new":         {"create"},
 	"add":         {"create"},
-	"open":        {"read"},
+	"open":        {"read", "create"},
 	"load":        {"read"},
 	"get":         {"read"},
 	"view":        {"read", "show"},
@@ -114,6 +114,13 @@ var synonyms = map[string][]string{
 	"site":        {"url", "website"},
 	"report":      {"file"},
 	"document":    {"file"},
+	// Messages and tasks, as chat, mail and to-do tools word them.
+	"post":     {"send"},
+	"send":     {"post"},
+	"answer":   {"reply"},
+	"reminder": {"task"},
+	"remind":   {"task"},
+	"todo":     {"task"},
 }
 
 // synonymsByStem is synonyms keyed by the stems of its words, as queries

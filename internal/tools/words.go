@@ -94,8 +94,14 @@ func fieldWords(field string) (own, implied []string) {
 		return nil, append([]string{"file"}, fileKinds[ext]...)
 	}
 	eachWord(f, func(w string) { own = append(own, w) })
+	if len(own) == 1 && wellKnownFiles[own[0]] {
+		return own, []string{"file"}
+	}
 	return own, nil
 }
+
+// wellKnownFiles are file names a user says without their extension.
+var wellKnownFiles = map[string]bool{"readme": true, "changelog": true, "license": true, "makefile": true, "dockerfile": true}
 
 // fileExtension returns the extension of f when f names a file: it ends
 // in a known extension (fileKinds) after a name.
@@ -130,7 +136,7 @@ var fileKinds = map[string][]string{
 // "Discover and the tool graph"): sentences, clauses after a comma, colon
 // or semicolon, and the parts an "and", "then" or "also" joins when a verb
 // follows it ("read the file and post it"; not "issues and pull
-// requests"). A part with no word but stop words is dropped; past maxNeeds
+// requests"). A part with no word but stop words is dropped; past MaxNeeds
 // parts, the rest join the last. A query of one need is itself.
 func Needs(query string) []string {
 	q := clip(query, maxQueryBytes)
@@ -149,8 +155,8 @@ func Needs(query string) []string {
 			needs = append(needs, file)
 		}
 	}
-	if len(needs) > maxNeeds {
-		needs = append(needs[:maxNeeds-1], strings.Join(needs[maxNeeds-1:], ", "))
+	if len(needs) > MaxNeeds {
+		needs = append(needs[:MaxNeeds-1], strings.Join(needs[MaxNeeds-1:], ", "))
 	}
 	if len(needs) <= 1 {
 		return []string{query}

@@ -124,13 +124,16 @@ func rankNeeds(req DiscoverRequest, all []tools.Info, meta func(string) Discover
 	if len(needs) <= 1 {
 		return rerank(tools.Score(whole, all), all, meta, graph, boost, query)
 	}
-	lists := tools.ScoreEach(append([]string{whole}, needs...), all)
-	wholeScore := make(map[string]float64, len(lists[0]))
-	for _, s := range lists[0] {
+	if len(needs) > tools.MaxNeeds {
+		needs = append(needs[:tools.MaxNeeds-1], strings.Join(needs[tools.MaxNeeds-1:], ". "))
+	}
+	wholeHits, lists := tools.ScoreTask(whole, needs, all)
+	wholeScore := make(map[string]float64, len(wholeHits))
+	for _, s := range wholeHits {
 		wholeScore[s.Info.ID] = s.Score
 	}
 	var ranked [][]tools.Scored
-	for _, list := range lists[1:] {
+	for _, list := range lists {
 		if len(list) == 0 {
 			continue
 		}
@@ -139,7 +142,7 @@ func rankNeeds(req DiscoverRequest, all []tools.Info, meta func(string) Discover
 		}
 		ranked = append(ranked, rerank(list, all, meta, graph, boost, true))
 	}
-	ranked = append(ranked, rerank(lists[0], all, meta, graph, boost, true))
+	ranked = append(ranked, rerank(wholeHits, all, meta, graph, boost, true))
 	return interleave(ranked[:len(ranked)-1], ranked)
 }
 
