@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/pml-go/pml/internal/learning"
 	"github.com/pml-go/pml/internal/pmlerr"
@@ -52,10 +53,22 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 		all = append(all, tools.Info{ID: d.ID, Description: d.Description, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema})
 	}
 	graph := toWire(s.learner.Successors(ctx, c.Scope, graphSuccessors))
-	out := s.rank(c, all, req, caps, graph)
+	query := discoverQuery(req)
+	var boost map[string]float64
+	if req.Name == "" {
+		boost = s.learner.Boost(ctx, c.Scope, query)
+	}
+	out := s.rank(c, all, req, caps, graph, boost)
 	out.Servers = s.serverStatuses()
 	if req.Graph {
-		out.Graph = graph
+		out.Graph, out.Context, out.Boost = graph, serverContext(all), boost
+	}
+	if query != "" && req.Name == "" {
+		shown := make([]string, len(out.Tools))
+		for i, d := range out.Tools {
+			shown[i] = d.ID
+		}
+		s.learner.NoteDiscover(c.Scope, c.Who, query, shown)
 	}
 	if req.Name != "" {
 		out.Related = toNeighbors(s.learner.Related(ctx, c.Scope, req.Name, relatedTools))
@@ -93,7 +106,7 @@ func toNeighbors(list []learning.Neighbor) []wire.Neighbor {
 	return out
 }
 
-func (s *Service) rank(c Caller, all []tools.Info, req wire.DiscoverRequest, caps map[string]wire.DiscoveredTool, graph map[string][]wire.Neighbor) wire.DiscoverAnswer {
+func (s *Service) rank(c Caller, all []tools.Info, req wire.DiscoverRequest, caps map[string]wire.DiscoveredTool, graph map[string][]wire.Neighbor, boost map[string]float64) wire.DiscoverAnswer {
 	return wire.RankTools(all, req, func(id string) wire.DiscoveredTool {
 		if d, ok := caps[id]; ok {
 			return d
@@ -102,7 +115,31 @@ func (s *Service) rank(c Caller, all []tools.Info, req wire.DiscoverRequest, cap
 			return wire.DiscoveredTool{Kind: "tool", Routing: string(routing.Client)}
 		}
 		return wire.DiscoveredTool{Kind: "tool", Routing: string(s.rules.Route(id))}
-	}, graph)
+	}, graph, boost)
+}
+
+// discoverQuery is what a discover asks, in words: its query, else its
+// queries together.
+func discoverQuery(req wire.DiscoverRequest) string {
+	if strings.TrimSpace(req.Query) != "" || len(req.Queries) == 0 {
+		return req.Query
+	}
+	return strings.Join(req.Queries, ". ")
+}
+
+// serverContext is what each server of all says of itself, by namespace.
+func serverContext(all []tools.Info) map[string]string {
+	var out map[string]string
+	for _, t := range all {
+		if t.Server == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[t.Namespace()] = t.Server
+	}
+	return out
 }
 
 // ReportClientTools records the tools a package has on its machine, so that

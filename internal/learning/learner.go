@@ -81,6 +81,8 @@ type Learner struct {
 
 	shapes  *ttlcache.Cache[shapeKey, store.Capability]
 	refined *ttlcache.Cache[refineKey, bool]
+
+	relevance *relevance
 }
 
 // maxQueued bounds the background work waiting: past it new work is
@@ -109,6 +111,7 @@ func New(cfg Config) *Learner {
 	l.outcomes = map[string]string{}
 	l.shapes = ttlcache.New[shapeKey, store.Capability](memoryTTL, memorySize)
 	l.refined = ttlcache.New[refineKey, bool](memoryTTL, memorySize)
+	l.relevance = newRelevance(cfg.Store, l.later, time.Now, l.log)
 	return l
 }
 
@@ -406,6 +409,7 @@ func (l *Learner) name(ctx context.Context, sc store.Scope, intent, shapeHash st
 // never saw it. A trace is whatever a member posted: it can only ever touch
 // its own tenant, and the global layer only through the k rule.
 func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
+	l.relevance.used(scope, t.Caller, calledTools(t))
 	if l.store == nil {
 		return
 	}
@@ -421,6 +425,35 @@ func (l *Learner) ObserveTrace(scope store.Scope, t tracing.Trace) {
 	if fqdn != "" {
 		l.later(func(ctx context.Context) { l.countRun(ctx, scope, fqdn, success, local) })
 	}
+}
+
+// calledTools are the tool ids a trace's run called.
+func calledTools(t tracing.Trace) []string {
+	var out []string
+	for _, task := range t.Tasks {
+		if task.ToolID != "" && !slices.Contains(out, task.ToolID) {
+			out = append(out, task.ToolID)
+		}
+	}
+	for _, id := range t.ToolsUsed {
+		if graphTool(id) && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// NoteDiscover notes that who's discover of query showed shown, so that
+// the tools who's next runs call teach the tenant what the query's family
+// needs (docs/how-it-works.md "Discover and the tool graph").
+func (l *Learner) NoteDiscover(scope store.Scope, who, query string, shown []string) {
+	l.relevance.discovered(scope, who, query, shown)
+}
+
+// Boost is what scope's runs after discovers of query's family taught of
+// each tool, in (0, 1]; nil when nothing.
+func (l *Learner) Boost(ctx context.Context, scope store.Scope, query string) map[string]float64 {
+	return l.relevance.boost(ctx, scope, query)
 }
 
 // maxTypingBytes bounds the bytes of results waiting to be typed: past

@@ -107,6 +107,36 @@ type ToolEdge struct {
 // MaxToolEdges bounds one tenant's tool graph in the store.
 const MaxToolEdges = 4096
 
+// ToolRelevance is what one family of a tenant's queries learned of one
+// tool from the runs that followed its discovers (docs/how-it-works.md
+// "Discover and the tool graph"): Family is the family's words, sorted and
+// space-separated; Gain is as of UpdatedAt, decaying from then on.
+type ToolRelevance struct {
+	Family    string
+	Tool      string
+	Gain      float64
+	UpdatedAt time.Time
+}
+
+// SeenDiscover is a discover waiting for the runs of the same caller that
+// follow it: the family of its query and the tools it showed first.
+type SeenDiscover struct {
+	Caller string
+	Family string
+	Shown  []string
+	At     time.Time
+}
+
+// Bounds of learning from use: a tenant keeps its MaxToolRelevance most
+// recently updated rows and its MaxSeenDiscovers most recent discovers;
+// a family is at most MaxFamilyBytes, a discover shows at most MaxShown.
+const (
+	MaxToolRelevance = 4096
+	MaxSeenDiscovers = 64
+	MaxFamilyBytes   = 512
+	MaxShown         = 10
+)
+
 // GlobalEdge is one edge of the global graph: how many distinct orgs share
 // it (ToolEdge.Shared), never how often any of them used it.
 type GlobalEdge struct {
@@ -377,6 +407,18 @@ type Store interface {
 	// first among equals); ToolEdges returns scope's edges, heaviest first.
 	AddToolEdges(ctx context.Context, scope Scope, edges []ToolEdge) error
 	ToolEdges(ctx context.Context, scope Scope) ([]ToolEdge, error)
+
+	// Learning from use (docs/how-it-works.md "Discover and the tool
+	// graph"). AddSeenDiscover records a discover of scope, keeping its
+	// MaxSeenDiscovers most recent; TakeSeenDiscovers returns and deletes
+	// scope's discovers of caller at or after since, oldest first (a
+	// discover teaches once). PutToolRelevance upserts rows in one
+	// transaction (a Gain of 0 or less deletes the row), then keeps scope's
+	// MaxToolRelevance most recently updated; ToolRelevance returns them.
+	AddSeenDiscover(ctx context.Context, scope Scope, d SeenDiscover) error
+	TakeSeenDiscovers(ctx context.Context, scope Scope, caller string, since time.Time) ([]SeenDiscover, error)
+	PutToolRelevance(ctx context.Context, scope Scope, rows []ToolRelevance) error
+	ToolRelevance(ctx context.Context, scope Scope) ([]ToolRelevance, error)
 
 	// The global layer (docs/how-it-works.md "The global layer").
 	// GlobalToolEdges counts, among the MaxSharedRows most recently updated

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"regexp"
 	"slices"
@@ -28,7 +29,7 @@ var identRE = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 // Object literals go multi-line, with one doc comment per property, when any
 // property has a description or default. A schema that does not parse renders
 // as Record<string, unknown>; args is optional when no field is required.
-func Declaration(info Info) string { return declaration(info, docFull) }
+func Declaration(info Info) string { return declaration(info, docFull, false) }
 
 // CompactDeclaration is the declaration a discover hit carries: what the AI
 // client needs to call the tool and no more (docs/protocol.md "Gateway MCP
@@ -36,7 +37,29 @@ func Declaration(info Info) string { return declaration(info, docFull) }
 // repeated as a comment; a property's comment is its first sentence, cut
 // short; the result type has no comments, and is "typeof args" when it is
 // the argument type again.
-func CompactDeclaration(info Info) string { return declaration(info, docShort) }
+//
+// A compact declaration longer than maxCompactDeclaration is rendered lean
+// when that is shorter: optional properties keep their names and their
+// types' outline (an enum of more than maxLeanEnum values is its base
+// type, a nested object "object"), so a tool with dozens of options does
+// not cost the AI client kilobytes in every answer it is in; a lookup by
+// name answers it whole.
+func CompactDeclaration(info Info) string {
+	d := declaration(info, docShort, false)
+	if len(d) <= maxCompactDeclaration {
+		return d
+	}
+	if lean := declaration(info, docShort, true); len(lean) < len(d) {
+		return lean
+	}
+	return d
+}
+
+// Bounds of a compact declaration (CompactDeclaration).
+const (
+	maxCompactDeclaration = 400
+	maxLeanEnum           = 3
+)
 
 // docMode is how much of the schemas' descriptions a declaration keeps.
 type docMode int
@@ -51,7 +74,7 @@ const (
 // parameter descriptions some servers write would otherwise dominate a hit.
 const maxShortDoc = 48
 
-func declaration(info Info, docs docMode) string {
+func declaration(info Info, docs docMode, lean bool) string {
 	ns, action := Split(info.ID)
 	var b strings.Builder
 	if docs == docFull {
@@ -67,7 +90,7 @@ func declaration(info Info, docs docMode) string {
 			root = &tsSchema{Type: []string{"object"}}
 		}
 	}
-	r := renderer{root: root, docs: docs}
+	r := renderer{root: root, docs: docs, lean: lean}
 	argType := r.render(root, "", 0)
 	if argType == "unknown" {
 		argType = "Record<string, unknown>"
@@ -134,6 +157,9 @@ type renderer struct {
 	// declaration's result type shows the result's top-level fields only.
 	shallow bool
 	nested  bool // rendering inside an object's property
+	// lean renders optional properties' types in outline (CompactDeclaration).
+	lean    bool
+	outline bool // rendering an optional property's type under lean
 }
 
 // render returns the TypeScript type of s; indent is the indentation of the
@@ -162,6 +188,12 @@ func (r renderer) renderBase(s *tsSchema, indent string, depth int) string {
 		return r.render(target, indent, depth+1)
 	case len(s.Const) > 0:
 		return literal(s.Const)
+	case len(s.Enum) > maxLeanEnum && r.outline:
+		parts := make([]string, len(s.Enum))
+		for i, e := range s.Enum {
+			parts[i] = literalType(e)
+		}
+		return union(slices.Compact(parts))
 	case len(s.Enum) > 0:
 		parts := make([]string, len(s.Enum))
 		for i, e := range s.Enum {
@@ -267,7 +299,11 @@ func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
 			f.WriteString("?")
 		}
 		f.WriteString(": ")
-		f.WriteString(r.render(p.Schema, inner, depth))
+		pr := r
+		if r.lean && !slices.Contains(s.Required, p.Name) {
+			pr.outline, pr.shallow = true, true
+		}
+		f.WriteString(pr.render(p.Schema, inner, depth))
 		fields = append(fields, f.String())
 	}
 	if extra != "" {
@@ -281,6 +317,25 @@ func (r renderer) renderObject(s *tsSchema, indent string, depth int) string {
 		return "{\n" + strings.Join(fields, ";\n") + ";\n" + indent + "}"
 	}
 	return "{ " + strings.Join(fields, "; ") + " }"
+}
+
+// literalType is the TypeScript type of a JSON literal: "string", …
+func literalType(v json.RawMessage) string {
+	switch t := bytes.TrimSpace(v); {
+	case len(t) == 0:
+		return "unknown"
+	case t[0] == '"':
+		return "string"
+	case t[0] == 't' || t[0] == 'f':
+		return "boolean"
+	case t[0] == 'n':
+		return "null"
+	case t[0] == '{':
+		return "object"
+	case t[0] == '[':
+		return "unknown[]"
+	}
+	return "number"
 }
 
 // propertyDoc is the comment of one property: its description and default.

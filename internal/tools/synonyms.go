@@ -15,7 +15,7 @@ var synonyms = map[string][]string{
 	"make":        {"create"},
 	"new":         {"create"},
 	"add":         {"create"},
-	"open":        {"read"},
+	"open":        {"read", "create"},
 	"load":        {"read"},
 	"get":         {"read"},
 	"view":        {"read", "show"},
@@ -27,7 +27,7 @@ var synonyms = map[string][]string{
 	"batch":       {"chunk", "multiple"},
 	"remember":    {"memory", "entity", "observation", "create"},
 	"store":       {"memory", "entity", "observation"},
-	"save":        {"write", "memory", "stash"},
+	"save":        {"write", "memory"},
 	"recall":      {"memory", "search"},
 	"person":      {"entity"},
 	"people":      {"entity"},
@@ -104,6 +104,23 @@ var synonyms = map[string][]string{
 	"number":      {"math"},
 	"image":       {"media"},
 	"picture":     {"media", "image"},
+	// The generic needs of files, spreadsheets, documents and web pages
+	// (README "Discover"): the words tools use for them.
+	"spreadsheet": {"sheet", "excel"},
+	"workbook":    {"sheet", "excel"},
+	"row":         {"record"},
+	"webpage":     {"url", "page"},
+	"website":     {"url", "site"},
+	"site":        {"url", "website"},
+	"report":      {"file"},
+	"document":    {"file"},
+	// Messages and tasks, as chat, mail and to-do tools word them.
+	"post":     {"send"},
+	"send":     {"post"},
+	"answer":   {"reply"},
+	"reminder": {"task"},
+	"remind":   {"task"},
+	"todo":     {"task"},
 }
 
 // synonymsByStem is synonyms keyed by the stems of its words, as queries

@@ -22,6 +22,28 @@ type Info struct {
 	// the results of successful calls (docs/how-it-works.md "The global
 	// layer"): what calls returned, not a promise of the tool's.
 	OutputInferred bool `json:"output_inferred,omitempty"`
+	// Server is what the tool's server says of itself in initialize: its
+	// name, title and instructions. Discover ranks each tool with its
+	// server's context (docs/how-it-works.md "Discover and the tool
+	// graph"); it is not part of the tool's listing.
+	Server string `json:"-"`
+}
+
+// maxServerText bounds Info.Server: a server's instructions can be long,
+// and ranking reads them for every discover.
+const maxServerText = 4096
+
+// ServerText is Info.Server for a server that says of itself name, title,
+// description and instructions in initialize: those not empty, a line
+// each, at most maxServerText bytes.
+func ServerText(name, title, description, instructions string) string {
+	var parts []string
+	for _, p := range []string{name, title, description, instructions} {
+		if p = strings.TrimSpace(p); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return clip(strings.Join(parts, "\n"), maxServerText)
 }
 
 // Namespace returns the part of the id before the first ':'.

@@ -44,11 +44,12 @@ func (s *Server) listTools(ctx context.Context, ss *session) ([]tools.Info, erro
 		// A server without the tools capability has none; asking would fail.
 		return list, nil
 	}
+	server := serverText(ss.cs.InitializeResult())
 	for t, err := range ss.cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
 		}
-		info := tools.Info{ID: s.name + ":" + t.Name, Description: t.Description}
+		info := tools.Info{ID: s.name + ":" + t.Name, Description: t.Description, Server: server}
 		if t.InputSchema != nil {
 			if info.InputSchema, err = json.Marshal(t.InputSchema); err != nil {
 				return nil, fmt.Errorf("input schema of %s: %w", info.ID, err)
@@ -68,6 +69,19 @@ func (s *Server) listTools(ctx context.Context, ss *session) ([]tools.Info, erro
 		s.pool.opts.OnTools(s.name, slices.Clone(list))
 	}
 	return list, nil
+}
+
+// serverText is what the server said of itself in initialize, which
+// discover ranks its tools with (tools.Info.Server).
+func serverText(ir *mcp.InitializeResult) string {
+	if ir == nil {
+		return ""
+	}
+	var name, title, description string
+	if ir.ServerInfo != nil {
+		name, title, description = ir.ServerInfo.Name, ir.ServerInfo.Title, ir.ServerInfo.Description
+	}
+	return tools.ServerText(name, title, description, ir.Instructions)
 }
 
 // Call calls tool (an action name, or the full "name:action" id) with args,

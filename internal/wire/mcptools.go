@@ -18,11 +18,12 @@ var (
  "options":{"type":"object","description":"Lower the wall-clock and JS CPU limits (ms).","properties":{"timeout_ms":{"type":"integer","minimum":1},"cpu_budget_ms":{"type":"integer","minimum":1}}},
  "continue_workflow":{"type":"object","properties":{"workflow_id":{"type":"string"},"approved":{"type":"boolean"},"always":{"type":"boolean"}},"required":["workflow_id","approved"],"description":"Answer an approval_required (always: also allow its tools from now on)."}}}`)
 	discoverSchema = json.RawMessage(`{"type":"object","properties":{
- "query":{"type":"string","description":"What you want to do, in words."},
- "name":{"type":"string","description":"An exact tool id (ns:action): that tool in full."},
- "pattern":{"type":"string","description":"ns, ns:* or ns:action."},
+ "query":{"type":"string","description":"What to do, in words."},
+ "queries":{"type":"array","items":{"type":"string"},"description":"Or one per step."},
+ "name":{"type":"string","description":"A tool id (ns:action): it in full."},
+ "pattern":{"type":"string","description":"ns or ns:*."},
  "limit":{"type":"integer","minimum":1},
- "schemas":{"type":"boolean","description":"Also return JSON schemas."}}}`)
+ "schemas":{"type":"boolean"}}}`)
 	// executeOutputSchema describes the answer object execute returns as
 	// structured content. It is permissive (extra fields allowed, nothing
 	// beyond status required) so that answers may grow fields without
@@ -97,7 +98,7 @@ func CallTool() *mcp.Tool {
 	return &mcp.Tool{Name: "call", Description: callDescription, InputSchema: callSchema}
 }
 
-const discoverDescription = "Find tools by what they do: ids, descriptions, TypeScript declarations. " +
+const discoverDescription = "Find tools by what they do: ids, descriptions, declarations. " +
 	"Manage learned skills in code: mcp.pml.admin({action: rename|describe|visibility|forget, target, new_namespace?, new_action?, description?, visibility?})."
 
 // AdminRequest is the input of the admin tool: it names, describes and

@@ -30,7 +30,7 @@ const DefaultDiscoverLimit = 5
 // that usually follow it in the tenant's runs (Graph.Lift's rule). An
 // undescribed capability (learned without an intent) ranks below every
 // other hit unless the query matches its name.
-func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) DiscoveredTool, graph map[string][]Neighbor) DiscoverAnswer {
+func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) DiscoveredTool, graph map[string][]Neighbor, boost map[string]float64) DiscoverAnswer {
 	var filtered []tools.Info
 	for _, t := range all {
 		switch {
@@ -54,7 +54,7 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 	// "Tenants and names").
 	var first, foreign, last []hit
 	perOwner := map[string]int{}
-	for _, s := range rerank(tools.Score(req.Query, filtered), filtered, meta, graph, req.Query != "") {
+	for _, s := range rankNeeds(req, filtered, meta, graph, boost) {
 		h := hit{s.Info, meta(s.Info.ID)}
 		switch {
 		case isQualified(s.Info.ID) && req.Name == "":
@@ -99,6 +99,105 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 	return out
 }
 
+// rankNeeds ranks all for req's query, or for each of its needs
+// (tools.Needs, or req.Queries) with each need's share of the top hits:
+// the needs take turns, each its best hit not yet taken, while that hit
+// scores at least needTail of the need's best; the rest follow by their
+// best share of a need's best. Each need's scores count whenTask of the
+// whole query's besides, so the task's topic words sort among the tools
+// that do the need.
+func rankNeeds(req DiscoverRequest, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, boost map[string]float64) []tools.Scored {
+	var needs []string
+	for _, q := range req.Queries {
+		if q = strings.TrimSpace(q); q != "" {
+			needs = append(needs, q)
+		}
+	}
+	whole := req.Query
+	switch {
+	case len(needs) == 0:
+		needs = tools.Needs(whole)
+	case strings.TrimSpace(whole) == "":
+		whole = strings.Join(needs, ". ")
+	}
+	query := strings.TrimSpace(whole) != ""
+	if len(needs) <= 1 {
+		return rerank(tools.Score(whole, all), all, meta, graph, boost, query)
+	}
+	if len(needs) > tools.MaxNeeds {
+		needs = append(needs[:tools.MaxNeeds-1], strings.Join(needs[tools.MaxNeeds-1:], ". "))
+	}
+	wholeHits, lists := tools.ScoreTask(whole, needs, all)
+	wholeScore := make(map[string]float64, len(wholeHits))
+	for _, s := range wholeHits {
+		wholeScore[s.Info.ID] = s.Score
+	}
+	var ranked [][]tools.Scored
+	for _, list := range lists {
+		if len(list) == 0 {
+			continue
+		}
+		for i := range list {
+			list[i].Score += wholeTask * wholeScore[list[i].Info.ID]
+		}
+		ranked = append(ranked, rerank(list, all, meta, graph, boost, true))
+	}
+	ranked = append(ranked, rerank(wholeHits, all, meta, graph, boost, true))
+	return interleave(ranked[:len(ranked)-1], ranked)
+}
+
+// Need weights (rankNeeds).
+const (
+	wholeTask = 0.3
+	needTail  = 0.5
+)
+const ()
+
+// interleave merges the needs' ranked lists: turns while each need's
+// next hit is strong enough, then every hit of all by its best share of
+// its list's best score.
+func interleave(needs, all [][]tools.Scored) []tools.Scored {
+	taken := map[string]bool{}
+	var out []tools.Scored
+	pos := make([]int, len(needs))
+	for more := true; more; {
+		more = false
+		for i, list := range needs {
+			for pos[i] < len(list) && taken[list[pos[i]].Info.ID] {
+				pos[i]++
+			}
+			if pos[i] == len(list) || list[pos[i]].Score < needTail*list[0].Score {
+				continue
+			}
+			s := list[pos[i]]
+			taken[s.Info.ID] = true
+			out = append(out, s)
+			more = true
+		}
+	}
+	best := map[string]tools.Scored{}
+	for _, list := range all {
+		if len(list) == 0 || list[0].Score <= 0 {
+			continue
+		}
+		for _, s := range list {
+			if taken[s.Info.ID] {
+				continue
+			}
+			share := s.Score / list[0].Score
+			if b, ok := best[s.Info.ID]; !ok || share > b.Score {
+				best[s.Info.ID] = tools.Scored{Info: s.Info, Score: share}
+			}
+		}
+	}
+	rest := make([]tools.Scored, 0, len(best))
+	for _, s := range best {
+		rest = append(rest, s)
+	}
+	tools.SortScored(rest)
+	return append(out, rest...)
+}
+
 // Ranking weights (docs/how-it-works.md "Discover and the tool graph").
 const (
 	maxPerOwner      = 3    // hits of one other org's capabilities in one answer
@@ -106,10 +205,13 @@ const (
 	capabilityShare  = 0.5  // and it takes this part of its best tool's score
 	failingWeight    = 0.25 // a capability most of whose recent runs failed keeps this part
 	graphShare       = 0.3  // a hit passes this part of its score along the tool graph
+	// boostShare: a tool the tenant's runs learned for this query's family
+	// (its boost, at most 1) gains this part of the best hit's score.
+	boostShare = 0.5
 )
 
-// rerank applies the capability and graph rules to BM25's scores.
-func rerank(scored []tools.Scored, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, query bool) []tools.Scored {
+// rerank applies the capability, graph and learned rules to BM25's scores.
+func rerank(scored []tools.Scored, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, boost map[string]float64, query bool) []tools.Scored {
 	if !query {
 		return scored
 	}
@@ -132,8 +234,20 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 		}
 		out = append(out, s)
 	}
+	lift := map[string]float64{}
 	if len(graph) > 0 {
-		lift := graphLift(score, graph)
+		lift = graphLift(score, graph)
+	}
+	if len(boost) > 0 {
+		top := 0.0
+		for _, s := range scored {
+			top = max(top, s.Score)
+		}
+		for id, b := range boost {
+			lift[id] += boostShare * max(top, 1) * min(b, 1)
+		}
+	}
+	if len(lift) > 0 {
 		byID := make(map[string]int, len(out))
 		for i, s := range out {
 			byID[s.Info.ID] = i

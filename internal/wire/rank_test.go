@@ -30,18 +30,18 @@ func TestDiscoverLeavesOutCoveredSchemas(t *testing.T) {
 		}
 		return m
 	}
-	compact := byID(RankTools(all, DiscoverRequest{}, toolHit, nil))
+	compact := byID(RankTools(all, DiscoverRequest{}, toolHit, nil, nil))
 	if d := compact["w:now"]; d.InputSchema != nil || d.OutputSchema != nil || d.Declaration != "mcp.w.now(args: { city: string }): Promise<{ t?: number }>" {
 		t.Fatalf("covered schemas kept: %+v", d)
 	}
 	if d := compact["w:days"]; d.InputSchema != nil || d.OutputSchema != nil {
 		t.Fatalf("a search answered schemas: %+v", d)
 	}
-	byName := byID(RankTools(all, DiscoverRequest{Name: "w:days"}, toolHit, nil))
+	byName := byID(RankTools(all, DiscoverRequest{Name: "w:days"}, toolHit, nil, nil))
 	if d := byName["w:days"]; d.InputSchema == nil || d.OutputSchema == nil {
 		t.Fatalf("schemas saying more than the declaration dropped from a lookup by name: %+v", d)
 	}
-	full := byID(RankTools(all, DiscoverRequest{Schemas: true}, toolHit, nil))
+	full := byID(RankTools(all, DiscoverRequest{Schemas: true}, toolHit, nil, nil))
 	for _, info := range all {
 		if d := full[info.ID]; string(d.InputSchema) != string(info.InputSchema) || string(d.OutputSchema) != string(info.OutputSchema) {
 			t.Fatalf("schemas: true dropped a schema: %+v", d)
@@ -59,7 +59,7 @@ func TestDiscoverAnswerSizeForBuiltins(t *testing.T) {
 	}
 	size := func(req DiscoverRequest) int {
 		req.Limit = len(all)
-		body, err := Marshal(RankTools(all, req, toolHit, nil))
+		body, err := Marshal(RankTools(all, req, toolHit, nil, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestOthersCapabilitiesRankAsOthers(t *testing.T) {
 		}
 		return DiscoveredTool{Routing: "client"}
 	}
-	got := RankTools(all, DiscoverRequest{Query: "read a file", Limit: 10}, hit, nil)
+	got := RankTools(all, DiscoverRequest{Query: "read a file", Limit: 10}, hit, nil, nil)
 	var ids []string
 	owners := map[string]int{}
 	for _, d := range got.Tools {
@@ -106,7 +106,7 @@ func TestOthersCapabilitiesRankAsOthers(t *testing.T) {
 		t.Fatalf("hits per owner: %v (%v)", owners, ids)
 	}
 	// A lookup by name still finds the one capability named.
-	if byName := RankTools(all, DiscoverRequest{Name: "orga.proja.cap:read_file_v4"}, hit, nil); len(byName.Tools) != 1 {
+	if byName := RankTools(all, DiscoverRequest{Name: "orga.proja.cap:read_file_v4"}, hit, nil, nil); len(byName.Tools) != 1 {
 		t.Fatalf("lookup by name: %+v", byName.Tools)
 	}
 }
@@ -120,7 +120,7 @@ func TestDiscoverMarksInferredOutput(t *testing.T) {
 		{ID: "m:none", OutputInferred: true},
 	}
 	for _, req := range []DiscoverRequest{{}, {Name: "m:add"}, {Schemas: true}} {
-		for _, d := range RankTools(all, req, toolHit, nil).Tools {
+		for _, d := range RankTools(all, req, toolHit, nil, nil).Tools {
 			inferred := d.ID == "m:add"
 			if d.OutputInferred != inferred || strings.HasSuffix(d.Declaration, tools.InferredNote) != inferred {
 				t.Fatalf("%+v: %+v", req, d)

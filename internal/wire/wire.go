@@ -313,10 +313,14 @@ func (c CallRequest) Validate() error {
 
 // DiscoverRequest is the input of discover.
 type DiscoverRequest struct {
-	Query   string `json:"query,omitempty"`
-	Name    string `json:"name,omitempty"`
-	Pattern string `json:"pattern,omitempty"`
-	Limit   int    `json:"limit,omitempty"`
+	Query string `json:"query,omitempty"`
+	// Queries are the steps of a plan, one need each, answered together:
+	// each its share of the top hits (docs/protocol.md "Gateway MCP
+	// tools"). With Query, Query is the task they serve.
+	Queries []string `json:"queries,omitempty"`
+	Name    string   `json:"name,omitempty"`
+	Pattern string   `json:"pattern,omitempty"`
+	Limit   int      `json:"limit,omitempty"`
 	// Schemas asks for every hit's input and output schemas even where
 	// its declaration already says all they do (they are left out then).
 	Schemas bool `json:"schemas,omitempty"`
@@ -373,6 +377,13 @@ type DiscoverAnswer struct {
 	// Graph is the tenant's tool graph, each tool's most frequent
 	// successors, when the request asked for it.
 	Graph map[string][]Neighbor `json:"graph,omitempty"`
+	// Context is, with Graph, what each hosted server says of itself
+	// (tools.Info.Server) by namespace, for a package that ranks the
+	// gateway's hits with its own tools.
+	Context map[string]string `json:"context,omitempty"`
+	// Boost is, with Graph, the tenant's learned lift of each tool for
+	// this query (docs/how-it-works.md "Discover and the tool graph").
+	Boost map[string]float64 `json:"boost,omitempty"`
 }
 
 // String renders a short description, for logs.

@@ -47,7 +47,8 @@ func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wir
 	if err != nil {
 		return wire.DiscoverAnswer{}, err
 	}
-	remote, err := p.gw.Discover(ctx, wire.DiscoverRequest{Query: req.Query, Name: req.Name, Pattern: req.Pattern, Limit: 1000, Schemas: true, Graph: true})
+	remote, err := p.gw.Discover(ctx, wire.DiscoverRequest{Query: req.Query, Queries: req.Queries, Name: req.Name, Pattern: req.Pattern,
+		Limit: 1000, Schemas: true, Graph: true})
 	if err != nil && !isNetworkError(err) {
 		return wire.DiscoverAnswer{}, err
 	}
@@ -83,10 +84,10 @@ func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wir
 		}
 		seen[t.ID] = len(all)
 		all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-			OutputInferred: t.OutputInferred})
+			OutputInferred: t.OutputInferred, Server: remote.Context[ns]})
 		kinds[t.ID] = t
 	}
-	out := wire.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] }, remote.Graph)
+	out := wire.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] }, remote.Graph, remote.Boost)
 	out.Servers = remote.Servers // the gateway's hosted servers and their state
 	out.Related = remote.Related
 	return out, nil

@@ -26,6 +26,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Dashboard", runDashboard},
 		{"Learning", runLearning},
 		{"Global", runGlobal},
+		{"Relevance", runRelevance},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

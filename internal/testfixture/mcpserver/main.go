@@ -30,14 +30,24 @@ func main() {
 	sse := flag.Bool("sse", false, "with -http: serve the HTTP+SSE transport at /sse instead of Streamable HTTP")
 	auth := flag.String("auth", "", "with -http: answer 401 to requests without Authorization: Bearer TOKEN")
 	pageSize := flag.Int("page-size", 0, "tools/list page size (0: SDK default), to exercise pagination")
+	replayFile := flag.String("replay", "", "serve the server saved in this file (a discover500 capture) instead of the fixture's tools")
 	flag.Parse()
 
 	// The banner goes to stderr so clients can check that stderr is captured.
 	fmt.Fprintf(os.Stderr, "mcpserver: ready pid=%d\n", os.Getpid())
 
-	server := mcp.NewServer(&mcp.Implementation{Name: "pml-testfixture", Version: "1.0.0"},
-		&mcp.ServerOptions{PageSize: *pageSize})
-	addTools(server)
+	var server *mcp.Server
+	if *replayFile != "" {
+		var err error
+		if server, err = replay(*replayFile, *pageSize); err != nil {
+			fmt.Fprintf(os.Stderr, "mcpserver: %v\n", err)
+			os.Exit(1)
+		}
+	} else {
+		server = mcp.NewServer(&mcp.Implementation{Name: "pml-testfixture", Version: "1.0.0"},
+			&mcp.ServerOptions{PageSize: *pageSize})
+		addTools(server)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -3,6 +3,8 @@ package storeutil
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/pml-go/pml/internal/store"
@@ -51,6 +53,40 @@ func CheckToolTypes(types []store.ToolType) error {
 func isObject(raw json.RawMessage) bool {
 	var m map[string]json.RawMessage
 	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// CheckSeenDiscover refuses a discover past learning's bounds: a family
+// or tool id too long, too many tools shown.
+func CheckSeenDiscover(d store.SeenDiscover) error {
+	if d.Family == "" || len(d.Family) > store.MaxFamilyBytes || len(d.Caller) > maxToolIDBytes || len(d.Shown) > store.MaxShown {
+		return fmt.Errorf("seen discover of %.40q: %w", d.Family, store.ErrInvalid)
+	}
+	for _, t := range d.Shown {
+		if t == "" || len(t) > maxToolIDBytes {
+			return fmt.Errorf("seen discover showing %.40q: %w", t, store.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// CheckToolRelevance refuses a batch past a tenant's bound, or a row with
+// an unbounded family or tool id or a gain that is not a number.
+func CheckToolRelevance(rows []store.ToolRelevance) error {
+	if len(rows) > store.MaxToolRelevance {
+		return fmt.Errorf("%d tool relevance rows in one batch; at most %d: %w", len(rows), store.MaxToolRelevance, store.ErrInvalid)
+	}
+	for _, r := range rows {
+		if r.Family == "" || len(r.Family) > store.MaxFamilyBytes || r.Tool == "" || len(r.Tool) > maxToolIDBytes ||
+			math.IsNaN(r.Gain) || math.IsInf(r.Gain, 0) {
+			return fmt.Errorf("tool relevance of %.40q for %.40q: %w", r.Tool, r.Family, store.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// SortSeenDiscovers orders discovers oldest first.
+func SortSeenDiscovers(ds []store.SeenDiscover) {
+	slices.SortStableFunc(ds, func(a, b store.SeenDiscover) int { return a.At.Compare(b.At) })
 }
 
 // CheckUnshare refuses a withdrawal that names no org.
