@@ -1,6 +1,8 @@
 package learning
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pml-go/pml/internal/outputtype"
@@ -28,7 +30,7 @@ func Describe(c store.Capability) string {
 		}
 	}
 	b.WriteString(".")
-	if params := sortedKeys(outputtype.ObjectOf(outputtype.Decode(c.ArgsSchema)["properties"])); len(params) > 0 {
+	if params := slices.Sorted(maps.Keys(outputtype.ObjectOf(outputtype.Decode(c.ArgsSchema)["properties"]))); len(params) > 0 {
 		b.WriteString(" Takes ")
 		b.WriteString(strings.Join(params, ", "))
 		b.WriteString(".")

@@ -3,6 +3,7 @@ package learning
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -184,7 +185,7 @@ func globalTypes(rows []store.SharedToolType, cfg GlobalConfig) map[string]json.
 			continue
 		}
 		cs := make([]orgSchema, 0, len(orgs))
-		for _, org := range sortedKeys(orgs) {
+		for _, org := range slices.Sorted(maps.Keys(orgs)) {
 			cs = append(cs, orgSchema{org, orgs[org]})
 		}
 		if b := outputtype.Bound(globalType(cs, cfg.K), store.MaxToolTypeBytes); b != nil {

@@ -143,15 +143,6 @@ func sameValue(a, b any) bool {
 	return bytes.Equal(ja, jb)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // CallArgs prepares the arguments of one call of capability c, as the
 // caller sees it (registry.ViewFor), called by id: its defaults fill in what
 // the call leaves out, then the arguments are validated against its input

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 
@@ -93,7 +94,7 @@ func globalType(cs []orgSchema, k int) schema {
 		}
 	}
 	outputtype.SetTypes(out, union)
-	keys := sortedKeys(byKey)
+	keys := slices.Sorted(maps.Keys(byKey))
 	orgs := make(map[string]int, len(keys))
 	for _, key := range keys {
 		orgs[key] = distinctOrgs(byKey[key])

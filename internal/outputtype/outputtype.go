@@ -10,6 +10,7 @@ package outputtype
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 )
 
@@ -52,15 +53,6 @@ func Encode(s map[string]any) json.RawMessage {
 func ObjectOf(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Of types a run's result: the JSON types to MaxDepth, the
@@ -196,7 +188,7 @@ func clamp(s schema, depth int, flag func(string) string) schema {
 		if extra != nil {
 			values = append(values, clamp(extra, depth-1, flag))
 		}
-		for i, k := range sortedKeys(props) {
+		for i, k := range slices.Sorted(maps.Keys(props)) {
 			if i >= MaxProps {
 				break
 			}
@@ -210,7 +202,7 @@ func clamp(s schema, depth int, flag func(string) string) schema {
 	}
 	if props != nil {
 		kept := schema{}
-		for i, k := range sortedKeys(props) {
+		for i, k := range slices.Sorted(maps.Keys(props)) {
 			if i >= MaxProps {
 				break
 			}
@@ -257,7 +249,7 @@ func TypeOf(v any, depth int, flag func(string) string) schema {
 		if depth <= 1 {
 			return s
 		}
-		keys := sortedKeys(x)
+		keys := slices.Sorted(maps.Keys(x))
 		if keyedByData(x, flag) {
 			values := make([]schema, 0, min(len(keys), MaxProps))
 			for _, k := range keys[:min(len(keys), MaxProps)] {
@@ -301,7 +293,7 @@ func MergeTypes(a, b schema) schema {
 			}
 		}
 		for _, p := range []schema{pa, pb} {
-			for _, k := range sortedKeys(p) {
+			for _, k := range slices.Sorted(maps.Keys(p)) {
 				values = append(values, ObjectOf(p[k]))
 			}
 		}
@@ -399,7 +391,7 @@ func cut(s schema, depth int) schema {
 	}
 	if props := ObjectOf(s["properties"]); props != nil {
 		kept := schema{}
-		for _, k := range sortedKeys(props) {
+		for _, k := range slices.Sorted(maps.Keys(props)) {
 			if p := ObjectOf(props[k]); p != nil && len(kept) < MaxProps {
 				kept[k] = cut(p, depth-1)
 			}
