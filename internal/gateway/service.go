@@ -160,11 +160,22 @@ func New(cfg Config) *Service {
 // argDoc is what argument arg of tool is for (tools.ArgDoc), for the
 // parameters learning lifts from it: a tool of this gateway or a built-in
 // client tool of the package; "" for any other (a capability, a tool of a
-// package's own server).
+// package's own server). Only the tool's own provider is listed.
 func (s *Service) argDoc(ctx context.Context, tool, arg string) string {
-	all, _ := s.tools.Tools(ctx)
-	client, _ := local.New(".").Tools(ctx)
-	for _, t := range slices.Concat(all, client) {
+	ns, _ := tools.Split(tool)
+	var prov tools.Provider
+	if p, ok := s.tools.Provider(ns); ok {
+		prov = p
+	} else if slices.Contains(local.Namespaces(), ns) {
+		prov = local.New(".")
+	} else {
+		return ""
+	}
+	list, err := prov.Tools(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, t := range list {
 		if t.ID == tool {
 			return tools.ArgDoc(t, arg)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/store"
@@ -61,7 +62,7 @@ type Registry struct {
 // New builds a registry.
 func New(o Options) (*Registry, error) {
 	r := &Registry{store: o.Store, static: map[string]Entry{}, byTool: map[string]Entry{}, servers: map[string]Metadata{}, reserved: map[string]bool{}, live: o.Live,
-		flag: tracing.NewSanitizer(nil).Flag}
+		flag: memoFlag(tracing.NewSanitizer(nil).Flag)}
 	ttl := o.CacheTTL
 	if ttl == 0 {
 		ttl = DefaultCacheTTL
@@ -115,6 +116,22 @@ func New(o Options) (*Registry, error) {
 	slices.SortFunc(r.ordered, func(a, b Entry) int { return strings.Compare(a.FQDN(), b.FQDN()) })
 	return r, nil
 }
+
+// memoFlag remembers flag's verdict per text: another project's view of a
+// capability checks every key of its output schema (ViewFor), on every
+// discover and lookup, and keys repeat.
+func memoFlag(flag func(string) string) func(string) string {
+	seen := lru.New[string, string](flagMemoEntries, flagMemoEntries*64)
+	return func(text string) string {
+		if v, ok := seen.Get(text); ok {
+			return v
+		}
+		return seen.Add(text, flag(text), len(text)+16)
+	}
+}
+
+// flagMemoEntries bounds the texts memoFlag remembers.
+const flagMemoEntries = 8192
 
 // Reserved reports whether ns is a tool namespace no capability may take.
 func (r *Registry) Reserved(ns string) bool { return r.reserved[ns] }
