@@ -3,11 +3,13 @@
 package e2e
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -48,6 +50,19 @@ func TestOwnSkillLife(t *testing.T) {
 	}
 	if n != 2 {
 		t.Fatalf("own skill counted %d", n)
+	}
+
+	// Code cannot share or forget a skill behind the person's back:
+	// pml:admin, not in the allow list, asks; declined, the skill stays.
+	ask := p.execute(t, `return await mcp.pml.admin({action: "visibility", target: "cap:count_items_json_file", visibility: "public"})`)
+	if ask.Status != wire.StatusApprovalRequired || !strings.Contains(ask.Description, "pml:admin") {
+		t.Fatalf("pml:admin without approval: %+v", ask)
+	}
+	p.executeReq(t, wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: ask.WorkflowID, Approved: wire.Bool(false)}})
+	wantLocal(t, p.execute(t, `return await mcp.cap.count_items_json_file({path: "b.json"})`), &n)
+	if c, err := g.Service.Store().CapabilityByName(context.Background(), store.Scope{Org: "acme", Project: "web"}, "cap", "count_items_json_file"); err != nil ||
+		n != 1 || c.Visibility != store.VisibilityPrivate {
+		t.Fatalf("after the declined admin call: %d, %+v %v", n, c.Visibility, err)
 	}
 
 	// A snippet that forgot its return is not kept, and says so by saying
