@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"time"
 
 	"github.com/pml-go/pml/internal/pmlerr"
@@ -29,8 +30,14 @@ func (s *Service) Call(ctx context.Context, c Caller, req wire.CallRequest) (jso
 	if err := s.checkServerTools(ctx, c, []string{req.Tool}); err != nil {
 		return nil, err
 	}
-	if req.Pin != "" {
-		c.Pins = map[string]string{req.Tool: req.Pin}
+	if req.Pin != "" || len(req.Pins) > 0 {
+		c.Pins = maps.Clone(req.Pins)
+		if c.Pins == nil {
+			c.Pins = map[string]string{}
+		}
+		if req.Pin != "" {
+			c.Pins[req.Tool] = req.Pin
+		}
 	}
 	// A direct call is one RPC: it gets the per-call bound.
 	ctx, cancel := context.WithTimeout(ctx, s.rpcTimeout())

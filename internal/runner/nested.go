@@ -43,7 +43,8 @@ type Nested struct {
 //
 // Its failure is the caller's TOOL_ERROR, which the calling code may catch;
 // the capability's own error code is kept in the "capability_error_code"
-// detail. A halt (an approval to ask for) passes through unchanged.
+// detail. A halt (an approval to ask for) and an INTEGRITY_ERROR (a version
+// the person did not approve, docs/security.md) pass through unchanged.
 //
 // The nested run gets a child trace of its own, linked to the calling run's
 // trace by parent_trace_id and to the caller's task, sanitized and handed to
@@ -81,6 +82,11 @@ func (r *Runner) RunNested(ctx context.Context, n Nested) (json.RawMessage, erro
 	inner, ok := pmlerr.As(an.MapError(err))
 	if !ok {
 		inner = pmlerr.Wrap(pmlerr.Internal, err)
+	}
+	if inner.Code == pmlerr.IntegrityError {
+		// A version nobody approved, however deep: the run's own error, not a
+		// tool failure the calling code could take for a result.
+		return nil, inner
 	}
 	return nil, pmlerr.New(pmlerr.ToolError, "capability %s failed: %s", n.Tool, inner.Message).
 		With("capability", n.Tool).With("capability_error_code", string(inner.Code))

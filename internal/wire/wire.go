@@ -298,6 +298,9 @@ type CallRequest struct {
 	// Pin is the five-part FQDN the caller approved of the capability Tool
 	// names (ExecuteOptions.Pins): another version is INTEGRITY_ERROR.
 	Pin string `json:"pin,omitempty"`
+	// Pins are the approved versions of the qualified capabilities Tool
+	// calls, as deep as they nest (ExecuteOptions.Pins).
+	Pins map[string]string `json:"pins,omitempty"`
 }
 
 // Validate checks a call request.

@@ -41,18 +41,16 @@ func (p *Workspace) callCapability(ctx context.Context, pl *plan, tool string, a
 	case err != nil || !found:
 		return nil, false, nil
 	case item.Routing == routing.Server:
-		// Another org's: the version the lockfile holds, or a question.
-		e, changed, ok, err := p.pinned(ctx, tool)
+		// Another org's: the versions the lockfile holds, of it and of every
+		// qualified capability it calls, or a question.
+		pins, changed, err := p.pinQualified(ctx, []string{tool})
 		switch {
 		case err != nil:
 			return nil, true, err
-		case changed != nil:
-			return nil, true, needApproval{item: *changed}
+		case len(changed) > 0:
+			return nil, true, needApproval{item: changed[0]}
 		}
-		req := wire.CallRequest{Tool: tool, Args: args}
-		if ok {
-			req.Pin = e.FQDN
-		}
+		req := wire.CallRequest{Tool: tool, Args: args, Pin: pins[tool], Pins: pins}
 		out, err := p.gw.Call(ctx, req)
 		return out, true, err
 	}
