@@ -18,10 +18,12 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// AdminAnswer is the admin tool's output: the capability as it is now.
+// AdminAnswer is the admin tool's output: the capability as it is now, or
+// the project's capabilities (list).
 type AdminAnswer struct {
-	Status     string         `json:"status"` // "ok"
-	Capability CapabilityInfo `json:"capability"`
+	Status       string           `json:"status"` // "ok"
+	Capability   *CapabilityInfo  `json:"capability,omitempty"`
+	Capabilities []CapabilityInfo `json:"capabilities,omitempty"`
 	// Forgotten says the capability, every version of its name, is gone.
 	Forgotten bool `json:"forgotten,omitempty"`
 }
@@ -43,8 +45,11 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 	if s.store == nil {
 		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "this gateway has no store, hence no capabilities")
 	}
-	if req.Target == "" {
-		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "admin: target (a capability id, name or FQDN) is required")
+	if err := req.Validate(); err != nil {
+		return AdminAnswer{}, err
+	}
+	if req.Action == wire.AdminList {
+		return s.adminList(ctx, c)
 	}
 	if req.Action == "visibility" && c.Role != "" && !c.Role.Allows(tokenauth.RoleAdmin) {
 		return AdminAnswer{}, pmlerr.New(pmlerr.Unauthorized, "admin: changing a capability's visibility needs the admin role; yours is %s", c.Role)
@@ -54,17 +59,17 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 		return AdminAnswer{}, err
 	}
 	from := store.CapabilityName{Namespace: cp.Namespace, Action: cp.Action}
+	if req.ReadOnly() {
+		return s.adminShow(cp)
+	}
 	switch req.Action {
 	case "forget":
 		if err := s.registry.Forget(ctx, c.Scope, from); err != nil {
 			return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
 		}
-		return AdminAnswer{Status: "ok", Capability: CapabilityInfo{ID: cp.ID, Name: from.Namespace + ":" + from.Action,
-			Description: cp.Description, Visibility: cp.Visibility, Routing: cp.Routing, ToolsUsed: wire.NonNil(cp.ToolsUsed)}, Forgotten: true}, nil
+		info := capabilityInfo(cp, "", from.Namespace+":"+from.Action)
+		return AdminAnswer{Status: "ok", Capability: &info, Forgotten: true}, nil
 	case "rename":
-		if req.NewNamespace == "" && req.NewAction == "" {
-			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "rename: new_namespace or new_action is required")
-		}
 		oldName := cp.Namespace + ":" + cp.Action
 		cp.Namespace = cmp.Or(req.NewNamespace, cp.Namespace)
 		cp.Action = cmp.Or(req.NewAction, cp.Action)
@@ -92,9 +97,6 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 			return AdminAnswer{}, registry.ReservedError(cp.Namespace, "is served by your PML package on your machine")
 		}
 	case "describe":
-		if req.Description == nil {
-			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "describe: description is required")
-		}
 		desc := strings.TrimSpace(textcut.Printable(*req.Description))
 		if len(desc) > learning.MaxDescriptionBytes {
 			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "describe: the description is %d bytes; at most %d", len(desc), learning.MaxDescriptionBytes).
@@ -106,19 +108,12 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 		cp.Description = desc
 	case "visibility":
 		v := store.Visibility(req.Visibility)
-		switch v {
-		case store.VisibilityPrivate, store.VisibilityProject, store.VisibilityOrg, store.VisibilityPublic:
-		default:
-			return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "visibility must be private, project, org or public, not %q", req.Visibility)
-		}
 		if v == store.VisibilityOrg || v == store.VisibilityPublic {
 			if err := shareable(cp); err != nil {
 				return AdminAnswer{}, err
 			}
 		}
 		cp.Visibility = v
-	default:
-		return AdminAnswer{}, pmlerr.New(pmlerr.InvalidRequest, "admin: action must be rename, describe, visibility or forget, not %q", req.Action)
 	}
 	if to := (store.CapabilityName{Namespace: cp.Namespace, Action: cp.Action}); to != from {
 		// Every version moves, and the old name stays an alias: skills and
@@ -130,12 +125,46 @@ func (s *Service) Admin(ctx context.Context, c Caller, req wire.AdminRequest) (A
 	if err != nil {
 		return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
 	}
+	return s.adminShow(cp)
+}
+
+// adminShow answers the capability as it is now.
+func (s *Service) adminShow(cp store.Capability) (AdminAnswer, error) {
 	ref, err := capabilityRef(cp)
 	if err != nil {
 		return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
 	}
-	return AdminAnswer{Status: "ok", Capability: CapabilityInfo{ID: cp.ID, FQDN: ref.FQDN, Name: ref.Name,
-		Description: cp.Description, Visibility: cp.Visibility, Routing: cp.Routing, ToolsUsed: wire.NonNil(cp.ToolsUsed), UsageCount: cp.UsageCount}}, nil
+	info := capabilityInfo(cp, ref.FQDN, ref.Name)
+	return AdminAnswer{Status: "ok", Capability: &info}, nil
+}
+
+// adminListMax bounds the list action's answer.
+const adminListMax = 200
+
+// adminList answers the current version of each capability of the
+// caller's project, most used first as the store lists them.
+func (s *Service) adminList(ctx context.Context, c Caller) (AdminAnswer, error) {
+	caps, _, err := s.store.ListCapabilities(ctx, store.CapabilityFilter{Viewer: c.Scope, Owners: store.OwnOrg, Current: true, Limit: adminListMax})
+	if err != nil {
+		return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
+	}
+	out := AdminAnswer{Status: "ok", Capabilities: []CapabilityInfo{}}
+	for _, cp := range caps {
+		if cp.Scope != c.Scope {
+			continue // the org's other projects' are theirs to manage
+		}
+		ref, err := capabilityRef(cp)
+		if err != nil {
+			return AdminAnswer{}, pmlerr.Wrap(pmlerr.Internal, err)
+		}
+		out.Capabilities = append(out.Capabilities, capabilityInfo(cp, ref.FQDN, ref.Name))
+	}
+	return out, nil
+}
+
+func capabilityInfo(cp store.Capability, fqdn, name string) CapabilityInfo {
+	return CapabilityInfo{ID: cp.ID, FQDN: fqdn, Name: name, Description: cp.Description, Visibility: cp.Visibility,
+		Routing: cp.Routing, ToolsUsed: wire.NonNil(cp.ToolsUsed), UsageCount: cp.UsageCount}
 }
 
 // adminTarget finds the capability target names among those the caller

@@ -41,8 +41,8 @@ func (s *Service) NewMCPServer() *mcp.Server {
 	srv.AddTool(wire.AdminTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, release := s.requestScoped(ctx, req)
 		defer release()
-		var ar wire.AdminRequest
-		if err := wire.DecodeArgs(req.Params.Arguments, &ar); err != nil {
+		ar, err := wire.DecodeAdmin(req.Params.Arguments)
+		if err != nil {
 			return wire.ErrorResult(err), nil
 		}
 		out, err := s.Admin(ctx, callerOf(req), ar)

@@ -58,11 +58,9 @@ func (g *InProcess) ReportTools(ctx context.Context, clientID string, tools []wi
 
 // Admin implements Gateway.
 func (g *InProcess) Admin(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-	var req wire.AdminRequest
-	if len(args) > 0 {
-		if err := json.Unmarshal(args, &req); err != nil {
-			return nil, pmlerr.New(pmlerr.InvalidRequest, "invalid admin arguments: %v", err)
-		}
+	req, err := wire.DecodeAdmin(args)
+	if err != nil {
+		return nil, err
 	}
 	out, err := g.Service.Admin(ctx, g.caller(), req)
 	if err != nil {

@@ -3,6 +3,8 @@ package wire
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -99,34 +101,113 @@ func CallTool() *mcp.Tool {
 }
 
 const discoverDescription = "Find tools by what they do: ids, descriptions, declarations. " +
-	"Manage learned skills in code: mcp.pml.admin({action: rename|describe|visibility|forget, target, new_namespace?, new_action?, description?, visibility?})."
+	"Manage learned skills in code: mcp.pml.admin({action: show|list|rename|describe|visibility|forget, target?, new_namespace?, new_action?, description?, visibility?})."
 
-// AdminRequest is the input of the admin tool: it names, describes and
-// shares a capability of the caller's own project.
+// AdminRequest is the input of the admin tool: it shows, lists, names,
+// describes, shares and forgets the capabilities of the caller's own project.
 type AdminRequest struct {
-	Action string `json:"action"` // rename | describe | visibility | forget
+	Action string `json:"action"` // show | list | rename | describe | visibility | forget
 	// Target is the capability's id, its name as code calls it ("cap:read_parse_json",
 	// or what it was renamed to) or its FQDN (four-part: the current version).
-	Target       string  `json:"target"`
+	// Every action but list needs one.
+	Target       string  `json:"target,omitempty"`
 	NewNamespace string  `json:"new_namespace,omitempty"`
 	NewAction    string  `json:"new_action,omitempty"`
 	Description  *string `json:"description,omitempty"`
 	Visibility   string  `json:"visibility,omitempty"`
 }
 
+// Admin actions.
+const (
+	AdminShow       = "show"
+	AdminList       = "list"
+	AdminRename     = "rename"
+	AdminDescribe   = "describe"
+	AdminVisibility = "visibility"
+	AdminForget     = "forget"
+)
+
+// Visibilities a capability can have (store.Visibility).
+var visibilities = []string{"private", "project", "org", "public"}
+
+// DecodeAdmin parses and checks admin arguments: the same rule for the
+// gateway and for the package, which checks them before it asks the person
+// anything (docs/protocol.md "Gateway MCP tools").
+func DecodeAdmin(raw json.RawMessage) (AdminRequest, error) {
+	var r AdminRequest
+	if err := DecodeArgs(raw, &r); err != nil {
+		return r, err
+	}
+	return r, r.Validate()
+}
+
+// Validate checks an admin request before anything is looked up or asked.
+func (r AdminRequest) Validate() error {
+	bad := func(format string, args ...any) error {
+		return pmlerr.New(pmlerr.InvalidRequest, "admin: "+format, args...)
+	}
+	switch r.Action {
+	case AdminShow, AdminDescribe, AdminForget:
+	case AdminList:
+		return nil
+	case AdminRename:
+		if r.NewNamespace == "" && r.NewAction == "" {
+			return bad("rename: new_namespace or new_action is required")
+		}
+	case AdminVisibility:
+		if !slices.Contains(visibilities, r.Visibility) {
+			return bad("visibility must be private, project, org or public, not %q", r.Visibility)
+		}
+	default:
+		return bad("action must be show, list, rename, describe, visibility or forget, not %q", r.Action)
+	}
+	if r.Target == "" {
+		return bad("%s: target (a capability id, name or FQDN) is required", r.Action)
+	}
+	return nil
+}
+
+// ReadOnly reports whether the request only reads: show, list, and describe
+// without a description (which shows the current one). Reading asks nobody.
+func (r AdminRequest) ReadOnly() bool {
+	return r.Action == AdminShow || r.Action == AdminList || r.Action == AdminDescribe && r.Description == nil
+}
+
+// Effect says in a sentence what a changing request does, for the person
+// asked to approve it.
+func (r AdminRequest) Effect() string {
+	switch r.Action {
+	case AdminRename:
+		return "It renames " + r.Target + " to " + strings.Trim(r.NewNamespace+":"+r.NewAction, ":") +
+			"; whoever sees it (other projects or orgs, if it is shared) calls it by the new name"
+	case AdminDescribe:
+		return "It changes the description of " + r.Target + ", which whoever sees it reads"
+	case AdminVisibility:
+		return "It makes " + r.Target + " " + r.Visibility + ": " + map[string]string{
+			"private": "only this project sees it", "project": "only this project sees it",
+			"org": "every project of your org sees and calls it", "public": "every org sees and calls it",
+		}[r.Visibility]
+	case AdminForget:
+		return "It forgets " + r.Target + ", every version; whoever calls it (other projects or orgs, if it is shared) can no longer"
+	}
+	return ""
+}
+
 var adminSchema = json.RawMessage(`{"type":"object","properties":{
- "action":{"type":"string","enum":["rename","describe","visibility","forget"]},
- "target":{"type":"string","description":"The capability's id, name (ns:action, as code calls it) or FQDN, as execute's capability answer gives them."},
+ "action":{"type":"string","enum":["show","list","rename","describe","visibility","forget"]},
+ "target":{"type":"string","description":"The capability's id, name (ns:action, as code calls it) or FQDN, as execute's capability answer gives them; every action but list."},
  "new_namespace":{"type":"string","description":"rename: the namespace code calls it under (mcp.<namespace>.<action>)."},
  "new_action":{"type":"string","description":"rename: the action name."},
- "description":{"type":"string","description":"describe: what the capability does."},
+ "description":{"type":"string","description":"describe: what the capability does (without it: the current description)."},
  "visibility":{"type":"string","enum":["private","project","org","public"],"description":"visibility: who may see and call it."}},
- "required":["action","target"]}`)
+ "required":["action"]}`)
 
-// AdminTool is the admin tool as the gateway and the package offer it.
+// AdminTool is the admin tool as the gateway offers it and the package's
+// code calls it (mcp.pml.admin).
 func AdminTool() *mcp.Tool {
 	return &mcp.Tool{Name: "admin", InputSchema: adminSchema,
 		Description: "Manage learned capabilities (every successful execute is saved as one): " +
+			"{action:\"show\", target}; {action:\"list\"} lists this project's; " +
 			"rename {action:\"rename\", target, new_namespace, new_action} so code calls it as mcp.<new_namespace>.<new_action>(args) " +
 			"(a tool's namespace is NAMESPACE_RESERVED); " +
 			"{action:\"describe\", target, description}; {action:\"visibility\", target, visibility: private|project|org|public}; " +

@@ -17,6 +17,7 @@ import (
 	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/lockfile"
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -203,8 +204,10 @@ func TestLearnReportedOncePerCode(t *testing.T) {
 	}
 }
 
-// The package's MCP server forwards admin to the gateway; admin is callable
-// but not listed, and discover's description says how to call it.
+// admin has one path and one rule (issue 39 item 3): the AI client's direct
+// call is refused, and the next request is served; from code, reading asks
+// nothing, bad arguments are refused before anyone is asked, and a change
+// others can see asks the person for that one call.
 func TestPackageAdminTool(t *testing.T) {
 	e := capEnv(t)
 	ref := e.learnLocal(readCap, "shout a file")
@@ -217,37 +220,71 @@ func TestPackageAdminTool(t *testing.T) {
 	var names []string
 	for _, tl := range list.Tools {
 		names = append(names, tl.Name)
-		if tl.Name == "discover" && !strings.Contains(tl.Description, "admin") {
+		if tl.Name == "discover" && !strings.Contains(tl.Description, "mcp.pml.admin") {
 			t.Fatalf("discover's description does not tell of admin: %q", tl.Description)
 		}
 	}
 	if slices.Contains(names, "admin") || !slices.Contains(names, "execute") || !slices.Contains(names, "discover") {
 		t.Fatalf("tools/list %v", names)
 	}
-	call := func(args map[string]any) (map[string]any, bool) {
+	for _, args := range []map[string]any{
+		{"action": "visibility", "target": ref.ID, "visibility": "public"},
+		{"action": "rename", "target": ref.ID, "new_action": "shout"},
+		{"action": "forget", "target": ref.ID},
+	} {
 		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "admin", Arguments: args})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out map[string]any
 		_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out)
-		return out, res.IsError
+		if !res.IsError || out["error_code"] != string(pmlerr.PermissionDenied) || !strings.Contains(out["error"].(string), "mcp.pml.admin") {
+			t.Fatalf("direct admin %v: %v", args, out)
+		}
 	}
-	out, isErr := call(map[string]any{"action": "rename", "target": ref.ID, "new_namespace": "text", "new_action": "shout"})
-	if isErr || out["capability"].(map[string]any)["name"] != "text:shout" {
-		t.Fatalf("rename: %v", out)
+	if cp, err := e.service().Store().CapabilityByID(ctx, ref.ID); err != nil || cp.Visibility != store.VisibilityPrivate || cp.Action != "shout_file" {
+		t.Fatalf("after the refused direct calls: %+v %v", cp, err)
 	}
-	out, isErr = call(map[string]any{"action": "rename", "target": ref.ID, "new_namespace": "filesystem"})
-	if !isErr || out["error_code"] != string(pmlerr.NamespaceReserved) {
-		t.Fatalf("rename into a tool namespace: %v", out)
+
+	// Reading asks nothing.
+	for _, read := range []string{`{action: "show", target: "cap:shout_file"}`, `{action: "list"}`, `{action: "describe", target: "cap:shout_file"}`} {
+		a := e.exec(`return await mcp.pml.admin(` + read + `)`)
+		wantStatus(t, a, wire.StatusSuccess)
+		if !strings.Contains(string(a.Result), `"name":"cap:shout_file"`) {
+			t.Fatalf("%s: %s", read, a.Result)
+		}
 	}
-	a := e.exec(`return await mcp.text.shout({ path: "note.txt" })`)
+	// Bad arguments: refused before anyone is asked.
+	for read, code := range map[string]pmlerr.Code{
+		`{action: "visibility", target: "cap:shout_file", visibility: "everyone"}`: pmlerr.InvalidRequest,
+		`{action: "publish", target: "cap:shout_file"}`:                            pmlerr.InvalidRequest,
+		`{action: "rename", target: "cap:shout_file"}`:                             pmlerr.InvalidRequest,
+		`{action: "forget"}`: pmlerr.InvalidRequest,
+	} {
+		a := e.exec(`return await mcp.pml.admin(` + read + `)`)
+		if a.Status != wire.StatusError || !strings.Contains(a.Error, string(code)) && a.ErrorCode != code {
+			t.Fatalf("%s: %+v", read, a)
+		}
+	}
+	// A change asks, for that one call, saying what it does.
+	a := e.exec(`return await mcp.pml.admin({action: "rename", target: "cap:shout_file", new_namespace: "text", new_action: "shout"})`)
+	if a.Status != wire.StatusApprovalRequired || !strings.Contains(a.Description, "pml:admin") || !strings.Contains(a.Description, "renames cap:shout_file to text:shout") {
+		t.Fatalf("rename from code: %+v", a)
+	}
+	wantStatus(t, e.cont(a.WorkflowID, true), wire.StatusSuccess)
+	a = e.exec(`return await mcp.text.shout({ path: "note.txt" })`)
 	if a.Status == wire.StatusApprovalRequired { // "text" is not in the allow list
 		a = e.cont(a.WorkflowID, true)
 	}
 	wantStatus(t, a, wire.StatusSuccess)
 	if string(a.Result) != `"HELLO"` {
 		t.Fatalf("%s", a.Result)
+	}
+	// Into a tool namespace: asked, approved, refused by the gateway.
+	a = e.exec(`return await mcp.pml.admin({action: "rename", target: "text:shout", new_namespace: "filesystem"})`)
+	a = e.cont(a.WorkflowID, true)
+	if a.Status != wire.StatusError || !strings.Contains(a.Error, string(pmlerr.NamespaceReserved)) && a.ErrorCode != pmlerr.NamespaceReserved {
+		t.Fatalf("rename into a tool namespace: %+v", a)
 	}
 }
 

@@ -22,6 +22,12 @@ func (p *Workspace) gate(pl *plan, next tools.CallFunc) tools.CallFunc {
 	perms := pl.cfg.Permissions
 	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		g := grantsFrom(ctx)
+		if tool == adminToolID {
+			if err := gateAdmin(perms, g, args); err != nil {
+				return nil, err
+			}
+			return next(ctx, tool, args)
+		}
 		switch perms.Decide(tool) {
 		case approval.Deny:
 			return nil, pmlerr.New(pmlerr.PermissionDenied, "%s is denied by the permissions in %s", tool, ConfigFile).With("tool", tool)

@@ -30,6 +30,9 @@ func denied(perms approval.Permissions, toolIDs []string) error {
 func askItems(perms approval.Permissions, g *grants, toolIDs []string, toolsOf func(string) ([]string, bool)) []approval.Item {
 	var items []approval.Item
 	for _, t := range toolIDs {
+		if t == adminToolID {
+			continue // asked per call, by what it does (gateAdmin)
+		}
 		if perms.Decide(t) == approval.Ask && !g.tool(t) && !allowedThrough(perms, t, toolsOf, 0) {
 			items = append(items, approval.ToolPermissionItem(t))
 		}
