@@ -295,7 +295,15 @@ func (d declarations) Enter(n js.INode) js.IVisitor {
 		}
 	case *js.IndexExpr:
 		if isMCP(n.X) || isMCPNamespace(n.X) {
-			l.unsafe = true // mcp[x], mcp.ns[x], mcp["ns"]: a literal may name the tool
+			if lit, ok := unparen(n.Y).(*js.LiteralExpr); ok && lit.TokenType == js.StringToken {
+				// mcp["org.project.ns"], mcp.ns["action"]: the name of the
+				// tool, which stays as it is.
+				if off := l.offset(lit.Data); off >= 0 {
+					l.keys[off] = true
+				}
+			} else {
+				l.unsafe = true // mcp[x], mcp.ns[x]: a computed name
+			}
 		}
 		if v, ok := n.X.(*js.Var); ok && canon(v) == l.argsVar {
 			if key, ok := stringKey(n.Y); ok && !slices.Contains(l.reads, key) {
@@ -313,18 +321,35 @@ func isMCP(e js.IExpr) bool {
 	return ok && string(v.Data) == "mcp" && canon(v).Decl == js.NoDecl
 }
 
+// isMCPNamespace reports whether e is mcp.ns or mcp["ns"].
 func isMCPNamespace(e js.IExpr) bool {
-	d, ok := unparen(e).(*js.DotExpr)
-	return ok && isMCP(d.X)
+	x, _, ok := memberOf(e)
+	return ok && isMCP(x)
 }
 
-// toolOf names the tool a callee is, "ns:action", or "".
+// memberOf splits a member read by a constant name, x.name or x["name"].
+func memberOf(e js.IExpr) (x js.IExpr, name string, ok bool) {
+	switch e := unparen(e).(type) {
+	case *js.DotExpr:
+		return e.X, dotName(e), true
+	case *js.IndexExpr:
+		if lit, isLit := unparen(e.Y).(*js.LiteralExpr); isLit && lit.TokenType == js.StringToken {
+			name, ok = stringKey(lit)
+			return e.X, name, ok
+		}
+	}
+	return nil, "", false
+}
+
+// toolOf names the tool a callee is, "ns:action", or "": mcp.ns.action, or
+// a qualified name such as mcp["org.project.ns"].action.
 func toolOf(callee js.IExpr) string {
-	d, ok := unparen(callee).(*js.DotExpr)
-	if !ok || !isMCPNamespace(d.X) {
+	nsExpr, action, ok := memberOf(callee)
+	if !ok || !isMCPNamespace(nsExpr) {
 		return ""
 	}
-	return dotName(d.X.(*js.DotExpr)) + ":" + dotName(d)
+	_, ns, _ := memberOf(nsExpr)
+	return ns + ":" + action
 }
 
 // toolArgsPass lifts the literals of tool arguments.

@@ -33,6 +33,13 @@ func TestLiftToolArguments(t *testing.T) {
 			params:   []string{`path="a.txt"`, `limit=3`, `separator=","`},
 		},
 		{
+			name:     "a skill called by its qualified name, and a tool by a quoted action",
+			code:     `const n = await mcp["acme.web.cap"].parse_add_math({data: "[1]"}); const m = await mcp.json["parse"]({data: "[7]"}); return n * 2 + m.length`,
+			variants: []string{`const n = await mcp["acme.web.cap"].parse_add_math({data: "[1,2]"}); const m = await mcp.json["parse"]({data: "[7]"}); return n * 2 + m.length`},
+			want:     `const n = await mcp["acme.web.cap"].parse_add_math({data: args.data}); const m = await mcp.json["parse"]({data: args.data_2}); return n * 2 + m.length`,
+			params:   []string{`data="[1]"`, `data_2="[7]"`},
+		},
+		{
 			name:   "collision with the code's own args",
 			code:   `const a = await mcp.fs.read({path: args.path}); return await mcp.fs.read({path: "z", n: 2})`,
 			want:   `const a = await mcp.fs.read({path: args.path}); return await mcp.fs.read({path: args.path_2, n: 2})`,

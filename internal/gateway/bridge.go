@@ -283,7 +283,7 @@ func (s *Service) discoverCapabilities(ctx context.Context, c Caller) map[string
 		}
 		uses := cp.Uses
 		out[id] = wire.DiscoveredTool{ID: id, Kind: "capability", Description: desc, Routing: cp.Routing,
-			FQDN: e.FQDN(), Owner: registry.Owner(cp.Scope), InputSchema: cp.ArgsSchema, OutputSchema: cp.OutputSchema,
+			FQDN: e.FQDN(), Owner: registry.Owner(cp.Scope), InputSchema: registry.RequireLifted(cp.ArgsSchema), OutputSchema: cp.OutputSchema,
 			Uses: &uses, Undescribed: cp.Description == "" && cp.UsageCount <= 1 && cp.Uses == 0, ToolsUsed: cp.ToolsUsed, SuccessRate: learning.SuccessRate(*cp)}
 	}
 	return out

@@ -75,10 +75,11 @@ func TestLearnedCapabilityTakesItsInputs(t *testing.T) {
 			t.Fatalf("output schema %s", c.OutputSchema)
 		}
 		d := discover(t, s, wire.DiscoverRequest{Name: first.Name})
-		if len(d.Tools) != 1 || !strings.Contains(d.Tools[0].Declaration, "data?: string") || !strings.HasSuffix(d.Tools[0].Declaration, "Promise<string>") {
+		if len(d.Tools) != 1 || !strings.Contains(d.Tools[0].Declaration, "data: string") || strings.Contains(d.Tools[0].Declaration, "ada") ||
+			!strings.HasSuffix(d.Tools[0].Declaration, "Promise<string>") {
 			t.Fatalf("declaration %+v", d.Tools)
 		}
-		a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return [await mcp.cap.parse_upper_string({data: '{"name":"cy"}'}), await mcp.cap.parse_upper_string()]`})
+		a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return [await mcp.cap.parse_upper_string({data: '{"name":"cy"}'}), await mcp.cap.parse_upper_string({data: '{"name":"ada"}'})]`})
 		if a.Status != wire.StatusSuccess || string(a.Result) != `["CY!","ADA!"]` {
 			t.Fatalf("calls: %+v %s", a, a.Result)
 		}
@@ -86,7 +87,7 @@ func TestLearnedCapabilityTakesItsInputs(t *testing.T) {
 		// declaration, and the next call is served.
 		bad := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.cap.parse_upper_string({data: 42})`})
 		wantError(t, bad, pmlerr.ToolError)
-		if !strings.Contains(bad.Error, "invalid arguments") || !strings.Contains(bad.Error, "mcp.cap.parse_upper_string(args?: {") {
+		if !strings.Contains(bad.Error, "invalid arguments") || !strings.Contains(bad.Error, "mcp.cap.parse_upper_string(args: {") {
 			t.Fatalf("validation error: %s", bad.Error)
 		}
 		text, isErr := callTool(t, s, "call", wire.CallRequest{Tool: first.Name, Args: json.RawMessage(`{"data": [1]}`)})
@@ -156,7 +157,7 @@ func TestCapabilityLearnedBeforeIsLiftedAtItsNextRun(t *testing.T) {
 		if !c.ParamsLifted || !strings.Contains(c.Code, "{data: args.data}") || properties(t, c.ArgsSchema)["data"]["default"] != "[1,2,3]" {
 			t.Fatalf("after its next run: %+v", c)
 		}
-		a = gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return [await mcp.cap.double_count({}), await mcp.cap.double_count({data: "[0]"})]`})
+		a = gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return [await mcp.cap.double_count({data: "[1,2,3]"}), await mcp.cap.double_count({data: "[0]"})]`})
 		if a.Status != wire.StatusSuccess || string(a.Result) != "[6,2]" {
 			t.Fatalf("lifted capability: %+v %s", a, a.Result)
 		}
@@ -198,7 +199,7 @@ func TestSharedCapabilityLeaksNoValues(t *testing.T) {
 	a := gatewaytest.Execute(t, other, wire.ExecuteRequest{Code: `return await mcp["acme.web.cap"].count_parts_acme_q3({})`})
 	wantError(t, a, pmlerr.ToolError)
 	seen = append(seen, a.Error)
-	a = gatewaytest.Execute(t, other, wire.ExecuteRequest{Code: `return await mcp["acme.web.cap"].count_parts_acme_q3({text: "x-y-z", separator: "-"})`})
+	a = gatewaytest.Execute(t, other, wire.ExecuteRequest{Code: `return await mcp["acme.web.cap"].count_parts_acme_q3({text: "x-y-z"})`})
 	if a.Status != wire.StatusSuccess || string(a.Result) != "3" {
 		t.Fatalf("other tenant's call: %+v %s", a, a.Result)
 	}

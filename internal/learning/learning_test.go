@@ -71,38 +71,47 @@ func TestParamsSchemaAndExamples(t *testing.T) {
 	}
 }
 
-func TestWithDefaults(t *testing.T) {
-	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","default":"a.json"},"n":{"type":"integer"}}}`)
-	for in, want := range map[string]string{
-		``:                   `{"path":"a.json"}`,
-		`null`:               `{"path":"a.json"}`,
-		`{"n":1}`:            `{"n":1,"path":"a.json"}`,
-		`{"path":"b"}`:       `{"path":"b"}`,
-		`[1]`:                `[1]`,
-		`{"path":null}`:      `{"path":null}`,
-		`{"n":1,"path":"c"}`: `{"n":1,"path":"c"}`,
-	} {
-		if got := string(WithDefaults(schema, json.RawMessage(in))); got != want {
-			t.Errorf("WithDefaults(%s) = %s, want %s", in, got, want)
-		}
-	}
-}
-
+// A skill checks its arguments like a tool (issue 39 item 5): a lifted
+// parameter is required (its first value is an example), an unknown field is
+// refused with the nearest name and the declaration, a wrong type too, a
+// default the code gives itself stays optional; the next call is served.
 func TestCallArgs(t *testing.T) {
-	c := store.Capability{ArgsSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","default":"a.json"}}}`),
+	c := store.Capability{ArgsSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","default":"a.json","examples":["a.json","b.json"]},"n":{"type":"integer","default":1}}}`),
 		OutputSchema: json.RawMessage(`{"type":"integer"}`)}
 	v := tools.NewValidator()
-	args, err := CallArgs(v, "cap:count", c, nil)
-	if err != nil || string(args) != `{"path":"a.json"}` {
-		t.Fatalf("no arguments: %s %v", args, err)
+	for in, want := range map[string]string{
+		``:                        `missing required field "path"`,
+		`{}`:                      `missing required field "path"`,
+		`{"n": 2}`:                `missing required field "path"`,
+		`{"file": "c.json"}`:      `unknown field(s) "file"`,
+		`{"pth": "c.json"}`:       `unknown field(s) "pth"; did you mean "path"?`,
+		`{"path": 3}`:             `field "path"`,
+		`{"path": "c", "x": "y"}`: `unknown field(s) "x"`,
+	} {
+		_, err := CallArgs(v, "cap:count", c, json.RawMessage(in))
+		pe, ok := pmlerr.As(err)
+		if !ok || pe.Code != pmlerr.ToolError || !strings.Contains(pe.Message, want) ||
+			!strings.Contains(pe.Message, "mcp.cap.count(args: {") || pe.Details["declaration"] == nil {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
 	}
-	_, err = CallArgs(v, "cap:count", c, json.RawMessage(`{"path": 3}`))
-	pe, ok := pmlerr.As(err)
-	if !ok || pe.Code != pmlerr.ToolError || !strings.Contains(pe.Message, "mcp.cap.count(args?: {") || pe.Details["declaration"] == nil {
-		t.Fatalf("a number for a string: %v", err)
+	for _, ok := range []string{`{"path": "b"}`, `{"path": "c.json", "n": 3}`} {
+		if args, err := CallArgs(v, "cap:count", c, json.RawMessage(ok)); err != nil || string(args) != ok {
+			t.Fatalf("%s: %s %v", ok, args, err)
+		}
 	}
-	if args, err := CallArgs(v, "cap:count", c, json.RawMessage(`{"path": "b"}`)); err != nil || string(args) != `{"path": "b"}` {
-		t.Fatalf("the next call: %s %v", args, err)
+	// Code that never reads args takes no field; code that reads it whole
+	// takes any.
+	none := store.Capability{}
+	if _, err := CallArgs(v, "cap:fixed", none, json.RawMessage(`{"file": "c.json"}`)); err == nil || !strings.Contains(err.Error(), "it takes no arguments") {
+		t.Fatalf("a field for code that reads none: %v", err)
+	}
+	if _, err := CallArgs(v, "cap:fixed", none, json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	whole := store.Capability{ArgsSchema: json.RawMessage(`{"type":"object"}`)}
+	if _, err := CallArgs(v, "cap:whole", whole, json.RawMessage(`{"any": 1}`)); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -2,6 +2,8 @@ package registry
 
 import (
 	"encoding/json"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -20,6 +22,7 @@ import (
 // schema stored before that rule is cleaned here.
 func ViewFor(c store.Capability, viewer store.Scope, flag func(string) string) store.Capability {
 	if c.Scope == viewer {
+		c.ArgsSchema = RequireLifted(c.ArgsSchema)
 		return c
 	}
 	c.OutputSchema = outputtype.Clean(c.OutputSchema, flag)
@@ -64,6 +67,47 @@ func ViewFor(c store.Capability, viewer store.Scope, flag func(string) string) s
 	c.ArgsSchema, _ = json.Marshal(s)
 	c.Description = desc
 	return c
+}
+
+// RequireLifted is a capability's input schema as callers see it, its
+// owner too: a parameter learning lifted out of the runs' values (it has a
+// default and examples) is required, and the value of the run it was learned
+// from is an example, never a silent default (docs/how-it-works.md "Learned
+// capabilities"). A default the code itself gives (`args.n ?? 1`) stays:
+// the code handles the argument's absence. The stored schema keeps the
+// default, which learning reads back as the first run.
+func RequireLifted(raw json.RawMessage) json.RawMessage {
+	var s map[string]any
+	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil || s == nil {
+		return raw
+	}
+	props, _ := s["properties"].(map[string]any)
+	req, _ := s["required"].([]any)
+	changed := false
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		p, _ := props[name].(map[string]any)
+		def, lifted := p["default"]
+		if _, hasExamples := p["examples"]; !lifted || !hasExamples {
+			continue
+		}
+		if ex, _ := p["examples"].([]any); !slices.ContainsFunc(ex, func(x any) bool { return reflect.DeepEqual(x, def) }) {
+			p["examples"] = append([]any{def}, ex...)
+		}
+		delete(p, "default")
+		if !slices.Contains(req, any(name)) {
+			req = append(req, name)
+		}
+		changed = true
+	}
+	if !changed {
+		return raw
+	}
+	s["required"] = req
+	out, err := json.Marshal(s)
+	if err != nil {
+		return raw
+	}
+	return out
 }
 
 // ownerValues are the default and examples of a property, as text.

@@ -375,15 +375,18 @@ func TestLocalCapabilityTakesItsInputs(t *testing.T) {
 	e.learnLocal(strings.Replace(run, "%q", `"note.txt"`, 1), "shout one file")
 	e.learnLocal(strings.Replace(run, "%q", `"other.txt"`, 1), "shout one file")
 	e.service().Learner().Wait()
-	a := e.exec(`return [await mcp.cap.shout_file({ path: "other.txt" }), await mcp.cap.shout_file()]`)
+	a := e.exec(`return [await mcp.cap.shout_file({ path: "other.txt" }), await mcp.cap.shout_file({ path: "note.txt" })]`)
 	wantStatus(t, a, wire.StatusSuccess)
 	if string(a.Result) != `["WORLD!","HELLO!"]` {
 		t.Fatalf("%s", a.Result)
 	}
-	bad := e.exec(`return await mcp.cap.shout_file({ path: ["note.txt"] })`)
-	if bad.Status != wire.StatusError || bad.ErrorCode != pmlerr.ToolError ||
-		!strings.Contains(bad.Error, "invalid arguments") || !strings.Contains(bad.Error, "mcp.cap.shout_file(args?: {") {
-		t.Fatalf("bad arguments: %+v", bad)
+	// A past run's value is never a silent default.
+	for _, args := range []string{`{ path: ["note.txt"] }`, ``, `{}`} {
+		bad := e.exec(`return await mcp.cap.shout_file(` + args + `)`)
+		if bad.Status != wire.StatusError || bad.ErrorCode != pmlerr.ToolError ||
+			!strings.Contains(bad.Error, "invalid arguments") || !strings.Contains(bad.Error, "mcp.cap.shout_file(args: {") {
+			t.Fatalf("arguments %s: %+v", args, bad)
+		}
 	}
 	wantStatus(t, e.exec(`return await mcp.cap.shout_file({ path: "note.txt" })`), wire.StatusSuccess)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/testfixture"
@@ -132,5 +133,67 @@ func TestRenameAndForgetFromCode(t *testing.T) {
 	wantLocal(t, admin(`{action: "forget", target: "cap:count_items"}`), nil)
 	if a := p.execute(t, `return await mcp.cap.count_items({path: "a.json"})`); a.Status == wire.StatusSuccess {
 		t.Fatalf("a forgotten skill ran: %+v", a)
+	}
+}
+
+// A skill checks its arguments like a tool (issue 39 item 5): learned from
+// runs on a.json and b.json, a misspelt field, an unknown one and none at
+// all are refused with the declaration (never the first run's answer), and
+// the next call is served; a skill built on a skill called by its qualified
+// name lifts that call's arguments like any other.
+func TestSkillChecksItsArguments(t *testing.T) {
+	g := startGateway(t, gateway.Options{})
+	ws := testfixture.Workspace(t, nil)
+	testfixture.WriteFile(t, ws, ".pml.json", `{"version": "1", "permissions": {"allow": ["filesystem", "json", "acme.web.cap"]}}`)
+	testfixture.WriteFile(t, ws, "a.json", `{"items": [1, 2]}`)
+	testfixture.WriteFile(t, ws, "b.json", `{"items": [3]}`)
+	testfixture.WriteFile(t, ws, "c.json", `{"items": [4, 5, 6]}`)
+	p := startStdio(t, ws, gatewayEnv(g))
+	const code = `const t = await mcp.filesystem.read_file({path: %q}); const d = await mcp.json.parse({data: t}); return d.items.length`
+	var name string
+	for _, path := range []string{"a.json", "b.json"} {
+		a := p.executeReq(t, wire.ExecuteRequest{Code: sprintf(code, path), Intent: "read and parse a json file"})
+		wantLocal(t, a, nil)
+		name = a.Capability.Name
+	}
+	call := func(args string) wire.Answer { return p.execute(t, `return await mcp.`+strings.Replace(name, ":", ".", 1)+`(`+args+`)`) }
+	for args, want := range map[string]string{
+		`{file: "c.json"}`: `unknown field(s) "file"`,
+		`{pth: "c.json"}`:  `did you mean "path"?`,
+		`{}`:               `missing required field "path"`,
+		`{path: 3}`:        `field "path"`,
+	} {
+		a := call(args)
+		if a.Status != wire.StatusError || !strings.Contains(a.Error, want) || !strings.Contains(a.Error, "path: string") {
+			t.Fatalf("%s: %+v", args, a)
+		}
+	}
+	var n int
+	wantLocal(t, call(`{path: "c.json"}`), &n)
+	if n != 3 {
+		t.Fatalf("c.json counted %d", n)
+	}
+
+	// A skill built on a skill called by its qualified name.
+	inner := gatewaytest.Execute(t, g.Connect(t, g.Key, false), wire.ExecuteRequest{Code: `const p = await mcp.json.parse({data: "[1, 2]"}); return p.length + 100`})
+	if inner.Capability == nil {
+		t.Fatalf("the inner skill: %+v", inner)
+	}
+	_, action, _ := strings.Cut(inner.Capability.Name, ":")
+	const outer = `const n = await mcp["acme.web.cap"].%s({data: %q}); return n * 2`
+	var outerName string
+	for _, data := range []string{"[1]", "[1, 2]"} {
+		a := p.executeReq(t, wire.ExecuteRequest{Code: sprintf(strings.Replace(outer, "%s", action, 1), data), Intent: "double the count of a json list"})
+		wantSuccess(t, a, nil)
+		outerName = a.Capability.Name
+	}
+	d := p.discover(t, wire.DiscoverRequest{Name: outerName}).Tools
+	if len(d) != 1 || !strings.Contains(d[0].Declaration, "data: string") {
+		t.Fatalf("the skill built on a qualified call: %+v", d)
+	}
+	var got int
+	wantSuccess(t, p.execute(t, `return await mcp.`+strings.Replace(outerName, ":", ".", 1)+`({data: "[5, 6, 7]"})`), &got)
+	if got != 2*(3+100) {
+		t.Fatalf("with a new input: %d", got)
 	}
 }
