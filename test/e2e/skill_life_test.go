@@ -156,7 +156,9 @@ func TestSkillChecksItsArguments(t *testing.T) {
 		wantLocal(t, a, nil)
 		name = a.Capability.Name
 	}
-	call := func(args string) wire.Answer { return p.execute(t, `return await mcp.`+strings.Replace(name, ":", ".", 1)+`(`+args+`)`) }
+	call := func(args string) wire.Answer {
+		return p.execute(t, `return await mcp.`+strings.Replace(name, ":", ".", 1)+`(`+args+`)`)
+	}
 	for args, want := range map[string]string{
 		`{file: "c.json"}`: `unknown field(s) "file"`,
 		`{pth: "c.json"}`:  `did you mean "path"?`,
