@@ -358,6 +358,22 @@ type Store interface {
 	ListKeys(ctx context.Context, scope Scope) ([]APIKey, error)
 	DeleteKey(ctx context.Context, scope Scope, id string) error
 
+	// Approvals of other orgs' skills for clients without a package
+	// (docs/security.md "Tenants and names"). ApproveSkill keeps scope's
+	// approval of the version fqdn (again: unchanged); ApprovedSkills
+	// answers which of fqdns scope approved; SkillApprovals lists scope's,
+	// newest first; RevokeSkill deletes one (none: ErrNotFound).
+	ApproveSkill(ctx context.Context, scope Scope, a SkillApproval) error
+	ApprovedSkills(ctx context.Context, scope Scope, fqdns []string) (map[string]bool, error)
+	SkillApprovals(ctx context.Context, scope Scope) ([]SkillApproval, error)
+	RevokeSkill(ctx context.Context, scope Scope, fqdn string) error
+	// PutPendingRun keeps a run waiting for an approval under id, dropping
+	// scope's runs older than MaxPendingAge and past MaxPendingRuns;
+	// TakePendingRun returns and deletes it (once: a second take, another
+	// scope's id or an expired one is ErrNotFound).
+	PutPendingRun(ctx context.Context, scope Scope, id string, payload []byte) error
+	TakePendingRun(ctx context.Context, scope Scope, id string) ([]byte, error)
+
 	// Capabilities. SaveCapability inserts c, or, when c.Scope already has a
 	// capability with the same CodeHash, increments its UsageCount and returns
 	// that one unchanged otherwise (deduplication by code hash).
@@ -465,3 +481,16 @@ type Store interface {
 	Ping(ctx context.Context) error
 	Close() error
 }
+
+// SkillApproval is a kept approval of one version of another org's skill.
+type SkillApproval struct {
+	FQDN       string    `json:"fqdn"` // five-part: that version only
+	ApprovedBy string    `json:"approved_by"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Bounds of the runs waiting for an approval at the gateway.
+const (
+	MaxPendingAge  = time.Hour
+	MaxPendingRuns = 100 // per scope
+)

@@ -27,6 +27,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Learning", runLearning},
 		{"Global", runGlobal},
 		{"Relevance", runRelevance},
+		{"SkillApprovals", runSkillApprovals},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
