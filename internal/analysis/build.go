@@ -127,7 +127,7 @@ func (a *Analysis) finish(b *builder) {
 	a.Structure = StaticStructure{Nodes: nonNil(e.nodes), Edges: nonNil(e.edges)}
 	a.Tools = nonNil(b.tools)
 	a.Dynamic = b.dynamic
-	a.ArgsSchema = schemaJSON(b.schema)
+	a.ArgsSchema = schemaJSON(b.schema, b.argsRefs > b.argsReads)
 }
 
 // taskIDs names tasks by their ids.

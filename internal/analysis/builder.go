@@ -70,6 +70,11 @@ type builder struct {
 	label   string // branch label of cur that new nodes go under
 
 	schema *argNode
+	// argsRefs counts the references to args, argsReads those that only
+	// read one of its properties by name: more references than reads
+	// means the code uses args as a whole (JSON.stringify(args), args[k]),
+	// so its schema stays open to any field.
+	argsRefs, argsReads int
 }
 
 func newBuilder(argsVar *js.Var) *builder {

@@ -128,6 +128,7 @@ func (b *builder) newExpr(e *js.NewExpr) val {
 func (b *builder) variable(v *js.Var) val {
 	v = canon(v)
 	if v == b.argsVar {
+		b.argsRefs++
 		return val{args: true}
 	}
 	if known, ok := b.vars[v]; ok {
@@ -166,6 +167,9 @@ func (b *builder) member(x val, name string, optional bool) val {
 		}
 		return val{}
 	case x.args:
+		if len(x.path) == 0 {
+			b.argsReads++
+		}
 		if optional && len(x.path) > 0 {
 			b.argNode(x.path).optional = true
 		}

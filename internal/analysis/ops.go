@@ -37,6 +37,9 @@ func (b *builder) binary(e *js.BinaryExpr) val {
 		x := b.eval(e.X)
 		y := b.evalExpr(e.Y) // `"fs" in mcp` only probes
 		if key, ok := stringKey(e.X); ok && y.args {
+			if len(y.path) == 0 {
+				b.argsReads++ // "key" in args: a read by name
+			}
 			b.argNode(append(y.path[:len(y.path):len(y.path)], key)).optional = true
 		} else if y.args {
 			b.argNode(y.path) // used beyond what we can list: the schema stays open

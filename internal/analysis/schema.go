@@ -61,12 +61,22 @@ func (n *argNode) setDefault(v any) {
 }
 
 // schemaJSON renders the inferred schema; nil when args is never used.
-func schemaJSON(root *argNode) json.RawMessage {
-	if root == nil {
+// whole says the code also uses args as a whole: the schema then takes any
+// other field (additionalProperties), where otherwise a field the code never
+// reads is refused (docs/how-it-works.md "Learned capabilities").
+func schemaJSON(root *argNode, whole bool) json.RawMessage {
+	if root == nil && !whole {
 		return nil
 	}
+	if root == nil {
+		root = &argNode{}
+	}
 	root.types = []string{"object"}
-	return appendJSON(nil, root.schema())
+	s := root.schema()
+	if whole {
+		s = append(s, member{"additionalProperties", true})
+	}
+	return appendJSON(nil, s)
 }
 
 // schema renders n as a JSON Schema object, keys in a stable order and

@@ -26,7 +26,9 @@ func TestArgsSchema(t *testing.T) {
 			`{"type":"object","properties":{"mode":{"type":"string"},"level":{"type":"number"},"flag":{"type":"boolean"},"neg":{"type":"number"}},"required":["mode","level","flag","neg"]}`},
 		{"length is not a property", "return args.items.length",
 			`{"type":"object","properties":{"items":{}},"required":["items"]}`},
-		{"whole args", "return await mcp.a.b(args)", `{"type":"object"}`},
+		{"whole args", "return await mcp.a.b(args)", `{"type":"object","additionalProperties":true}`},
+		{"whole args beside a read", "const n = args.n; return JSON.stringify(args) + n", `{"type":"object","properties":{"n":{}},"required":["n"],"additionalProperties":true}`},
+		{"destructured", "const {a, b} = args; return a + b", `{"type":"object","properties":{"a":{},"b":{}},"required":["a","b"]}`},
 		{"used in a tool call", "await mcp.fs.read({ path: args.path as string })",
 			`{"type":"object","properties":{"path":{}},"required":["path"]}`},
 	}

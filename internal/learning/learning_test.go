@@ -71,6 +71,23 @@ func TestParamsSchemaAndExamples(t *testing.T) {
 	}
 }
 
+func TestWithDefaults(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","default":"a.json"},"n":{"type":"integer"}}}`)
+	for in, want := range map[string]string{
+		``:                   `{"path":"a.json"}`,
+		`null`:               `{"path":"a.json"}`,
+		`{"n":1}`:            `{"n":1,"path":"a.json"}`,
+		`{"path":"b"}`:       `{"path":"b"}`,
+		`[1]`:                `[1]`,
+		`{"path":null}`:      `{"path":null}`,
+		`{"n":1,"path":"c"}`: `{"n":1,"path":"c"}`,
+	} {
+		if got := string(WithDefaults(schema, json.RawMessage(in))); got != want {
+			t.Errorf("WithDefaults(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
 // A skill checks its arguments like a tool (issue 39 item 5): a lifted
 // parameter is required (its first value is an example), an unknown field is
 // refused with the nearest name and the declaration, a wrong type too, a
@@ -95,9 +112,9 @@ func TestCallArgs(t *testing.T) {
 			t.Errorf("%s: %v, want %q", in, err, want)
 		}
 	}
-	for _, ok := range []string{`{"path": "b"}`, `{"path": "c.json", "n": 3}`} {
-		if args, err := CallArgs(v, "cap:count", c, json.RawMessage(ok)); err != nil || string(args) != ok {
-			t.Fatalf("%s: %s %v", ok, args, err)
+	for in, want := range map[string]string{`{"path": "b"}`: `{"n":1,"path":"b"}`, `{"path": "c.json", "n": 3}`: `{"path": "c.json", "n": 3}`} {
+		if args, err := CallArgs(v, "cap:count", c, json.RawMessage(in)); err != nil || string(args) != want {
+			t.Fatalf("%s: %s %v", in, args, err)
 		}
 	}
 	// Code that never reads args takes no field; code that reads it whole

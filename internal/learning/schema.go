@@ -98,6 +98,43 @@ func addExamples(raw json.RawMessage, params []analysis.Param) json.RawMessage {
 	return outputtype.Encode(s)
 }
 
+// WithDefaults fills the top-level properties args leaves out with their
+// schema defaults: a capability called with no arguments repeats its first
+// run. args that is not a JSON object is returned as it is, for the
+// validation to refuse.
+func WithDefaults(raw, args json.RawMessage) json.RawMessage {
+	props := outputtype.ObjectOf(outputtype.Decode(raw)["properties"])
+	if len(props) == 0 {
+		return args
+	}
+	var given map[string]json.RawMessage
+	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		given = map[string]json.RawMessage{}
+	} else if json.Unmarshal(t, &given) != nil || given == nil {
+		return args
+	}
+	changed := false
+	for name, p := range props {
+		def, ok := outputtype.ObjectOf(p)["default"]
+		if _, set := given[name]; set || !ok {
+			continue
+		}
+		b, err := json.Marshal(def)
+		if err != nil {
+			continue
+		}
+		given[name], changed = b, true
+	}
+	if !changed {
+		return args
+	}
+	out, err := json.Marshal(given)
+	if err != nil {
+		return args
+	}
+	return out
+}
+
 func jsonValue(raw []byte) any {
 	var v any
 	_ = json.Unmarshal(raw, &v)
@@ -112,10 +149,10 @@ func sameValue(a, b any) bool {
 
 // CallArgs checks the arguments of one call of capability c, as the caller
 // sees it (registry.ViewFor), called by id, as a tool's are checked: an
-// unknown field is refused with the nearest known name, a parameter learned
-// from the runs' values is required (registry.RequireLifted: a past run's
-// value is never a silent default), and a value of the wrong type is
-// refused. A mismatch is TOOL_ERROR "invalid arguments" that carries the
+// unknown field is refused with the nearest known name, a parameter whose
+// value varied across the runs is required (registry.RequireLifted: a past
+// run's value is never a silent default), one that never varied takes its
+// value when left out, and a value of the wrong type is refused. A mismatch is TOOL_ERROR "invalid arguments" that carries the
 // capability's declaration, so the caller can fix the call.
 func CallArgs(v *tools.Validator, id string, c store.Capability, args json.RawMessage) (json.RawMessage, error) {
 	schema := registry.RequireLifted(c.ArgsSchema)
@@ -127,6 +164,7 @@ func CallArgs(v *tools.Validator, id string, c store.Capability, args json.RawMe
 	if msg := unknownArgs(schema, args); msg != "" {
 		return nil, refuse(msg)
 	}
+	args = WithDefaults(schema, args) // values that never varied
 	if len(schema) == 0 {
 		return args, nil
 	}

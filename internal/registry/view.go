@@ -70,12 +70,13 @@ func ViewFor(c store.Capability, viewer store.Scope, flag func(string) string) s
 }
 
 // RequireLifted is a capability's input schema as callers see it, its
-// owner too: a parameter learning lifted out of the runs' values (it has a
-// default and examples) is required, and the value of the run it was learned
-// from is an example, never a silent default (docs/how-it-works.md "Learned
-// capabilities"). A default the code itself gives (`args.n ?? 1`) stays:
-// the code handles the argument's absence. The stored schema keeps the
-// default, which learning reads back as the first run.
+// owner too: a parameter learning lifted out of the runs' values whose value
+// varied across them (it has a default and two examples or more) is
+// required, and the value of the run it was learned from is an example,
+// never a silent default (docs/how-it-works.md "Learned capabilities"). A
+// lifted value that never varied keeps its default, as does a default the
+// code itself gives (`args.n ?? 1`). The stored schema keeps the default,
+// which learning reads back as the first run.
 func RequireLifted(raw json.RawMessage) json.RawMessage {
 	var s map[string]any
 	if len(raw) == 0 || json.Unmarshal(raw, &s) != nil || s == nil {
@@ -87,12 +88,14 @@ func RequireLifted(raw json.RawMessage) json.RawMessage {
 	for _, name := range slices.Sorted(maps.Keys(props)) {
 		p, _ := props[name].(map[string]any)
 		def, lifted := p["default"]
-		if _, hasExamples := p["examples"]; !lifted || !hasExamples {
+		ex, _ := p["examples"].([]any)
+		if !slices.ContainsFunc(ex, func(x any) bool { return reflect.DeepEqual(x, def) }) {
+			ex = append([]any{def}, ex...)
+		}
+		if !lifted || len(ex) < 2 {
 			continue
 		}
-		if ex, _ := p["examples"].([]any); !slices.ContainsFunc(ex, func(x any) bool { return reflect.DeepEqual(x, def) }) {
-			p["examples"] = append([]any{def}, ex...)
-		}
+		p["examples"] = ex
 		delete(p, "default")
 		if !slices.Contains(req, any(name)) {
 			req = append(req, name)

@@ -96,7 +96,7 @@ func TestNestedSkillIsPinned(t *testing.T) {
 	publish(outer.Name)
 	_, outerAction, _ := strings.Cut(outer.Name, ":")
 
-	call := `return await mcp["acme.web.cap"].` + outerAction + `({})`
+	call := `return await mcp["acme.web.cap"].` + outerAction + `({data: "[1, 2]"})`
 	var got float64
 	ans, _ := g.exec(wsB, beta, call)
 	wantSuccess(t, ans, &got)
