@@ -116,7 +116,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 		"connections without a valid key held at once; past it the oldest is closed")
 	cmd.Flags().IntVar(&bodyBufferMiB, "body-buffer-mib", gateway.DefaultMaxBufferedBytes>>20,
 		"MiB of request bodies held in memory at once; past it requests wait, then get 503")
-	cmd.AddCommand(newKeyCmd())
+	cmd.AddCommand(newKeyCmd(), newApprovalsCmd())
 	return cmd
 }
 
@@ -163,6 +163,58 @@ func newKeyCmd() *cobra.Command {
 	_ = create.MarkFlagRequired("project")
 	key.AddCommand(create)
 	return key
+}
+
+// newApprovalsCmd lists and revokes what projects approved of other orgs'
+// skills through clients without a package (docs/security.md "Tenants and
+// names").
+func newApprovalsCmd() *cobra.Command {
+	approvals := &cobra.Command{Use: "approvals", Short: "list or revoke a project's kept approvals of other orgs' skills"}
+	var db, org, project string
+	withStore := func(cmd *cobra.Command, run func(store.Store) error) error {
+		st, err := storeopen.Open(cmd.Context(), db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		return run(st)
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "list the versions a project approved, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStore(cmd, func(st store.Store) error {
+				out, err := gateway.SkillApprovals(cmd.Context(), st, store.Scope{Org: org, Project: project})
+				if err != nil {
+					return err
+				}
+				for _, a := range out {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\t%s\n", a.FQDN, a.CreatedAt.UTC().Format(time.RFC3339), a.ApprovedBy)
+				}
+				return nil
+			})
+		},
+	}
+	revoke := &cobra.Command{
+		Use:   "revoke FQDN",
+		Short: "revoke a project's approval of one version: its next run asks again",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd, func(st store.Store) error {
+				return gateway.RevokeSkillApproval(cmd.Context(), st, store.Scope{Org: org, Project: project}, args[0])
+			})
+		},
+	}
+	for _, c := range []*cobra.Command{list, revoke} {
+		c.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
+		c.Flags().StringVar(&org, "org", "", "organisation (required)")
+		c.Flags().StringVar(&project, "project", "", "project (required)")
+		_ = c.MarkFlagRequired("org")
+		_ = c.MarkFlagRequired("project")
+		approvals.AddCommand(c)
+	}
+	return approvals
 }
 
 // metricsListener is where /metrics is served: an address, or "off".

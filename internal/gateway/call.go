@@ -39,6 +39,9 @@ func (s *Service) Call(ctx context.Context, c Caller, req wire.CallRequest) (jso
 			c.Pins[req.Tool] = req.Pin
 		}
 	}
+	if err := s.callForeignCheck(ctx, &c, req.Tool); err != nil {
+		return nil, err
+	}
 	// A direct call is one RPC: it gets the per-call bound.
 	ctx, cancel := context.WithTimeout(ctx, s.rpcTimeout())
 	defer cancel()

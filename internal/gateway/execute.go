@@ -21,13 +21,16 @@ const InstallCommand = "go install github.com/pml-go/pml/cmd/pml@latest && pml i
 // it here when every tool is server-routed (docs/architecture.md).
 func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest) wire.Answer {
 	start := time.Now()
-	workflowID := newID()
 	if cw := req.ContinueWorkflow; cw != nil {
-		// Approvals are held by the package that asked for them; one that reaches
-		// the gateway has nothing to continue.
-		return s.fail(start, "server", wire.ErrorAnswer(pmlerr.New(pmlerr.WorkflowNotFound,
-			"workflow %q is not pending here: approvals are continued by the PML package that asked for them", cw.WorkflowID), cw.WorkflowID))
+		// A package continues the approvals it asked for itself; the gateway
+		// holds only those it asked a package-less client for.
+		return s.continueForeign(ctx, c, cw, start)
 	}
+	return s.run(ctx, c, req, newID(), start)
+}
+
+// run analyses, plans and runs req (Execute).
+func (s *Service) run(ctx context.Context, c Caller, req wire.ExecuteRequest, workflowID string, start time.Time) wire.Answer {
 	an, err := s.analyzer.Analyze(req.Code)
 	if err != nil {
 		return s.fail(start, "server", wire.ErrorAnswer(err, workflowID))
@@ -58,6 +61,9 @@ func (s *Service) Execute(ctx context.Context, c Caller, req wire.ExecuteRequest
 	}
 	if err := s.checkServerTools(ctx, c, an.Tools); err != nil {
 		return s.fail(start, "server", wire.ErrorAnswer(err, workflowID))
+	}
+	if ans, ok := s.approveForeign(ctx, &c, req, an.Tools, workflowID); !ok {
+		return ans
 	}
 	out := s.runner.Run(ctx, runner.Job{
 		Tenant:     c.tenant(),

@@ -179,7 +179,7 @@ func TestSharedCapabilityLeaksNoValues(t *testing.T) {
 	}
 	g.Service.Learner().Wait()
 	otherKey := g.NewKey(t, store.Scope{Org: "globex", Project: "web"})
-	other := g.Connect(t, otherKey, false)
+	other := g.Connect(t, otherKey, true) // a package: it pinned and approved the version itself
 	qualified := "acme.web.cap:count_parts_acme_q3"
 
 	var seen []string

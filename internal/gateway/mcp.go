@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/textcut"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -17,7 +18,7 @@ func (s *Service) NewMCPServer() *mcp.Server {
 		func(ctx context.Context, req *mcp.CallToolRequest, er wire.ExecuteRequest) *mcp.CallToolResult {
 			ctx, release := s.requestScoped(ctx, req)
 			defer release()
-			return wire.AnswerResult(s.Execute(withRequestedTraceID(ctx, req), callerOf(req), er))
+			return s.executeResult(withRequestedTraceID(ctx, req), req, er)
 		},
 		func(ctx context.Context, req *mcp.CallToolRequest, dr wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
 			ctx, release := s.requestScoped(ctx, req)
@@ -91,3 +92,28 @@ func requestedTraceID(ctx context.Context) string {
 	id, _ := ctx.Value(requestedTraceIDKey{}).(string)
 	return id
 }
+
+// executeResult answers an execute that came over MCP. An approval the
+// gateway asks a package-less client for (approveForeign) goes to the
+// person through the client's elicitation when it declares it: the result
+// asks for the approval form and the client calls again with the answer
+// (the SDK sends elicitation/create to clients that predate input
+// requests); otherwise the answer is approval_required, continued with
+// continue_workflow.
+func (s *Service) executeResult(ctx context.Context, req *mcp.CallToolRequest, er wire.ExecuteRequest) *mcp.CallToolResult {
+	if req.Params.RequestState != "" {
+		er = wire.FormContinue(er.Code, req.Params.RequestState, req.Params.InputResponses[wire.ApprovalInput])
+	}
+	ans := s.Execute(ctx, callerOf(req), er)
+	if ans.Status != wire.StatusApprovalRequired || !wire.CanElicit(req.Session) {
+		return wire.AnswerResult(ans)
+	}
+	msg := "PML needs your approval to run this code.\n\n" + ans.Description + "\n\nThe code:\n" + textcut.Prefix(er.Code, maxFormCode)
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{wire.ApprovalInput: wire.ApprovalForm(msg, "Always approve this version for this project")},
+		RequestState:  ans.WorkflowID,
+	}
+}
+
+// maxFormCode bounds the code shown in an approval form.
+const maxFormCode = 4000

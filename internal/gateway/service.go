@@ -215,6 +215,10 @@ type Caller struct {
 	// Pins are the versions of other orgs' capabilities this run may call
 	// (wire.ExecuteOptions.Pins): qualified tool id → five-part FQDN.
 	Pins map[string]string
+	// approvedOnce are the versions of other orgs' skills the person
+	// approved for this one run (continueForeign): never what a client
+	// sends, which could otherwise approve itself.
+	approvedOnce []string
 }
 
 // tenant names the caller's scope for admission.

@@ -115,7 +115,7 @@ func TestClientNamespacesHeaderBounds(t *testing.T) {
 // for the caller's project and org, qualified for another org's public one.
 func TestDiscoverLabelsOwners(t *testing.T) {
 	g := startRegistry(t)
-	acme := g.Connect(t, g.Key, false)
+	acme := g.Connect(t, g.Key, true) // a package: it approves other orgs' skills itself
 	own := learn(t, acme, sumCode, "Sum two numbers")
 	sibling := g.Connect(t, g.NewKey(t, store.Scope{Org: "acme", Project: "api"}), false)
 	shared := learn(t, sibling, "return 'from api ' + await mcp.math.add({a: 1, b: 1})", "api hello")

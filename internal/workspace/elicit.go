@@ -31,17 +31,6 @@ const (
 
 var approvalFlows = []string{ApprovalsElicitation, ApprovalsElicitationPreferred, ApprovalsAgent}
 
-// approvalInput is the id of the approval form among a result's input
-// requests.
-const approvalInput = "pml_approval"
-
-// The choices of the approval form.
-const (
-	choiceApprove = "approve"
-	choiceAlways  = "always"
-	choiceDeny    = "deny"
-)
-
 // executeResult answers an execute that came over MCP. An approval the run
 // needs goes to the person through the AI client's elicitation when the
 // client can elicit: the result asks for the approval form, and the client
@@ -53,7 +42,7 @@ const (
 func (p *Workspace) executeResult(ctx context.Context, req *mcp.CallToolRequest, er wire.ExecuteRequest) *mcp.CallToolResult {
 	answered := req.Params.RequestState != ""
 	if answered {
-		er = formContinue(er.Code, req.Params.RequestState, req.Params.InputResponses[approvalInput])
+		er = wire.FormContinue(er.Code, req.Params.RequestState, req.Params.InputResponses[wire.ApprovalInput])
 	}
 	ans := p.Execute(ctx, er)
 	if ans.Status != wire.StatusApprovalRequired {
@@ -71,9 +60,9 @@ func (p *Workspace) executeResult(ctx context.Context, req *mcp.CallToolRequest,
 			return wire.AnswerResult(stop)
 		}
 	}
-	if canElicit(req.Session) {
+	if wire.CanElicit(req.Session) {
 		return &mcp.CallToolResult{
-			InputRequests: mcp.InputRequestMap{approvalInput: p.approvalForm(er.Code, ans)},
+			InputRequests: mcp.InputRequestMap{wire.ApprovalInput: p.approvalForm(er.Code, ans)},
 			RequestState:  ans.WorkflowID,
 		}
 	}
@@ -87,37 +76,10 @@ func (p *Workspace) executeResult(ctx context.Context, req *mcp.CallToolRequest,
 	return wire.AnswerResult(ans)
 }
 
-// formContinue is the continue_workflow that the person's answer to the
-// approval form of workflow id stands for. Anything but an accepted
-// approve or always declines.
-func formContinue(code, id string, resp mcp.InputResponse) wire.ExecuteRequest {
-	decision := choiceDeny
-	if r, ok := resp.(*mcp.ElicitResult); ok && r.Action == "accept" {
-		decision, _ = r.Content["decision"].(string)
-	}
-	approved := decision == choiceApprove || decision == choiceAlways
-	return wire.ExecuteRequest{Code: code, ContinueWorkflow: &wire.ContinueWorkflow{
-		WorkflowID: id, Approved: wire.Bool(approved), Always: decision == choiceAlways}}
-}
-
 // dropWorkflow declines a workflow nobody will continue, so a run parked
 // under it ends now.
 func (p *Workspace) dropWorkflow(ctx context.Context, id string) {
 	p.Execute(ctx, wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: id, Approved: wire.Bool(false)}})
-}
-
-// canElicit reports whether the client of s declared form-mode elicitation.
-func canElicit(s *mcp.ServerSession) bool {
-	if s == nil {
-		return false
-	}
-	ip := s.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return false
-	}
-	// A client that names only URL mode cannot show a form.
-	e := ip.Capabilities.Elicitation
-	return e.Form != nil || e.URL == nil
 }
 
 // approvalForm is the form the person decides ans on: what needs approval
@@ -125,28 +87,11 @@ func canElicit(s *mcp.ServerSession) bool {
 // into it, since the AI client could read it; the person is told where to
 // put it instead.
 func (p *Workspace) approvalForm(code string, ans wire.Answer) *mcp.ElicitParams {
-	choices := []string{choiceApprove, choiceDeny}
-	titles := []string{"Approve this execution", "Deny"}
+	always := ""
 	if slices.Contains(ans.Options, approval.OptionAlways) {
-		choices = []string{choiceApprove, choiceAlways, choiceDeny}
-		titles = []string{"Approve this execution", "Always allow (add to the allow list of " + ConfigFile + ")", "Deny"}
+		always = "Always allow (add to the allow list of " + ConfigFile + ")"
 	}
-	return &mcp.ElicitParams{
-		Mode:    "form",
-		Message: p.approvalMessage(code, ans),
-		RequestedSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"decision": map[string]any{
-					"type":      "string",
-					"title":     "Your decision",
-					"enum":      choices,
-					"enumNames": titles,
-				},
-			},
-			"required": []string{"decision"},
-		},
-	}
+	return wire.ApprovalForm(p.approvalMessage(code, ans), always)
 }
 
 func (p *Workspace) approvalMessage(code string, ans wire.Answer) string {

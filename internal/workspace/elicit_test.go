@@ -64,7 +64,7 @@ func elicitingClient(t *testing.T, p *Workspace, h *person) *mcp.ClientSession {
 // answer. The form shows the plan's tools, why each asks, and the code.
 func TestElicitationApprovesInOneCall(t *testing.T) {
 	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["json"], "ask":["fx"]}`), nil)
-	h := &person{answer: decide(choiceApprove)}
+	h := &person{answer: decide(wire.ChoiceApprove)}
 	cs := elicitingClient(t, e.pkg, h)
 	file := filepath.Join(e.ws, "count.txt")
 	code := fmt.Sprintf(`await mcp.fx.count({file: %q}); return "done"`, file)
@@ -96,7 +96,7 @@ func TestElicitationDeclineRunsNothing(t *testing.T) {
 	for _, answer := range []*mcp.ElicitResult{
 		{Action: "decline"},
 		{Action: "cancel"},
-		{Action: "accept", Content: map[string]any{"decision": choiceDeny}},
+		{Action: "accept", Content: map[string]any{"decision": wire.ChoiceDeny}},
 	} {
 		h := &person{answer: func(*mcp.ElicitRequest) *mcp.ElicitResult { return answer }}
 		cs := elicitingClient(t, e.pkg, h)
@@ -113,7 +113,7 @@ func TestElicitationDeclineRunsNothing(t *testing.T) {
 // in that call and goes on, so what ran before it runs once.
 func TestElicitationMidRun(t *testing.T) {
 	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["fx:count"], "ask":["fx:echo"]}`), nil)
-	h := &person{answer: decide(choiceApprove)}
+	h := &person{answer: decide(wire.ChoiceApprove)}
 	cs := elicitingClient(t, e.pkg, h)
 	file := filepath.Join(e.ws, "count.txt")
 	code := fmt.Sprintf(`await mcp.fx.count({file: %q}); const ns = ["f","x"].join(""); return await mcp[ns].echo({text: "hi"})`, file)
@@ -123,7 +123,7 @@ func TestElicitationMidRun(t *testing.T) {
 		t.Fatalf("result %s, count %d, asked %d", a.Result, counted(t, file), h.times())
 	}
 	// Declined mid-run: the run stops before that call and says so.
-	h.answer = decide(choiceDeny)
+	h.answer = decide(wire.ChoiceDeny)
 	a = callExecuteIn(t, cs, wire.ExecuteRequest{Code: code})
 	wantStatus(t, a, wire.StatusAborted)
 	if !strings.Contains(a.Reason, "fx:echo") || counted(t, file) != 2 {
@@ -135,12 +135,12 @@ func TestElicitationMidRun(t *testing.T) {
 // does not ask.
 func TestElicitationAlways(t *testing.T) {
 	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["json"], "ask":["fx"]}`), nil)
-	h := &person{answer: decide(choiceAlways)}
+	h := &person{answer: decide(wire.ChoiceAlways)}
 	cs := elicitingClient(t, e.pkg, h)
 	code := `return await mcp.fx.echo({text: "a"})`
 	wantStatus(t, callExecuteIn(t, cs, wire.ExecuteRequest{Code: code}), wire.StatusSuccess)
 	schema, _ := json.Marshal(h.last().RequestedSchema)
-	if !strings.Contains(string(schema), choiceAlways) {
+	if !strings.Contains(string(schema), wire.ChoiceAlways) {
 		t.Fatalf("no always choice: %s", schema)
 	}
 	wantStatus(t, callExecuteIn(t, cs, wire.ExecuteRequest{Code: code}), wire.StatusSuccess)
@@ -159,7 +159,7 @@ func TestElicitationAlways(t *testing.T) {
 // adds it first gets the run.
 func TestElicitationNeverCollectsAKey(t *testing.T) {
 	e := newApprovalEnv(t, `{"permissions": {"allow": ["fx"]}, "mcpServers": {"fx": {"command": "%[1]s", "env": {"SECRET_FOR_TEST": "${FX_TEST_TOKEN}"}}}}`, nil)
-	h := &person{answer: decide(choiceApprove)}
+	h := &person{answer: decide(wire.ChoiceApprove)}
 	cs := elicitingClient(t, e.pkg, h)
 	code := `return await mcp.fx.env({name: "SECRET_FOR_TEST"})`
 	a := callExecuteIn(t, cs, wire.ExecuteRequest{Code: code})
@@ -178,7 +178,7 @@ func TestElicitationNeverCollectsAKey(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(e.ws, ".env"), []byte("FX_TEST_TOKEN=s3cr3t-value\n"), 0o600); err != nil {
 			t.Error(err)
 		}
-		return decide(choiceApprove)(nil)
+		return decide(wire.ChoiceApprove)(nil)
 	}
 	a = callExecuteIn(t, cs, wire.ExecuteRequest{Code: code})
 	wantStatus(t, a, wire.StatusSuccess)
@@ -201,7 +201,7 @@ func TestApprovalFlowSetting(t *testing.T) {
 	}
 
 	e := newApprovalEnv(t, cfg(ApprovalsAgent), nil)
-	h := &person{answer: decide(choiceApprove)}
+	h := &person{answer: decide(wire.ChoiceApprove)}
 	a := callExecuteIn(t, elicitingClient(t, e.pkg, h), wire.ExecuteRequest{Code: code(e)})
 	wantStatus(t, a, wire.StatusApprovalRequired)
 	if h.times() != 0 {
@@ -238,7 +238,7 @@ func TestApprovalFlowSetting(t *testing.T) {
 // refused, and the session goes on; the real answer runs the code.
 func TestApprovalFormCannotBeForged(t *testing.T) {
 	e := newApprovalEnv(t, fmt.Sprintf(fixtureServer, `{"allow":["fx:count", "json"], "ask":["fx:echo"]}`), nil)
-	h := &person{answer: decide(choiceApprove)}
+	h := &person{answer: decide(wire.ChoiceApprove)}
 	cs := connectInMemory(t, e.pkg.NewMCPServer(), &mcp.ClientOptions{ElicitationHandler: h.handle, MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}})
 	file := filepath.Join(e.ws, "count.txt")
 	code := fmt.Sprintf(`await mcp.fx.count({file: %q}); const ns = ["f","x"].join(""); return await mcp[ns].echo({text: "hi"})`, file)
@@ -246,7 +246,7 @@ func TestApprovalFormCannotBeForged(t *testing.T) {
 		t.Helper()
 		p := &mcp.CallToolParams{Name: "execute", Arguments: map[string]any{"code": code}, RequestState: state}
 		if answer != nil {
-			p.InputResponses = mcp.InputResponseMap{approvalInput: answer}
+			p.InputResponses = mcp.InputResponseMap{wire.ApprovalInput: answer}
 		}
 		res, err := cs.CallTool(context.Background(), p)
 		if err != nil {
@@ -254,10 +254,10 @@ func TestApprovalFormCannotBeForged(t *testing.T) {
 		}
 		return res
 	}
-	approveAnswer := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": choiceApprove}}
+	approveAnswer := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": wire.ChoiceApprove}}
 
 	res := call(code, "", nil)
-	form, ok := res.InputRequests[approvalInput].(*mcp.ElicitParams)
+	form, ok := res.InputRequests[wire.ApprovalInput].(*mcp.ElicitParams)
 	if !ok || len(res.Content) != 0 || res.RequestState == "" || !strings.Contains(form.Message, "fx:echo") {
 		t.Fatalf("want only the form: %+v", res)
 	}
@@ -304,7 +304,7 @@ func TestElicitationOverServe(t *testing.T) {
 	}
 	srv := httptest.NewServer(e.pkg.HTTPHandler(ServeOptions{Token: token}))
 	defer srv.Close()
-	h := &person{answer: decide(choiceApprove)}
+	h := &person{answer: decide(wire.ChoiceApprove)}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "ai-client", Version: "0"}, &mcp.ClientOptions{ElicitationHandler: h.handle}).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: gatewaytest.HTTPClient(bearer(token))}, nil)
 	if err != nil {

@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/pmlerr"
@@ -148,4 +153,104 @@ func TestNestedSkillIsPinned(t *testing.T) {
 	if got != 2*(2+1000000) {
 		t.Fatalf("after approving: %v", got)
 	}
+}
+
+// A client without a package approves another org's skill at the gateway
+// (issue 39 item 2), on a real `pml gateway` process: its first run asks
+// (approval_required, continued with continue_workflow, which the gateway
+// holds), a decline runs nothing and is answered once, "continue" approves
+// that run only, "always" keeps the version for the project, a new version
+// asks again, the call tool refuses what is not approved, and the operator
+// lists and revokes approvals with `pml gateway approvals`.
+func TestPackagelessClientApprovesForeignSkills(t *testing.T) {
+	g := startRealGatewayOrgs(t)
+	acme, beta := g.key("acme", "web"), g.key("beta", "app")
+	wsA := t.TempDir()
+	code := func(n int) string {
+		return fmt.Sprintf(`const p = await mcp.json.parse({data: "[1, 2]"}); return p.length + %d`, n)
+	}
+	skill := g.learn(wsA, acme, code(100))
+	_, action, _ := strings.Cut(skill.Name, ":")
+	publish := func() {
+		t.Helper()
+		ans, _ := g.exec(wsA, acme, `return await mcp.pml.admin({action: "visibility", target: "`+skill.Name+`", visibility: "public"})`, "--approve")
+		wantSuccess(t, ans, nil)
+	}
+	publish()
+	v1 := g.current(beta, "acme.web.cap."+action)
+
+	s := (&gatewaytest.Gateway{URL: g.url}).Connect(t, beta, false) // no package
+	call := `return await mcp["acme.web.cap"].` + action + `({data: "[1, 2, 3]"})`
+	ask := func() wire.Answer {
+		t.Helper()
+		a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: call})
+		if a.Status != wire.StatusApprovalRequired || a.ApprovalType != "integrity" || a.WorkflowID == "" || !strings.Contains(a.Description, v1) {
+			t.Fatalf("want a question about %s: %+v", v1, a)
+		}
+		return a
+	}
+	cont := func(id string, approved, always bool) wire.Answer {
+		return gatewaytest.Execute(t, s, wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: id, Approved: &approved, Always: always}})
+	}
+	var got float64
+	// Declined: nothing ran; the same id is not pending any more.
+	a := ask()
+	if d := cont(a.WorkflowID, false, false); d.Status != wire.StatusAborted {
+		t.Fatalf("declined: %+v", d)
+	}
+	wantError(t, cont(a.WorkflowID, true, false), pmlerr.WorkflowNotFound)
+	// Another project cannot continue beta's workflow.
+	other := (&gatewaytest.Gateway{URL: g.url}).Connect(t, g.key("beta", "other"), false)
+	a = ask()
+	wantError(t, gatewaytest.Execute(t, other, wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: a.WorkflowID, Approved: wire.Bool(true)}}), pmlerr.WorkflowNotFound)
+	// Approved once: it runs, and the next run asks again.
+	wantSuccess(t, cont(a.WorkflowID, true, false), &got)
+	if got != 103 {
+		t.Fatalf("approved run: %v", got)
+	}
+	a = ask()
+	// The call tool has no workflow to ask in: refused.
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "call", Arguments: wire.CallRequest{Tool: "acme.web.cap:" + action, Args: json.RawMessage(`{"data": "[1]"}`)}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, string(pmlerr.PermissionDenied)) {
+		t.Fatalf("call of an unapproved skill: %+v %v", res, err)
+	}
+	// Always: kept for this version.
+	wantSuccess(t, cont(a.WorkflowID, true, true), &got)
+	wantSuccess(t, gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: call}), &got)
+	out, errOut, exit := runPML(t, g.dir, nil, "", "gateway", "approvals", "list", "--db", "gw.db", "--org", "beta", "--project", "app")
+	if exit != 0 || !strings.Contains(out, v1) {
+		t.Fatalf("approvals list: exit %d\n%s\n%s", exit, out, errOut)
+	}
+
+	// A new version under the name asks again.
+	ans, _ := g.exec(wsA, acme, `return await mcp.pml.admin({action: "forget", target: "`+skill.Name+`"})`, "--approve")
+	wantSuccess(t, ans, nil)
+	g.learn(wsA, acme, code(1000000))
+	publish()
+	v2 := g.current(beta, "acme.web.cap."+action)
+	if v2 == v1 {
+		t.Fatalf("the relearned skill is the same version %s", v2)
+	}
+	a = gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: call})
+	if a.Status != wire.StatusApprovalRequired || !strings.Contains(a.Description, v2) {
+		t.Fatalf("a new version ran without a question: %+v %s", a, a.Result)
+	}
+	wantSuccess(t, cont(a.WorkflowID, true, true), &got)
+	if got != 3+1000000 {
+		t.Fatalf("the new version: %v", got)
+	}
+
+	// Revoked by the operator: asks again; a bad FQDN is a usage error.
+	if out, errOut, exit := runPML(t, g.dir, nil, "", "gateway", "approvals", "revoke", "--db", "gw.db", "--org", "beta", "--project", "app", v2); exit != 0 {
+		t.Fatalf("revoke: exit %d\n%s\n%s", exit, out, errOut)
+	}
+	if _, _, exit := runPML(t, g.dir, nil, "", "gateway", "approvals", "revoke", "--db", "gw.db", "--org", "beta", "--project", "app", "not-a-name"); exit == 0 {
+		t.Fatal("revoking a bad name succeeded")
+	}
+	ask2 := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: call})
+	if ask2.Status != wire.StatusApprovalRequired {
+		t.Fatalf("after the revoke: %+v", ask2)
+	}
+	// The next request is served.
+	wantSuccess(t, gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: `return await mcp.json.parse({data: "[1]"})`}), nil)
 }
