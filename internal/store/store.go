@@ -358,6 +358,20 @@ type Store interface {
 	ListKeys(ctx context.Context, scope Scope) ([]APIKey, error)
 	DeleteKey(ctx context.Context, scope Scope, id string) error
 
+	// What runs teach discover (docs/how-it-works.md "Discover and the
+	// tool graph"). AddToolWords adds each row's Weight to scope's row of
+	// its tool and word in one statement per row (runs learned on two
+	// replicas at once both count), then keeps scope's MaxToolWords most
+	// recently updated; ToolWords returns them, newest first.
+	// GlobalToolWords counts the distinct orgs of each shared word and
+	// tool, each org's MaxSharedRowsPerOrg newest rows at most, and
+	// answers those of at least minOrgs orgs, most orgs first.
+	// WithdrawToolWords unshares scope's rows (an opt-out).
+	AddToolWords(ctx context.Context, scope Scope, rows []ToolWord) error
+	ToolWords(ctx context.Context, scope Scope) ([]ToolWord, error)
+	GlobalToolWords(ctx context.Context, minOrgs, limit int) ([]GlobalToolWord, error)
+	WithdrawToolWords(ctx context.Context, scope Scope) error
+
 	// Approvals of other orgs' skills for clients without a package
 	// (docs/security.md "Tenants and names"). ApproveSkill keeps scope's
 	// approval of the version fqdn (again: unchanged); ApprovedSkills
@@ -493,4 +507,32 @@ type SkillApproval struct {
 const (
 	MaxPendingAge  = time.Hour
 	MaxPendingRuns = 100 // per scope
+)
+
+// ToolWord is a word a tenant's runs used of a tool: their intents', or the
+// discover's that led to them.
+type ToolWord struct {
+	Tool   string  `json:"tool"`
+	Word   string  `json:"word"`
+	Weight float64 `json:"weight"` // added by AddToolWords; as stored, read back
+	// Shared says the row counts toward the global layer.
+	Shared    bool      `json:"shared,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// GlobalToolWord is a word of a tool that Orgs distinct orgs' runs taught.
+type GlobalToolWord struct {
+	Tool, Word string
+	Orgs       int
+}
+
+// Bounds of what runs teach discover: a tenant keeps its MaxToolWords most
+// recently updated words of tools; a word is at most MaxWordBytes, a tool
+// id at most MaxToolIDBytes; the global layer reads at most
+// MaxSharedRowsPerOrg rows of each org.
+const (
+	MaxToolWords        = 20_000
+	MaxWordBytes        = 32
+	MaxToolIDBytes      = 256
+	MaxSharedRowsPerOrg = 4096
 )

@@ -28,6 +28,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Global", runGlobal},
 		{"Relevance", runRelevance},
 		{"SkillApprovals", runSkillApprovals},
+		{"ToolWords", runToolWords},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -101,3 +101,17 @@ func CheckUnshare(sc store.Scope) error {
 func SharedLimit(limit int) int {
 	return min(max(limit, 0), store.MaxSharedRows)
 }
+
+// CheckToolWords refuses a batch of tool words past the bounds.
+func CheckToolWords(rows []store.ToolWord) error {
+	if len(rows) > store.MaxToolWords {
+		return fmt.Errorf("%d tool words in one batch; at most %d: %w", len(rows), store.MaxToolWords, store.ErrInvalid)
+	}
+	for _, r := range rows {
+		if r.Word == "" || len(r.Word) > store.MaxWordBytes || r.Tool == "" || len(r.Tool) > store.MaxToolIDBytes ||
+			math.IsNaN(r.Weight) || math.IsInf(r.Weight, 0) || r.Weight <= 0 || r.Weight > 1e6 {
+			return fmt.Errorf("tool word %.40q of %.40q: %w", r.Word, r.Tool, store.ErrInvalid)
+		}
+	}
+	return nil
+}
