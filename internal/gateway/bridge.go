@@ -137,6 +137,7 @@ func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, 
 	if !req.Options.Learns() {
 		return nil
 	}
+	s.learner.LearnWords(c.Scope, c.Who, req.Intent, an.Tools)
 	k := learnKey{scope: c.Scope, codeHash: an.CodeHash, intent: req.Intent}
 	now := time.Now()
 	if ref, ok := s.learned.Get(k, now); ok {
@@ -177,6 +178,7 @@ func (s *Service) LearnLocal(ctx context.Context, c Caller, req wire.LearnReques
 		return nil, pmlerr.New(pmlerr.UnknownTool, "capability report: %s %s no tool of this project; not learned",
 			strings.Join(unknown, ", "), isAre(len(unknown))).With("tools", unknown)
 	}
+	s.learner.LearnWords(c.Scope, c.Who, req.Intent, an.Tools)
 	return s.saveCapability(ctx, c, learning.Run{Code: req.Code, Intent: req.Intent, Analysis: an,
 		Routing: string(s.Plan(ctx, c, an).Side), OutputSchema: req.OutputSchema, Reported: true})
 }

@@ -30,6 +30,7 @@ const (
 	// the global graph's edges, and the shared tool types it merges.
 	maxGlobalEdges    = 4096
 	maxGlobalTypeRows = 4096
+	maxGlobalWords    = 20_000
 	// globalStale is the age past which a read of the global layer has it
 	// read again in the background (another replica's contributions); a
 	// flush that wrote contributions reads it at once.
@@ -63,6 +64,7 @@ type globalView struct {
 	succ  map[string][]Neighbor // each tool's successors, most orgs first; Count is orgs
 	total map[string]int64      // the orgs of each tool's successors, summed
 	types map[string]json.RawMessage
+	words *wordIndex // what K orgs' runs taught of each tool; weight is orgs
 }
 
 // global reads the global layer and keeps the last read.
@@ -131,6 +133,10 @@ func (g *global) refresh(ctx context.Context) error {
 	if err == nil {
 		rows, err = g.store.SharedToolTypes(ctx, maxGlobalTypeRows)
 	}
+	var words []store.GlobalToolWord
+	if err == nil {
+		words, err = g.store.GlobalToolWords(ctx, g.cfg.K, maxGlobalWords)
+	}
 	if err != nil {
 		// Keep what was read, and try again when it is stale once more,
 		// not at every discover while the store fails.
@@ -155,6 +161,13 @@ func (g *global) refresh(ctx context.Context) error {
 		slices.SortFunc(v.succ[tool], heaviest)
 	}
 	v.types = globalTypes(rows, g.cfg)
+	v.words = newWordIndex()
+	for _, w := range words {
+		if w.Orgs >= g.cfg.K && g.cfg.Common(w.Tool) && shareable(w.Word) {
+			v.words.add(w.Tool, w.Word, float64(w.Orgs))
+		}
+	}
+	v.words.finish()
 	g.view.Store(v)
 	return nil
 }

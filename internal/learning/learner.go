@@ -83,6 +83,7 @@ type Learner struct {
 	refined *ttlcache.Cache[refineKey, bool]
 
 	relevance *relevance
+	words     *words
 }
 
 // maxQueued bounds the background work waiting: past it new work is
@@ -112,6 +113,7 @@ func New(cfg Config) *Learner {
 	l.shapes = ttlcache.New[shapeKey, store.Capability](memoryTTL, memorySize)
 	l.refined = ttlcache.New[refineKey, bool](memoryTTL, memorySize)
 	l.relevance = newRelevance(cfg.Store, l.later, time.Now, l.log)
+	l.words = newWords(cfg.Store, l.later, time.Now, l.global)
 	return l
 }
 
@@ -448,12 +450,33 @@ func calledTools(t tracing.Trace) []string {
 // needs (docs/how-it-works.md "Discover and the tool graph").
 func (l *Learner) NoteDiscover(scope store.Scope, who, query string, shown []string) {
 	l.relevance.discovered(scope, who, query, shown)
+	l.words.noteQuery(scope, who, query)
 }
 
-// Boost is what scope's runs after discovers of query's family taught of
-// each tool, in (0, 1]; nil when nothing.
+// LearnWords teaches scope that the words of a successful run's intent,
+// and of who's discover before it, are words of each tool the run used
+// (docs/how-it-works.md "Discover and the tool graph"). It writes after
+// the answer.
+func (l *Learner) LearnWords(scope store.Scope, who, intent string, used []string) {
+	l.words.learn(scope, who, Intent(intent), used)
+}
+
+// Boost is what scope's runs taught of each tool for query, in (0, 1]:
+// the runs after discovers of query's family, and the words of the runs'
+// intents, the tenant's own and the global layer's; nil when nothing.
 func (l *Learner) Boost(ctx context.Context, scope store.Scope, query string) map[string]float64 {
-	return l.relevance.boost(ctx, scope, query)
+	out := l.relevance.boost(ctx, scope, query)
+	var global *wordIndex
+	if v := l.globalView(); v != nil {
+		global = v.words
+	}
+	for tool, b := range wordBoost(query, l.words.index(ctx, scope), global, l.global.cfg.K) {
+		if out == nil {
+			out = map[string]float64{}
+		}
+		out[tool] = max(out[tool], b)
+	}
+	return out
 }
 
 // maxTypingBytes bounds the bytes of results waiting to be typed: past
@@ -585,7 +608,7 @@ func (l *Learner) Withdraw(ctx context.Context) error {
 	}
 	var errs []error
 	for _, sc := range l.global.cfg.OptOut {
-		errs = append(errs, l.store.Unshare(ctx, sc))
+		errs = append(errs, l.store.Unshare(ctx, sc), l.store.WithdrawToolWords(ctx, sc))
 	}
 	return errors.Join(errs...)
 }

@@ -55,6 +55,13 @@ func (c *Cache[K, V]) Put(k K, v V, now time.Time) {
 	c.entries[k] = entry[V]{value: v, expires: now.Add(c.ttl)}
 }
 
+// Delete forgets k, for a change to it.
+func (c *Cache[K, V]) Delete(k K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.entries, k)
+}
+
 // Clear forgets everything, for a change that any entry may reflect.
 func (c *Cache[K, V]) Clear() {
 	c.mu.Lock()
