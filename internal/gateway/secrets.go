@@ -3,7 +3,7 @@ package gateway
 import (
 	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/registry"
-	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/sanitize"
 )
 
 // holdsSecret reports whether any of texts (a capability's code, its
@@ -11,7 +11,7 @@ import (
 // code is not learned, and a capability stored before that rule is never
 // served (docs/security.md "Tenants and names").
 func holdsSecret(texts ...string) bool {
-	san := tracing.NewSanitizer(nil)
+	san := sanitize.New(nil)
 	for _, t := range texts {
 		if san.HasSecret(t) {
 			return true

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/sanitize"
 	"github.com/pml-go/pml/internal/store"
-	"github.com/pml-go/pml/internal/tracing"
 )
 
 // shareable checks what another project would see of c before it is shared
@@ -20,7 +20,7 @@ import (
 // parameter (docs/security.md "Tenants and names"). Its output schema needs
 // no check here: another project sees it without data keys (registry.ViewFor).
 func shareable(c store.Capability) error {
-	flag := tracing.NewSanitizer(nil).Flag
+	flag := sanitize.New(nil).Flag
 	refuse := func(where, rule string) error {
 		return pmlerr.New(pmlerr.InvalidRequest,
 			"cannot share: %s holds %s, which another project would see; pass it as an argument (args) instead, then share it", where, rule).

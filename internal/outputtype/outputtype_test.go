@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pml-go/pml/internal/tracing"
+	"github.com/pml-go/pml/internal/sanitize"
 )
 
 func TestOf(t *testing.T) {
@@ -40,7 +40,7 @@ func TestOf(t *testing.T) {
 // is a map, and two runs whose objects share no key are one map (issue 34
 // findings 1 and 6).
 func TestOutputSchemaKeepsDataKeysOut(t *testing.T) {
-	flag := tracing.NewSanitizer([]string{"secretvalue123"}).Flag
+	flag := sanitize.New([]string{"secretvalue123"}).Flag
 	for _, c := range []struct{ result, want string }{
 		{`{"a.txt": "x", "b.txt": "y"}`, `{"additionalProperties":{"type":"string"},"type":"object"}`},
 		{`{"ceo.salary@corp.example": 1}`, `{"additionalProperties":{"type":"integer"},"type":"object"}`},

@@ -1,4 +1,4 @@
-package tracing
+package sanitize
 
 import "strings"
 
@@ -12,7 +12,7 @@ func (s *Sanitizer) HasSecret(text string) bool {
 	return s.redactSecrets(text) != text
 }
 
-// Flag names the first rule of the trace sanitizer that text breaks: "a
+// Flag names the first rule of the sanitizer that text breaks: "a
 // secret" (HasSecret's rules), "an e-mail address", "a phone number", "a card
 // number" or "a social security number"; "" when none does. Shared
 // capabilities are checked with it before another project may see them

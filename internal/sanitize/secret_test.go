@@ -1,9 +1,9 @@
-package tracing
+package sanitize
 
 import "testing"
 
 func TestHasSecret(t *testing.T) {
-	san := NewSanitizer([]string{"s3cr3t-from-dotenv"})
+	san := New([]string{"s3cr3t-from-dotenv"})
 	for text, want := range map[string]bool{
 		`const token = "ghp_` + "abcdefghijklmnopqrstuvwxyz0123456789" + `"; return token`:    true,
 		`return await mcp.http.get({url: "https://bob:hunter2@example.invalid/"})`:            true,
@@ -22,13 +22,13 @@ func TestHasSecret(t *testing.T) {
 			t.Errorf("HasSecret(%q) = %v, want %v", text, got, want)
 		}
 	}
-	if NewSanitizer(nil).HasSecret(`return await mcp.fx.env({value: "s3cr3t-from-dotenv"})`) {
+	if New(nil).HasSecret(`return await mcp.fx.env({value: "s3cr3t-from-dotenv"})`) {
 		t.Error("a value counts as a secret without being given")
 	}
 }
 
 func TestFlagNamesTheRule(t *testing.T) {
-	s := NewSanitizer([]string{"plainvalue-from-dotenv"})
+	s := New([]string{"plainvalue-from-dotenv"})
 	for text, want := range map[string]string{
 		"read_file":                                "",
 		"ceo.salary@corp.example":                  "an e-mail address",
