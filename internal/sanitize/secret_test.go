@@ -44,3 +44,21 @@ func TestFlagNamesTheRule(t *testing.T) {
 		}
 	}
 }
+
+// FlagPersonal applies the personal-data rules alone: a placeholder where
+// a credential would be is no secret, one before a domain is an address.
+func TestFlagPersonal(t *testing.T) {
+	s := New(nil)
+	for text, want := range map[string]string{
+		"x@corp-internal.example":         "an e-mail address",
+		"Authorization: Bearer x":         "",
+		"sk_live_51H8xY2abcdefghij":       "",
+		"call +33 6 12 34 56 78":          "a phone number",
+		"card 4111 1111 1111 1111":        "a card number",
+		"postgres://:@db.example.com/app": "",
+	} {
+		if got := s.FlagPersonal(text); got != want {
+			t.Errorf("FlagPersonal(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
