@@ -81,7 +81,8 @@ func TestFoldedPersonalDataNotShared(t *testing.T) {
 	if _, failed := admin(t, s, visibility(url.ID, "public")); failed.Status != "" {
 		t.Fatalf("dsn from args: %+v", failed)
 	}
-	ok := learn(t, s, head+`return "hello" + " " + "world" + s.length`, "greet")
+	// Of another shape than the refused ones, which it would refine.
+	ok := learn(t, s, head+`const w = ["hello", "world"].join(" "); return {w, n: s.length}`, "greet")
 	if _, failed := admin(t, s, visibility(ok.ID, "public")); failed.Status != "" {
 		t.Fatalf("next share: %+v", failed)
 	}
