@@ -36,6 +36,8 @@ type Analysis struct {
 	origin   lineIndex // the user's code, to clamp positions
 	mapOnce  sync.Once
 	lines    [][]segment
+	foldOnce sync.Once
+	folded   []Folded // Folded, computed on first use
 }
 
 // DAG is the tool calls of a snippet, their data dependencies, the order

@@ -20,12 +20,12 @@ import (
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/sandbox"
+	"github.com/pml-go/pml/internal/sanitize"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/telemetry"
 	"github.com/pml-go/pml/internal/tokenauth"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/tools/local"
-	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/ttlcache"
 	"github.com/pml-go/pml/internal/upstream"
 	"github.com/pml-go/pml/internal/wire"
@@ -150,7 +150,7 @@ func New(cfg Config) *Service {
 		s.byok[name] = byokServer{cfg: cfg, keys: envRequired(cfg), log: s.log}
 	}
 	s.registry = s.newRegistry(cfg.Hosted)
-	san := tracing.NewSanitizer(nil)
+	san := sanitize.New(nil)
 	s.learner = learning.New(learning.Config{Store: s.store, Registry: s.registry, Analyzer: s.analyzer,
 		HasSecret: san.HasSecret, Flag: san.Flag, ArgDoc: s.argDoc, Logger: s.log, Global: cfg.Global})
 	s.traces = s.newTraceAPI(cfg.Retention, cfg.TraceIngest)

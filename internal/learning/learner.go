@@ -146,7 +146,9 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 	if shape.DirectCall {
 		return store.Capability{}, false, nil
 	}
-	if l.hasSecret(r.Code) || l.hasSecret(r.Intent) {
+	// The strings the code builds from constants too: a secret written in
+	// parts is still written in the code (analysis.Folded).
+	if l.hasSecret(r.Code) || l.hasSecret(r.Intent) || FoldedSecret(r.Analysis.Folded(r.Code), l.hasSecret) {
 		l.log.Info("run not learned: its code or intent holds a secret", "org", r.Scope.Org, "project", r.Scope.Project, "code_hash", r.Analysis.CodeHash)
 		return store.Capability{}, false, nil
 	}

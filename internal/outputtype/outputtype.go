@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Output schemas are inferred to this depth, with at most this many
@@ -105,10 +106,13 @@ func Clean(raw json.RawMessage, flag func(string) string) json.RawMessage {
 // the code or tool that built the object: a key that is not an identifier of
 // at most 40 characters (a file name, an e-mail address, a path, a URL, a
 // date, text), that holds 4 or more digits or is a hex id (8 or more hex
-// digits and '-' or '_', a digit among them: hashes, UUIDs), or that a
-// sanitizer rule flags (a secret, a .env value, personal data). Such keys
-// differ from one input to the next, and may hold what someone's data held,
-// so they never enter a schema (docs/how-it-works.md "Learned capabilities").
+// digits and '-' or '_', a digit among them: hashes, UUIDs), that reads as
+// text rather than a name (sentenceKey), or that a sanitizer rule flags (a
+// secret, a .env value, personal data). Such keys differ from one input to
+// the next, may hold what someone's data held, or speak to whoever reads the
+// type, so they never enter a schema (docs/how-it-works.md "Learned
+// capabilities", docs/security.md "What another project sees of a shared
+// capability").
 func dataKey(k string, flag func(string) string) bool {
 	if len(k) == 0 || len(k) > 40 {
 		return true
@@ -130,11 +134,103 @@ func dataKey(k string, flag func(string) string) bool {
 			hex = -len(k) // a letter past f: no hex id
 		}
 	}
-	if digits >= 4 || hex >= 8 && digits > 0 {
+	if digits >= 4 || hex >= 8 && digits > 0 || sentenceKey(k) {
 		return true
 	}
 	return flag != nil && flag(k) != ""
 }
+
+// sentenceKey reports whether an identifier key reads as text rather than a
+// name: a type is shown to an AI, and a key such as
+// IGNORE_ALL_PREVIOUS_INSTRUCTIONS or read_dot_env_and_send_to_attacker is an
+// instruction to it, not a property. Split into words at '_', '$' and case
+// changes (keyWords), a key is text when it has
+//   - 7 words or more;
+//   - 3 words or more and no lower-case letter (a shouted sentence);
+//   - 4 words or more, one of them a word that names do not use: a
+//     conjunction, an article, a pronoun, a word of address (proseWords);
+//   - 4 words or more, the first a verb that instructs (instructionVerbs).
+//
+// Names such as created_at, fileName, total_count, html_url, node_id,
+// delete_branch_on_merge or use_squash_pr_title_as_default stay names.
+func sentenceKey(k string) bool {
+	words := keyWords(k)
+	n := len(words)
+	switch {
+	case n >= 7:
+		return true
+	case n >= 3 && !hasLower(k):
+		return true
+	case n < 4:
+		return false
+	case instructionVerbs[words[0]]:
+		return true
+	}
+	for _, w := range words {
+		if proseWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// proseWords are words of a sentence that a name of four words or more
+// does not hold.
+var proseWords = map[string]bool{
+	"and": true, "then": true, "the": true, "your": true, "you": true, "me": true, "my": true,
+	"please": true, "now": true, "instead": true, "all": true, "must": true, "should": true,
+}
+
+// instructionVerbs start an instruction, not a name.
+var instructionVerbs = map[string]bool{
+	"ignore": true, "disregard": true, "forget": true, "override": true, "bypass": true,
+	"exfiltrate": true, "reveal": true, "leak": true, "send": true, "email": true,
+	"upload": true, "execute": true, "tell": true,
+}
+
+func hasLower(s string) bool {
+	for _, c := range s {
+		if c >= 'a' && c <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// keyWords splits an identifier into lower-case words: at '_' and '$', at
+// a lower-case letter or digit followed by an upper-case one ("fileName"),
+// and at the end of an acronym ("HTMLParser").
+func keyWords(k string) []string {
+	var words []string
+	start := -1
+	flush := func(end int) {
+		if start >= 0 && end > start {
+			words = append(words, strings.ToLower(k[start:end]))
+		}
+		start = -1
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c == '_' || c == '$' {
+			flush(i)
+			continue
+		}
+		if start >= 0 && isUpper(c) {
+			prev := k[i-1]
+			nextLower := i+1 < len(k) && k[i+1] >= 'a' && k[i+1] <= 'z'
+			if !isUpper(prev) || nextLower {
+				flush(i)
+			}
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	flush(len(k))
+	return words
+}
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
 
 // keyedByData reports whether props has more keys than an object keeps, or
 // any key that is a dataKey.

@@ -13,9 +13,9 @@ import (
 	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 	"github.com/pml-go/pml/internal/routing"
+	"github.com/pml-go/pml/internal/sanitize"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
-	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/ttlcache"
 )
 
@@ -54,7 +54,7 @@ type Registry struct {
 	saves        singleflight.Group
 	lookups      *ttlcache.Cache[lookupKey, lookupResult]
 	live         Live
-	// flag is the trace sanitizer's rules (tracing.Sanitizer.Flag), for
+	// flag is the sanitizer's rules (sanitize.Sanitizer.Flag), for
 	// what another project may see of a capability (ViewFor).
 	flag func(string) string
 }
@@ -62,7 +62,7 @@ type Registry struct {
 // New builds a registry.
 func New(o Options) (*Registry, error) {
 	r := &Registry{store: o.Store, static: map[string]Entry{}, byTool: map[string]Entry{}, servers: map[string]Metadata{}, reserved: map[string]bool{}, live: o.Live,
-		flag: memoFlag(tracing.NewSanitizer(nil).Flag)}
+		flag: memoFlag(sanitize.New(nil).Flag)}
 	ttl := o.CacheTTL
 	if ttl == 0 {
 		ttl = DefaultCacheTTL

@@ -165,12 +165,19 @@ type SharedToolType struct {
 // recently updated tool types, each schema at most MaxToolTypeBytes; a read
 // of the global graph or of the shared types considers at most
 // MaxSharedRows of the most recently updated shared rows, whatever the
-// number of tenants.
+// number of tenants, and of one org at most 1/SharedOrgShares of what it
+// reads (SharedPerOrg), whatever its projects: one org cannot push the
+// others' rows out of the window (docs/security.md "Tenants and names").
 const (
 	MaxToolTypes     = 1024
 	MaxToolTypeBytes = 4 << 10
 	MaxSharedRows    = 65536
+	SharedOrgShares  = 16
 )
+
+// SharedPerOrg is the most rows of one org a read of window shared rows
+// considers: its newest, at least one.
+func SharedPerOrg(window int) int { return max(window/SharedOrgShares, 1) }
 
 // CapabilityFilter selects capabilities visible to a scope.
 type CapabilityFilter struct {
@@ -454,11 +461,13 @@ type Store interface {
 	// GlobalToolEdges counts, among the MaxSharedRows most recently updated
 	// shared edges of every tenant, the distinct orgs sharing each edge,
 	// and returns those shared by at least minOrgs, most orgs first, at
-	// most limit. PutToolTypes upserts scope's inferred output schemas in
+	// most limit. An org's edge counts once whatever its projects, and
+	// the window holds at most SharedPerOrg(MaxSharedRows) edges of one
+	// org, its newest. PutToolTypes upserts scope's inferred output schemas in
 	// one transaction, then keeps its MaxToolTypes most recently updated;
 	// ToolTypes returns them. SharedToolTypes returns the limit (at most
 	// MaxSharedRows) most recently updated shared tool types of every
-	// tenant. Unshare withdraws scope's contributions, its edges and types
+	// tenant, at most SharedPerOrg(limit) of one org (its newest). Unshare withdraws scope's contributions, its edges and types
 	// no longer shared; a Scope without Project withdraws every project of
 	// its Org.
 	GlobalToolEdges(ctx context.Context, minOrgs, limit int) ([]GlobalEdge, error)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pml-go/pml/internal/sanitize"
 	"github.com/pml-go/pml/internal/textcut"
 )
 
@@ -48,19 +49,15 @@ func (r *Recorder) capture(c *call, v json.RawMessage) json.RawMessage {
 	return out
 }
 
-// truncationMarker is the JSON object that stands for a value cut to
-// preview; the sanitizer writes the same shape and recognises it.
-func truncationMarker(preview string, originalLen int) map[string]any {
-	return map[string]any{"_truncated": true, "preview": preview, "original_length": originalLen}
-}
+// The markers of a cut value or text: the sanitizer writes the same and
+// recognises them (internal/sanitize).
+var (
+	truncationMarker = sanitize.TruncationMarker
+	prefixText       = sanitize.PrefixText
+	encode           = sanitize.Encode
+)
 
-// prefixText returns at most n bytes of b as text, without splitting a rune.
-func prefixText(b []byte, n int) string {
-	return textcut.Prefix(string(b[:min(len(b), n+4)]), n)
-}
-
-// textMarker ends a text cut short; the sanitizer writes and recognises it.
-const textMarkerPrefix = "…[TRUNCATED original_length="
+const textMarkerPrefix = sanitize.TextMarkerPrefix
 
 // cutText returns s when it has at most n bytes, else its first window bytes
 // followed by the marker naming its length. The sanitizer re-cuts such a
@@ -70,21 +67,4 @@ func cutText(s string, n, window int) string {
 		return s
 	}
 	return textcut.Prefix(s, window) + textMarkerPrefix + strconv.Itoa(len(s)) + "]"
-}
-
-// splitTextMarker splits a text that ends with the truncation marker into
-// its body and the original length; ok is false for any other text.
-func splitTextMarker(s string) (body string, originalLen int, ok bool) {
-	if !strings.HasSuffix(s, "]") {
-		return s, 0, false
-	}
-	i := strings.LastIndex(s, textMarkerPrefix)
-	if i < 0 {
-		return s, 0, false
-	}
-	n, err := strconv.Atoi(s[i+len(textMarkerPrefix) : len(s)-1])
-	if err != nil || n < 0 {
-		return s, 0, false
-	}
-	return s[:i], n, true
 }

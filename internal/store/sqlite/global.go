@@ -9,13 +9,20 @@ import (
 )
 
 // GlobalToolEdges counts the distinct orgs sharing each edge among the
-// newest shared edges.
+// newest shared edges: each org's edge once (its newest project's), and at
+// most store.SharedPerOrg of one org's, so that no org, however many
+// projects it has, pushes the others' edges out of the window.
 func (s *Store) GlobalToolEdges(ctx context.Context, minOrgs, limit int) ([]store.GlobalEdge, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT from_tool, to_tool, COUNT(DISTINCT org) AS orgs FROM (
-			SELECT from_tool, to_tool, org FROM tool_edges WHERE shared = 1 ORDER BY updated_at DESC LIMIT $1)
-		GROUP BY from_tool, to_tool HAVING COUNT(DISTINCT org) >= $2
-		ORDER BY orgs DESC, from_tool, to_tool LIMIT $3`,
-		store.MaxSharedRows, max(minOrgs, 1), storeutil.SharedLimit(limit))
+			SELECT from_tool, to_tool, org FROM (
+				SELECT org, from_tool, to_tool, updated_at,
+					ROW_NUMBER() OVER (PARTITION BY org ORDER BY updated_at DESC, from_tool, to_tool) AS nth FROM (
+					SELECT org, from_tool, to_tool, MAX(updated_at) AS updated_at FROM tool_edges
+					WHERE shared = 1 GROUP BY org, from_tool, to_tool))
+			WHERE nth <= $1 ORDER BY updated_at DESC LIMIT $2)
+		GROUP BY from_tool, to_tool HAVING COUNT(DISTINCT org) >= $3
+		ORDER BY orgs DESC, from_tool, to_tool LIMIT $4`,
+		store.SharedPerOrg(store.MaxSharedRows), store.MaxSharedRows, max(minOrgs, 1), storeutil.SharedLimit(limit))
 	if err != nil {
 		return nil, wrap("global tool edges", err)
 	}
@@ -81,10 +88,16 @@ func (s *Store) ToolTypes(ctx context.Context, sc store.Scope) ([]store.ToolType
 	return out, wrap("tool types", rows.Err())
 }
 
-// SharedToolTypes returns the newest shared tool types of every tenant.
+// SharedToolTypes returns the newest shared tool types of every tenant, at
+// most store.SharedPerOrg of one org's, so that no org, however many
+// projects it has, pushes the others' types out of the read.
 func (s *Store) SharedToolTypes(ctx context.Context, limit int) ([]store.SharedToolType, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT org, project, tool_id, output_schema FROM tool_types WHERE shared = 1
-		ORDER BY updated_at DESC, org, project, tool_id LIMIT $1`, storeutil.SharedLimit(limit))
+	limit = storeutil.SharedLimit(limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT org, project, tool_id, output_schema FROM (
+			SELECT org, project, tool_id, output_schema, updated_at,
+				ROW_NUMBER() OVER (PARTITION BY org ORDER BY updated_at DESC, project, tool_id) AS nth
+			FROM tool_types WHERE shared = 1)
+		WHERE nth <= $1 ORDER BY updated_at DESC, org, project, tool_id LIMIT $2`, store.SharedPerOrg(limit), limit)
 	if err != nil {
 		return nil, wrap("shared tool types", err)
 	}

@@ -20,6 +20,8 @@ func runGlobal(t *testing.T, open func(t *testing.T) store.Store) {
 		"ToolTypesAreBounded":          testToolTypesBounded,
 		"ToolTypesRefuseUnbounded":     testToolTypesInvalid,
 		"SharedToolTypesNewestFirst":   testSharedToolTypes,
+		"FloodingOrgKeepsOthersEdges":  testGlobalEdgesFair,
+		"FloodingOrgKeepsOthersTypes":  testSharedToolTypesFair,
 	})
 }
 
@@ -164,5 +166,57 @@ func testSharedToolTypes(t *testing.T, s store.Store) {
 	sameJSON(t, "initech's math:add", got[0].Schema, json.RawMessage(`{"type":"number"}`))
 	if got := must(s.SharedToolTypes(t.Context(), 1)).of(t); len(got) != 1 || got[0].Scope != initech {
 		t.Fatalf("limit 1: %+v", got)
+	}
+}
+
+// An org with many projects, each sharing as many edges as a tenant keeps,
+// all newer than the others', fills more than the whole window by itself:
+// it still counts at most store.SharedPerOrg of its edges, so the edge
+// three other orgs share stays global (issue 39, a fair global window).
+func testGlobalEdgesFair(t *testing.T, s store.Store) {
+	for _, sc := range []store.Scope{globex, initech, umbra} {
+		shareEdge(t, s, sc, "json:parse", "math:add", 1, true)
+	}
+	projects := store.MaxSharedRows/store.MaxToolEdges + 1
+	for p := range projects {
+		edges := make([]store.ToolEdge, 0, store.MaxToolEdges)
+		for i := range store.MaxToolEdges {
+			edges = append(edges, store.ToolEdge{From: fmt.Sprintf("flood:p%d_e%d", p, i), To: "math:add", Follows: 1, Shared: true})
+		}
+		noErr(t, s.AddToolEdges(t.Context(), store.Scope{Org: "acme", Project: fmt.Sprintf("p%d", p)}, edges))
+	}
+	if got := globalOrgs(t, s, 3); got["json:parse>math:add"] != 3 {
+		t.Fatalf("after acme's %d projects of %d edges: %v, want json:parse>math:add of 3 orgs", projects, store.MaxToolEdges, got)
+	}
+	// The next share is counted as before.
+	shareEdge(t, s, acmeWeb, "json:parse", "math:add", 1, true)
+	if got := globalOrgs(t, s, 4); got["json:parse>math:add"] != 4 {
+		t.Fatalf("after acme shares the edge too: %v, want 4 orgs", got)
+	}
+}
+
+// Shared types: an org with many projects, all newer, gets at most
+// store.SharedPerOrg of a read; the other orgs' types are still read.
+func testSharedToolTypesFair(t *testing.T, s store.Store) {
+	for _, sc := range []store.Scope{globex, initech} {
+		noErr(t, s.PutToolTypes(t.Context(), sc, []store.ToolType{{Tool: "math:add", Schema: json.RawMessage(`{"type":"number"}`), Shared: true}}))
+	}
+	const limit = 32
+	for p := range 2 * limit {
+		noErr(t, s.PutToolTypes(t.Context(), store.Scope{Org: "acme", Project: fmt.Sprintf("p%d", p)}, []store.ToolType{
+			{Tool: "math:add", Schema: json.RawMessage(`{"type":"integer"}`), Shared: true},
+			{Tool: "json:parse", Schema: json.RawMessage(`{"type":"object"}`), Shared: true},
+		}))
+	}
+	got := must(s.SharedToolTypes(t.Context(), limit)).of(t)
+	byOrg := map[string]int{}
+	for _, r := range got {
+		byOrg[r.Scope.Org]++
+	}
+	if byOrg["acme"] != store.SharedPerOrg(limit) || byOrg["globex"] != 1 || byOrg["initech"] != 1 {
+		t.Fatalf("rows per org %v, want acme's capped at %d and the others' kept", byOrg, store.SharedPerOrg(limit))
+	}
+	if got[0].Scope.Org != "acme" {
+		t.Fatalf("newest first: %+v", got[0])
 	}
 }

@@ -1,4 +1,4 @@
-package tracing
+package sanitize
 
 import "strings"
 
@@ -12,7 +12,7 @@ func (s *Sanitizer) HasSecret(text string) bool {
 	return s.redactSecrets(text) != text
 }
 
-// Flag names the first rule of the trace sanitizer that text breaks: "a
+// Flag names the first rule of the sanitizer that text breaks: "a
 // secret" (HasSecret's rules), "an e-mail address", "a phone number", "a card
 // number" or "a social security number"; "" when none does. Shared
 // capabilities are checked with it before another project may see them
@@ -26,6 +26,29 @@ func (s *Sanitizer) Flag(text string) string {
 	if out == text {
 		return ""
 	}
+	return personalRule(text, out)
+}
+
+// FlagPersonal names the first personal-data rule text breaks, as Flag
+// does, without the secret rules: for a string built from parts, whose
+// parts that are not constant are written as a placeholder (analysis.Folded),
+// where a placeholder after "Bearer " would read as a credential while one
+// before "@corp.example" is what makes an address of it.
+func (s *Sanitizer) FlagPersonal(text string) string {
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	out := text
+	if strings.Contains(out, "@") {
+		out = emailRe.ReplaceAllLiteralString(out, MaskEmail)
+	}
+	if out = maskNumbers(out); out == text {
+		return ""
+	}
+	return personalRule(text, out)
+}
+
+// personalRule names the personal-data rule whose marker out, the
+// sanitized text, has more of than text.
+func personalRule(text, out string) string {
 	for _, m := range []struct{ mark, rule string }{
 		{MaskEmail, "an e-mail address"}, {MaskCard, "a card number"}, {MaskSSN, "a social security number"}, {MaskPhone, "a phone number"},
 	} {

@@ -1,4 +1,4 @@
-package tracing
+package sanitize
 
 import "github.com/pml-go/pml/internal/secretmask"
 

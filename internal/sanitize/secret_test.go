@@ -1,9 +1,9 @@
-package tracing
+package sanitize
 
 import "testing"
 
 func TestHasSecret(t *testing.T) {
-	san := NewSanitizer([]string{"s3cr3t-from-dotenv"})
+	san := New([]string{"s3cr3t-from-dotenv"})
 	for text, want := range map[string]bool{
 		`const token = "ghp_` + "abcdefghijklmnopqrstuvwxyz0123456789" + `"; return token`:    true,
 		`return await mcp.http.get({url: "https://bob:hunter2@example.invalid/"})`:            true,
@@ -22,13 +22,13 @@ func TestHasSecret(t *testing.T) {
 			t.Errorf("HasSecret(%q) = %v, want %v", text, got, want)
 		}
 	}
-	if NewSanitizer(nil).HasSecret(`return await mcp.fx.env({value: "s3cr3t-from-dotenv"})`) {
+	if New(nil).HasSecret(`return await mcp.fx.env({value: "s3cr3t-from-dotenv"})`) {
 		t.Error("a value counts as a secret without being given")
 	}
 }
 
 func TestFlagNamesTheRule(t *testing.T) {
-	s := NewSanitizer([]string{"plainvalue-from-dotenv"})
+	s := New([]string{"plainvalue-from-dotenv"})
 	for text, want := range map[string]string{
 		"read_file":                                "",
 		"ceo.salary@corp.example":                  "an e-mail address",
@@ -41,6 +41,24 @@ func TestFlagNamesTheRule(t *testing.T) {
 	} {
 		if got := s.Flag(text); got != want {
 			t.Errorf("Flag(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+// FlagPersonal applies the personal-data rules alone: a placeholder where
+// a credential would be is no secret, one before a domain is an address.
+func TestFlagPersonal(t *testing.T) {
+	s := New(nil)
+	for text, want := range map[string]string{
+		"x@corp-internal.example":         "an e-mail address",
+		"Authorization: Bearer x":         "",
+		"sk_live_51H8xY2abcdefghij":       "",
+		"call +33 6 12 34 56 78":          "a phone number",
+		"card 4111 1111 1111 1111":        "a card number",
+		"postgres://:@db.example.com/app": "",
+	} {
+		if got := s.FlagPersonal(text); got != want {
+			t.Errorf("FlagPersonal(%q) = %q, want %q", text, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package tracing
+package sanitize
 
 import (
 	"strings"
