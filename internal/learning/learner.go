@@ -113,7 +113,7 @@ func New(cfg Config) *Learner {
 	l.shapes = ttlcache.New[shapeKey, store.Capability](memoryTTL, memorySize)
 	l.refined = ttlcache.New[refineKey, bool](memoryTTL, memorySize)
 	l.relevance = newRelevance(cfg.Store, l.later, time.Now, l.log)
-	l.words = newWords(cfg.Store, l.later, time.Now, l.global)
+	l.words = newWords(cfg.Store, l.later, time.Now, l.global, l.scheduleFlush)
 	return l
 }
 
@@ -694,7 +694,8 @@ func (l *Learner) flush() {
 	if err != nil {
 		l.log.Warn("learning: writing tool types", "err", err)
 	}
-	if wroteEdges || wroteTypes {
+	wroteWords := l.words.shared.Swap(false)
+	if wroteEdges || wroteTypes || wroteWords {
 		if l.global.on() {
 			l.refreshGlobal(ctx)
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pml-go/pml/internal/lru"
@@ -32,6 +33,9 @@ const (
 	// wordSaturation: a word taught w times counts w/(w+wordSaturation) of
 	// its full weight, so a habit does not outweigh everything else.
 	wordSaturation = 1.0
+	// wordConfidence is the share of a query's weight (its words by how
+	// rare they are) a tool's learned words must say for the full boost.
+	wordConfidence = 0.25
 	// minShareBytes and maxShareBytes bound a word the global layer takes:
 	// letters only, so no path, address, number or identifier crosses.
 	minShareBytes = 3
@@ -50,6 +54,11 @@ type words struct {
 	// queries are each caller's last discover, for the run that follows.
 	queries *lru.Cache[callerKey, seenQuery]
 	mu      sync.Mutex // a tenant's index, rebuilt once at a time
+	// shared says rows counting toward the global layer were written
+	// since the last flush, which then reads the layer again; onShared
+	// schedules that flush.
+	shared   atomic.Bool
+	onShared func()
 }
 
 type callerKey struct {
@@ -62,8 +71,8 @@ type seenQuery struct {
 	at    time.Time
 }
 
-func newWords(st store.Store, later func(func(context.Context)) bool, now func() time.Time, g *global) *words {
-	return &words{store: st, later: later, now: now, global: g,
+func newWords(st store.Store, later func(func(context.Context)) bool, now func() time.Time, g *global, onShared func()) *words {
+	return &words{store: st, later: later, now: now, global: g, onShared: onShared,
 		cache:   ttlcache.New[store.Scope, *wordIndex](graphCacheTTL, graphCacheSize),
 		queries: lru.New[callerKey, seenQuery](maxWordCallers, maxWordCallers)}
 }
@@ -128,6 +137,7 @@ func (w *words) learn(scope store.Scope, who, intent string, used []string) {
 		}
 	}
 	var rows []store.ToolWord
+	anyShared := false
 	terms := slices.Sorted(func(yield func(string) bool) {
 		for t := range weights {
 			if len(t) <= store.MaxWordBytes && !yield(t) {
@@ -141,8 +151,9 @@ func (w *words) learn(scope store.Scope, who, intent string, used []string) {
 			continue
 		}
 		for _, t := range terms {
-			rows = append(rows, store.ToolWord{Tool: tool, Word: t, Weight: weights[t],
-				Shared: w.global.shares(scope, tool) && shareable(t)})
+			shared := w.global.shares(scope, tool) && shareable(t)
+			anyShared = anyShared || shared
+			rows = append(rows, store.ToolWord{Tool: tool, Word: t, Weight: weights[t], Shared: shared})
 		}
 	}
 	if len(rows) == 0 {
@@ -153,6 +164,10 @@ func (w *words) learn(scope store.Scope, who, intent string, used []string) {
 			return
 		}
 		w.cache.Delete(scope) // read again, with the new words, at the next discover
+		if anyShared {
+			w.shared.Store(true)
+			w.onShared()
+		}
 	})
 }
 
@@ -236,8 +251,16 @@ func wordBoost(query string, own, global *wordIndex, k int) map[string]float64 {
 	if total == 0 || len(score) == 0 {
 		return nil
 	}
+	// The best-taught tool gets its whole share when the words it learned
+	// say enough of the query (wordConfidence of its weight); the others in
+	// proportion.
+	best := 0.0
+	for _, v := range score {
+		best = max(best, v)
+	}
+	scale := min(1, best/total/wordConfidence) / best
 	for tool := range score {
-		score[tool] /= total
+		score[tool] *= scale
 	}
 	return score
 }

@@ -603,3 +603,28 @@ func queryWords(q string) (own, implied []string) {
 
 // isStopWord reports an English stop word ("the", "it", "to").
 func isStopWord(w string) bool { return english.IsStopWord(w) }
+
+// Coverage is the share of what query says (its own words, stop words
+// aside) that text says too, directly, through a synonym or by a prefix: how
+// much of a request a text speaks of. 0 for a query of no words.
+func Coverage(query, text string) float64 {
+	words, _, sources := queryTerms(clip(query, maxQueryBytes))
+	if len(words) == 0 {
+		return 0
+	}
+	m := newMatcher(words)
+	tf := make([]float64, len(words))
+	var length float64
+	m.count(text, 1, tf, &length)
+	var said, all uint64
+	for j, src := range sources {
+		all |= src
+		if tf[j] > 0 {
+			said |= src
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(bits.OnesCount64(said)) / float64(bits.OnesCount64(all))
+}

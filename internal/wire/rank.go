@@ -120,9 +120,8 @@ func rankNeeds(req DiscoverRequest, all []tools.Info, meta func(string) Discover
 	case strings.TrimSpace(whole) == "":
 		whole = strings.Join(needs, ". ")
 	}
-	query := strings.TrimSpace(whole) != ""
 	if len(needs) <= 1 {
-		return rerank(tools.Score(whole, all), all, meta, graph, boost, query)
+		return rerank(tools.Score(whole, all), all, meta, graph, boost, whole)
 	}
 	if len(needs) > tools.MaxNeeds {
 		needs = append(needs[:tools.MaxNeeds-1], strings.Join(needs[tools.MaxNeeds-1:], ". "))
@@ -133,16 +132,16 @@ func rankNeeds(req DiscoverRequest, all []tools.Info, meta func(string) Discover
 		wholeScore[s.Info.ID] = s.Score
 	}
 	var ranked [][]tools.Scored
-	for _, list := range lists {
+	for i, list := range lists {
 		if len(list) == 0 {
 			continue
 		}
 		for i := range list {
 			list[i].Score += wholeTask * wholeScore[list[i].Info.ID]
 		}
-		ranked = append(ranked, rerank(list, all, meta, graph, boost, true))
+		ranked = append(ranked, rerank(list, all, meta, graph, boost, needs[i]))
 	}
-	ranked = append(ranked, rerank(wholeHits, all, meta, graph, boost, true))
+	ranked = append(ranked, rerank(wholeHits, all, meta, graph, boost, whole))
 	return interleave(ranked[:len(ranked)-1], ranked)
 }
 
@@ -151,7 +150,6 @@ const (
 	wholeTask = 0.3
 	needTail  = 0.5
 )
-const ()
 
 // interleave merges the needs' ranked lists: turns while each need's
 // next hit is strong enough, then every hit of all by its best share of
@@ -210,63 +208,93 @@ const (
 	boostShare = 0.5
 )
 
-// rerank applies the capability, graph and learned rules to BM25's scores.
-func rerank(scored []tools.Scored, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, boost map[string]float64, query bool) []tools.Scored {
-	if !query {
+// rerank applies the capability, learned and graph rules to BM25's scores
+// for query (docs/how-it-works.md "Discover and the tool graph"):
+//   - a capability that fits query (its text says at least fitCover of what
+//     query asks) counts its own score capabilityWeight more and takes
+//     capabilityShare of its best tool's; one that fits less gains both in
+//     proportion, so a skill learned for another task, whose long intent
+//     shares a few common words with the query and whose tools include the
+//     one it needs, does not take that tool's place;
+//   - a tool the tenant's runs taught for query (boost: learned words, the
+//     query's family) gains boostShare of the best hit's score;
+//   - each hit lifts the tools that usually follow it in runs (the graph),
+//     below the strongest direct hit, which keeps first place.
+func rerank(scored []tools.Scored, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, boost map[string]float64, query string) []tools.Scored {
+	if strings.TrimSpace(query) == "" {
 		return scored
 	}
 	score := make(map[string]float64, len(scored))
+	top := 0.0
 	for _, s := range scored {
 		score[s.Info.ID] = s.Score
+		top = max(top, s.Score)
 	}
 	out := make([]tools.Scored, 0, len(scored))
+	byID := make(map[string]int, len(scored))
 	for _, s := range scored {
-		d := meta(s.Info.ID)
-		if d.Kind == "capability" {
+		if d := meta(s.Info.ID); d.Kind == "capability" {
 			best := 0.0
 			for _, t := range d.ToolsUsed {
 				best = max(best, score[t])
 			}
-			s.Score = s.Score*capabilityWeight + capabilityShare*best
+			fit := min(1, tools.Coverage(query, s.Info.ID+" "+s.Info.Description)/fitCover)
+			s.Score = s.Score*(1+(capabilityWeight-1)*fit) + capabilityShare*best*fit
 			if d.SuccessRate != nil && *d.SuccessRate < 0.5 {
 				s.Score *= failingWeight
 			}
 		}
+		byID[s.Info.ID] = len(out)
 		out = append(out, s)
 	}
-	lift := map[string]float64{}
-	if len(graph) > 0 {
-		lift = graphLift(score, graph)
-	}
-	if len(boost) > 0 {
-		top := 0.0
-		for _, s := range scored {
-			top = max(top, s.Score)
-		}
-		for id, b := range boost {
-			lift[id] += boostShare * max(top, 1) * min(b, 1)
-		}
-	}
-	if len(lift) > 0 {
-		byID := make(map[string]int, len(out))
-		for i, s := range out {
-			byID[s.Info.ID] = i
-		}
+	add := func(gain map[string]float64) {
 		for _, t := range all {
-			l := lift[t.ID]
-			if l <= 0 {
+			g := gain[t.ID]
+			if g <= 0 {
 				continue
 			}
 			if i, ok := byID[t.ID]; ok {
-				out[i].Score += l
+				out[i].Score += g
 			} else {
-				out = append(out, tools.Scored{Info: t, Score: l})
+				byID[t.ID] = len(out)
+				out = append(out, tools.Scored{Info: t, Score: g})
+			}
+		}
+	}
+	if len(boost) > 0 {
+		learned := make(map[string]float64, len(boost))
+		for id, b := range boost {
+			learned[id] = boostShare * max(top, 1) * min(b, 1)
+		}
+		add(learned)
+	}
+	if len(graph) > 0 {
+		direct := make(map[string]float64, len(out))
+		first, firstScore := "", 0.0
+		for _, s := range out {
+			direct[s.Info.ID] = s.Score
+			if s.Score > firstScore {
+				first, firstScore = s.Info.ID, s.Score
+			}
+		}
+		add(graphLift(score, graph))
+		for i := range out {
+			if id := out[i].Info.ID; id != first && out[i].Score >= firstScore && direct[id] < firstScore {
+				out[i].Score = firstScore * keepFirst // lifted into the top hits, not above the first
 			}
 		}
 	}
 	tools.SortScored(out)
 	return out
 }
+
+// fitCover is the share of a query a capability's text must say to rank as
+// a fit for it; keepFirst places a tool the graph lifted past the strongest
+// direct hit just below it.
+const (
+	fitCover  = 0.5
+	keepFirst = 0.999
+)
 
 // graphLift passes part of each scored tool's score to the tools that
 // follow it, weighted like Adamic-Adar by 1/log of the giver's out-degree

@@ -208,3 +208,17 @@ func Do(t testing.TB, method, url, key string, body io.Reader, hdr map[string]st
 	}
 	return resp, out
 }
+
+// Discover calls the discover tool and decodes its answer.
+func Discover(t testing.TB, s *mcp.ClientSession, req wire.DiscoverRequest) wire.DiscoverAnswer {
+	t.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "discover", Arguments: req})
+	if err != nil || res.IsError || len(res.Content) != 1 {
+		t.Fatalf("discover: %v %+v", err, res)
+	}
+	var d wire.DiscoverAnswer
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &d); err != nil {
+		t.Fatalf("discover answer: %v", err)
+	}
+	return d
+}
