@@ -49,11 +49,19 @@ type Task struct {
 // Discover500Dir is the benchmark's directory.
 func Discover500Dir(t testing.TB) string {
 	t.Helper()
+	return DiscoverSetDir(t, "discover500")
+}
+
+// DiscoverSetDir is the directory of the task set name under
+// test/e2e/testdata: discover500, or discover_public (MCP-Bench's servers
+// and tasks, see its README.md).
+func DiscoverSetDir(t testing.TB, name string) string {
+	t.Helper()
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(root, "test", "e2e", "testdata", "discover500")
+	return filepath.Join(root, "test", "e2e", "testdata", name)
 }
 
 // LoadDiscover500 returns the saved servers, their tools as discover ranks
@@ -61,7 +69,14 @@ func Discover500Dir(t testing.TB) string {
 // the tasks, each of whose tools a saved server lists.
 func LoadDiscover500(t testing.TB) ([]SavedServer, []tools.Info, []Task) {
 	t.Helper()
-	dir := Discover500Dir(t)
+	return LoadDiscoverSet(t, "discover500")
+}
+
+// LoadDiscoverSet is LoadDiscover500 for the task set name (DiscoverSetDir),
+// which has the same layout: servers/NAME.json and tasks.json.
+func LoadDiscoverSet(t testing.TB, name string) ([]SavedServer, []tools.Info, []Task) {
+	t.Helper()
+	dir := DiscoverSetDir(t, name)
 	files, err := filepath.Glob(filepath.Join(dir, "servers", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("servers: %v (%d files)", err, len(files))
