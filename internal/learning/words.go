@@ -30,9 +30,6 @@ const (
 	// queryWordWeight is what a word of the discover before the run counts,
 	// a word of its intent counting 1: the query was the AI's guess.
 	queryWordWeight = 0.5
-	// wordSaturation: a word taught w times counts w/(w+wordSaturation) of
-	// its full weight, so a habit does not outweigh everything else.
-	wordSaturation = 1.0
 	// wordConfidence is the share of a query's weight (its words by how
 	// rare they are) a tool's learned words must say for the full boost.
 	wordConfidence = 0.25
@@ -212,48 +209,59 @@ func (w *words) index(ctx context.Context, scope store.Scope) *wordIndex {
 	return x
 }
 
-// boost is what the learned words say of each tool for query, in (0, 1):
-// the share of the query's words (each weighed by how rare it is among
-// the tools that learned words) a tool learned, each counted by how often
-// (saturated). own is the tenant's; global, the global layer's, counts
-// what K orgs taught as one lesson per org past K.
+// wordBoost is what the learned words say of each tool for query, in
+// (0, 1]: BM25 over each tool's learned words as a document (a word's
+// frequency its weight, saturated, a tool taught by many tasks discounted
+// by its length), the best tool 1 when its words say at least
+// wordConfidence of the query's weight, the others in proportion. own is
+// the tenant's words; global, the global layer's, counts K orgs' lesson as
+// one.
 func wordBoost(query string, own, global *wordIndex, k int) map[string]float64 {
 	terms := tools.Terms(query)
 	if len(terms) == 0 || (own == nil || len(own.byWord) == 0) && (global == nil || len(global.byWord) == 0) {
 		return nil
 	}
-	n := 1
+	// Each tool's learned weight of each query term, and its whole weight.
+	tf := map[string]map[string]float64{}
+	length := map[string]float64{}
 	for _, x := range []*wordIndex{own, global} {
-		if x != nil {
-			n = max(n, x.tools)
+		if x == nil {
+			continue
+		}
+		scale := 1.0
+		if x == global {
+			scale = 1 / float64(max(k, 1))
+		}
+		for word, list := range x.byWord {
+			for _, tw := range list {
+				length[tw.tool] += tw.weight * scale
+				if slices.Contains(terms, word) {
+					if tf[word] == nil {
+						tf[word] = map[string]float64{}
+					}
+					tf[word][tw.tool] += tw.weight * scale
+				}
+			}
 		}
 	}
+	n := float64(len(length))
+	var avg float64
+	for _, l := range length {
+		avg += l
+	}
+	avg /= max(n, 1)
 	score := map[string]float64{}
 	var total float64
 	for _, t := range terms {
-		learned := map[string]float64{}
-		if own != nil {
-			for _, tw := range own.byWord[t] {
-				learned[tw.tool] += tw.weight
-			}
-		}
-		if global != nil {
-			for _, tw := range global.byWord[t] {
-				learned[tw.tool] += tw.weight / float64(max(k, 1))
-			}
-		}
-		idf := math.Log(1 + float64(n)/float64(max(len(learned), 1)))
+		idf := math.Log(1 + (n-float64(len(tf[t]))+0.5)/(float64(len(tf[t]))+0.5))
 		total += idf
-		for tool, wt := range learned {
-			score[tool] += idf * wt / (wt + wordSaturation)
+		for tool, f := range tf[t] {
+			score[tool] += idf * f * (wordK1 + 1) / (f + wordK1*(1-wordB+wordB*length[tool]/max(avg, 1e-9)))
 		}
 	}
 	if total == 0 || len(score) == 0 {
 		return nil
 	}
-	// The best-taught tool gets its whole share when the words it learned
-	// say enough of the query (wordConfidence of its weight); the others in
-	// proportion.
 	best := 0.0
 	for _, v := range score {
 		best = max(best, v)
@@ -264,3 +272,9 @@ func wordBoost(query string, own, global *wordIndex, k int) map[string]float64 {
 	}
 	return score
 }
+
+// BM25's parameters over learned words.
+const (
+	wordK1 = 1.2
+	wordB  = 0.75
+)

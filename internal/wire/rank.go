@@ -218,8 +218,9 @@ const (
 //     one it needs, does not take that tool's place;
 //   - a tool the tenant's runs taught for query (boost: learned words, the
 //     query's family) gains boostShare of the best hit's score;
-//   - each hit lifts the tools that usually follow it in runs (the graph),
-//     below the strongest direct hit, which keeps first place.
+//   - each hit lifts the tools that usually follow it in runs (the graph);
+//   - what runs taught and the graph lift into the top hits, but never past
+//     the strongest direct hit, which keeps first place.
 func rerank(scored []tools.Scored, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, boost map[string]float64, query string) []tools.Scored {
 	if strings.TrimSpace(query) == "" {
 		return scored
@@ -234,12 +235,18 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 	byID := make(map[string]int, len(scored))
 	for _, s := range scored {
 		if d := meta(s.Info.ID); d.Kind == "capability" {
-			best := 0.0
+			best, sum := 0.0, 0.0
 			for _, t := range d.ToolsUsed {
 				best = max(best, score[t])
+				sum += score[t]
 			}
+			// It fits when its text says what query asks, and its tools are
+			// what query needs: on average toolsFit of the best hit's score.
 			fit := min(1, tools.Coverage(query, s.Info.ID+" "+s.Info.Description)/fitCover)
-			s.Score = s.Score*(1+(capabilityWeight-1)*fit) + capabilityShare*best*fit
+			if n := len(d.ToolsUsed); n > 0 && top > 0 {
+				fit *= min(1, sum/float64(n)/top/toolsFit)
+			}
+			s.Score = (s.Score*(1+(capabilityWeight-1)*fit) + capabilityShare*best*fit) * fit
 			if d.SuccessRate != nil && *d.SuccessRate < 0.5 {
 				s.Score *= failingWeight
 			}
@@ -261,6 +268,16 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 			}
 		}
 	}
+	if len(boost) == 0 && len(graph) == 0 {
+		tools.SortScored(out)
+		return out
+	}
+	first, firstScore := "", 0.0
+	for _, s := range out {
+		if s.Score > firstScore || s.Score == firstScore && s.Info.ID < first {
+			first, firstScore = s.Info.ID, s.Score
+		}
+	}
 	if len(boost) > 0 {
 		learned := make(map[string]float64, len(boost))
 		for id, b := range boost {
@@ -269,19 +286,11 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 		add(learned)
 	}
 	if len(graph) > 0 {
-		direct := make(map[string]float64, len(out))
-		first, firstScore := "", 0.0
-		for _, s := range out {
-			direct[s.Info.ID] = s.Score
-			if s.Score > firstScore {
-				first, firstScore = s.Info.ID, s.Score
-			}
-		}
 		add(graphLift(score, graph))
-		for i := range out {
-			if id := out[i].Info.ID; id != first && out[i].Score >= firstScore && direct[id] < firstScore {
-				out[i].Score = firstScore * keepFirst // lifted into the top hits, not above the first
-			}
+	}
+	for i := range out {
+		if out[i].Info.ID != first && out[i].Score >= firstScore && firstScore > 0 {
+			out[i].Score = firstScore * keepFirst // lifted into the top hits, not above the first
 		}
 	}
 	tools.SortScored(out)
@@ -293,6 +302,7 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 // direct hit just below it.
 const (
 	fitCover  = 0.5
+	toolsFit  = 0.5
 	keepFirst = 0.999
 )
 
