@@ -227,6 +227,9 @@ func newInitCmd() *cobra.Command {
 			"Servers of an existing .mcp.json that PML can run move into .pml.json and are allowed; on a terminal\n" +
 			"init asks first (-y takes the defaults without asking). The rest stay in .mcp.json.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := workspace.CheckCloudURL(o.CloudURL); err != nil {
+				return usageError(err)
+			}
 			cwd, err := os.Getwd()
 			if err != nil {
 				return err
