@@ -139,7 +139,7 @@ func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	// status stays "ok" while a hosted server fails: the gateway itself is
 	// live; servers says which ones work.
-	httpapi.Write(w, http.StatusOK, health{Status: "ok", Version: wire.Version, Build: buildinfo.Read(), Servers: s.serverStatuses()})
+	httpapi.Write(w, http.StatusOK, health{Status: "ok", Version: buildinfo.Read().Version, Build: buildinfo.Read(), Servers: s.serverStatuses()})
 }
 
 type health struct {
