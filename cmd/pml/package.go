@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/stdioorder"
 	"github.com/pml-go/pml/internal/wire"
 	"github.com/pml-go/pml/internal/workspace"
@@ -101,7 +101,7 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 			log.Info("listening", "addr", "http://"+ln.Addr().String())
 			// As Jupyter does: the one address to open, token included.
 			fmt.Fprintf(cmd.ErrOrStderr(), "Trace viewer: %s\n", workspace.ViewerURL(ln.Addr().String(), o.Token))
-			return pkg.HTTPServer(o, gateway.HTTPLimits{}).Serve(cmd.Context(), ln)
+			return pkg.HTTPServer(o, httpserve.Limits{}).Serve(cmd.Context(), ln)
 		},
 	}
 	cmd.Flags().IntVar(&port, "port", 3003, "port on 127.0.0.1")
