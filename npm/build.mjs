@@ -11,7 +11,7 @@
 // The version is the release's (DIST_DIR/metadata.json); only the
 // platforms DIST_DIR has binaries for are packed and listed.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -22,8 +22,23 @@ if (!dist || !out) {
 }
 const here = dirname(fileURLToPath(import.meta.url));
 const launcher = JSON.parse(readFileSync(join(here, "pml", "package.json"), "utf8"));
-const { version } = JSON.parse(readFileSync(join(dist, "metadata.json"), "utf8"));
-const artifacts = JSON.parse(readFileSync(join(dist, "artifacts.json"), "utf8"));
+// What GoReleaser writes at the end of a build: a failed or never-run
+// release leaves none, which is said in one line (exit 1), not as a stack.
+const distJSON = (file) => {
+  const path = join(dist, file);
+  if (!existsSync(path)) {
+    console.error(`npm/build.mjs: no ${path}: build the release first (README "Install": goreleaser release --snapshot --clean), then pass its dist directory`);
+    process.exit(1);
+  }
+  try {
+    return JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    console.error(`npm/build.mjs: ${path} is not GoReleaser's JSON (${err.message}): build the release again`);
+    process.exit(1);
+  }
+};
+const { version } = distJSON("metadata.json");
+const artifacts = distJSON("artifacts.json");
 const os = { linux: "linux", darwin: "darwin", windows: "win32" };
 const cpu = { amd64: "x64", arm64: "arm64" };
 const names = { linux: "Linux", darwin: "macOS", win32: "Windows" };

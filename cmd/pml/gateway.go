@@ -16,6 +16,7 @@ import (
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/traceapi"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/learning"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
@@ -80,7 +81,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 				return err
 			}
 			defer closer.Close()
-			lim := gateway.HTTPLimits{MaxUnauthConns: maxUnauth, MaxBufferedBytes: int64(bodyBufferMiB) << 20, PublicHosts: publicHosts}
+			lim := httpserve.Limits{MaxUnauthConns: maxUnauth, MaxBufferedBytes: int64(bodyBufferMiB) << 20, PublicHosts: publicHosts}
 			srv := svc.HTTPServer(lim)
 			if useTLS {
 				srv.UseTLS(cert)
@@ -112,9 +113,9 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	cmd.Flags().Int64Var(&ingestMiB, "trace-ingest-mib-per-minute", ingestMiB, "MiB of traces a tenant may post per minute; past it, 429 with Retry-After (0: no limit)")
 	cmd.Flags().IntVar(&globalK, "global-k", learning.DefaultGlobalK,
 		`distinct orgs that must share a tool graph edge or a tool's result types before every tenant sees it (0: no global layer); overrides the config's "global": {"k"}`)
-	cmd.Flags().IntVar(&maxUnauth, "max-unauthenticated-conns", gateway.DefaultMaxUnauthConns,
+	cmd.Flags().IntVar(&maxUnauth, "max-unauthenticated-conns", httpserve.DefaultMaxUnauthConns,
 		"connections without a valid key held at once; past it the oldest is closed")
-	cmd.Flags().IntVar(&bodyBufferMiB, "body-buffer-mib", gateway.DefaultMaxBufferedBytes>>20,
+	cmd.Flags().IntVar(&bodyBufferMiB, "body-buffer-mib", httpserve.DefaultMaxBufferedBytes>>20,
 		"MiB of request bodies held in memory at once; past it requests wait, then get 503")
 	cmd.AddCommand(newKeyCmd(), newApprovalsCmd())
 	return cmd
@@ -235,7 +236,7 @@ type drainTimes struct{ delay, grace time.Duration }
 // When ctx ends (SIGTERM), the replica drains: not ready for drain.delay,
 // then no new MCP request is admitted while running ones get drain.grace,
 // then what is left is cancelled and the servers close.
-func serveGateway(ctx context.Context, log *slog.Logger, addr string, metrics metricsListener, drain drainTimes, srv *gateway.HTTPServer, svc *gateway.Service) error {
+func serveGateway(ctx context.Context, log *slog.Logger, addr string, metrics metricsListener, drain drainTimes, srv *httpserve.Server, svc *gateway.Service) error {
 	serving, stopServing := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopServing()
 	g, gctx := errgroup.WithContext(serving)
@@ -251,7 +252,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, addr string, metrics me
 		case err != nil:
 			return fmt.Errorf("listen %s: %w", metrics.addr, err)
 		default:
-			msrv := gateway.NewHTTPServer(svc.MetricsHandler(), gateway.HTTPLimits{MaxUnauthConns: -1}, mlog)
+			msrv := httpserve.New(svc.MetricsHandler(), httpserve.Limits{MaxUnauthConns: -1}, mlog)
 			g.Go(func() error { return serve(gctx, mlog, ln, msrv) })
 		}
 	}
@@ -303,7 +304,7 @@ const cancelledAnswerWait = 2 * time.Second
 func isLoopback(host string) bool { return gateway.IsLoopbackHost(host) }
 
 // listenAndServe serves srv on addr until ctx ends (then it drains).
-func listenAndServe(ctx context.Context, log *slog.Logger, addr string, srv *gateway.HTTPServer) error {
+func listenAndServe(ctx context.Context, log *slog.Logger, addr string, srv *httpserve.Server) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
@@ -311,7 +312,7 @@ func listenAndServe(ctx context.Context, log *slog.Logger, addr string, srv *gat
 	return serve(ctx, log, ln, srv)
 }
 
-func serve(ctx context.Context, log *slog.Logger, ln net.Listener, srv *gateway.HTTPServer) error {
+func serve(ctx context.Context, log *slog.Logger, ln net.Listener, srv *httpserve.Server) error {
 	log.Info("listening", "addr", srv.Scheme()+"://"+ln.Addr().String())
 	return srv.Serve(ctx, ln)
 }

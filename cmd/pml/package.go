@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/stdioorder"
 	"github.com/pml-go/pml/internal/wire"
 	"github.com/pml-go/pml/internal/workspace"
@@ -101,7 +101,7 @@ func newServeCmd(logger func() *slog.Logger) *cobra.Command {
 			log.Info("listening", "addr", "http://"+ln.Addr().String())
 			// As Jupyter does: the one address to open, token included.
 			fmt.Fprintf(cmd.ErrOrStderr(), "Trace viewer: %s\n", workspace.ViewerURL(ln.Addr().String(), o.Token))
-			return pkg.HTTPServer(o, gateway.HTTPLimits{}).Serve(cmd.Context(), ln)
+			return pkg.HTTPServer(o, httpserve.Limits{}).Serve(cmd.Context(), ln)
 		},
 	}
 	cmd.Flags().IntVar(&port, "port", 3003, "port on 127.0.0.1")
@@ -227,6 +227,9 @@ func newInitCmd() *cobra.Command {
 			"Servers of an existing .mcp.json that PML can run move into .pml.json and are allowed; on a terminal\n" +
 			"init asks first (-y takes the defaults without asking). The rest stay in .mcp.json.",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := workspace.CheckCloudURL(o.CloudURL); err != nil {
+				return usageError(err)
+			}
 			cwd, err := os.Getwd()
 			if err != nil {
 				return err

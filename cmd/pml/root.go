@@ -15,8 +15,17 @@ func newRootCmd() *cobra.Command {
 		Short:         "PML: an MCP gateway with code mode and hybrid local/cloud execution",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// With Args set, cobra hands an unknown command to RunE rather than
+		// failing in its own terms (exit 1): `pml tracez` is a usage error.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmd.Help()
+			}
+			return unknownCommand(cmd, args[0])
+		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	root.SetFlagErrorFunc(flagError)
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "debug logging (to stderr)")
 	logger := func() *slog.Logger {
 		level := slog.LevelInfo

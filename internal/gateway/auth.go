@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/pml-go/pml/internal/gateway/httpapi"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tokenauth"
 )
@@ -188,7 +189,7 @@ func (s *Service) requireKey(next http.Handler) http.Handler {
 			s.refuseAuth(w, err)
 			return
 		}
-		markAuthenticated(r.Context())
+		httpserve.MarkAuthenticated(r.Context())
 		noteTenant(r.Context(), p.Scope)
 		r.Header.Set("Authorization", "Bearer "+token)
 		withTokenInfo.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalCtxKey{}, p)))
@@ -264,6 +265,17 @@ func bearerToken(r *http.Request) string {
 		return f[1]
 	}
 	return strings.TrimSpace(r.Header.Get("X-Api-Key"))
+}
+
+// tenantOf is scopeFrom for httpserve's body budget: a tenant's request
+// bodies count against its share.
+func tenantOf(r *http.Request) (any, bool) { return scopeFrom(r) }
+
+// refuse answers a request whose body stays unread, and closes the
+// connection after the answer.
+func refuse(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Connection", "close")
+	httpapi.Error(w, status, code, msg)
 }
 
 // scopeFrom returns the tenant requireKey attached to r.

@@ -17,6 +17,7 @@ import (
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/gateway/traceapi"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/tokenauth"
 	"github.com/pml-go/pml/internal/tracing"
@@ -54,7 +55,7 @@ func newFloodEnv(b *testing.B) floodEnv {
 				{Claim: "groups", Value: "sre", Org: "*", Project: "*", Role: tokenauth.RoleAdmin},
 			},
 		}}}}}
-	}, gateway.HTTPLimits{})
+	}, httpserve.Limits{})
 	return floodEnv{g: g, flooder: p.Token(b, "flooder", "pml"), other: p.Token(b, "other", "pml"), ops: p.Token(b, "ops", "pml")}
 }
 

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -194,17 +193,6 @@ func reportLatency(b *testing.B, sorted []time.Duration) {
 	b.ReportMetric(percentile(sorted, 0.99), "p99-ms")
 }
 
-// cpuTime is the user and system CPU time this process has used. A
-// benchmark's CPU per op is much steadier than its wall time on a shared
-// machine; the load of other processes barely moves it.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // reportCPU reports the CPU used since start per op, gateway and in-process
 // clients together: two idle cores give 2,000 / cpu-ms/op operations a second.
 func reportCPU(b *testing.B, start time.Duration) {
@@ -259,32 +247,6 @@ func reportMemory(b *testing.B) {
 	rss, hwm := memory(b)
 	b.ReportMetric(rss, "rss-MiB")
 	b.ReportMetric(hwm, "peak-rss-MiB")
-}
-
-// ensureFiles raises the open-file limit to at least n. Go raises the soft
-// limit to the hard one at start-up already; where the hard limit is lower
-// than n, it is raised too when the process may (CAP_SYS_RESOURCE, e.g. as
-// root), and the test is skipped, saying why, when it may not.
-func ensureFiles(tb testing.TB, n uint64) {
-	tb.Helper()
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		tb.Fatalf("getrlimit: %v", err)
-	}
-	if lim.Cur >= n {
-		return
-	}
-	want := lim
-	want.Cur = n
-	want.Max = max(n, lim.Max)
-	err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &want)
-	if err == nil {
-		return
-	}
-	if lim.Max >= n {
-		tb.Skipf("need %d open files, the limit is %d and raising it failed: %v", n, lim.Cur, err)
-	}
-	tb.Skipf("need %d open files, the hard limit is %d and raising it needs CAP_SYS_RESOURCE: %v", n, lim.Max, err)
 }
 
 // inflight counts the requests inside a handler and keeps the peak.

@@ -3,9 +3,11 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/pml-go/pml/internal/buildinfo"
-	"github.com/pml-go/pml/internal/tokenauth"
 	"net/http"
+
+	"github.com/pml-go/pml/internal/buildinfo"
+	"github.com/pml-go/pml/internal/httpserve"
+	"github.com/pml-go/pml/internal/tokenauth"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -17,10 +19,15 @@ import (
 )
 
 // Handler is the gateway's whole HTTP surface within the default
-// HTTPLimits. HTTPServer serves it with the connection bounds too.
-func (s *Service) Handler() http.Handler { return s.handler(HTTPLimits{}) }
+// httpserve.Limits. HTTPServer serves it with the connection bounds too.
+func (s *Service) Handler() http.Handler { return s.handler(httpserve.Limits{}) }
 
-func (s *Service) handler(lim HTTPLimits) http.Handler {
+// HTTPServer returns the gateway's HTTP server: Handler's surface within lim.
+func (s *Service) HTTPServer(lim httpserve.Limits) *httpserve.Server {
+	return httpserve.New(s.handler(lim), lim, s.log)
+}
+
+func (s *Service) handler(lim httpserve.Limits) http.Handler {
 	srv := s.NewMCPServer()
 	// Stateless: every request carries everything it needs, so any replica
 	// behind a round-robin load balancer can serve it (no session affinity).
@@ -38,11 +45,13 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 
 	// The key is checked before any body is read: a request without one
 	// gets its 401 from the headers alone.
-	bodies := newBodyLimiter(lim)
+	bodies := httpserve.NewBodyLimiter(lim)
 	// Each route needs a role (docs/auth.md): viewers read, members run;
 	// an operator reads the all-tenants dashboard only.
 	route := func(need tokenauth.Role, allTenants bool) func(http.Handler) http.Handler {
-		return func(h http.Handler) http.Handler { return s.requireKey(s.needRole(need, allTenants, bodies.buffer(h))) }
+		return func(h http.Handler) http.Handler {
+			return s.requireKey(s.needRole(need, allTenants, bodies.Buffer(h, tenantOf)))
+		}
 	}
 	viewer, member, admin := route(tokenauth.RoleViewer, false), route(tokenauth.RoleMember, false), route(tokenauth.RoleAdmin, false)
 	mux := http.NewServeMux()
@@ -78,7 +87,7 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 	mux.HandleFunc("GET /healthz", s.serveHealth)
 	mux.HandleFunc("GET /readyz", s.serveReady)
 	// No /metrics here: MetricsHandler serves it on the operator's listener.
-	return s.accessLog(bodies.deadline(s.traceContext(mux)))
+	return s.accessLog(bodies.Deadline(s.traceContext(mux)))
 }
 
 // plainUnlessProgress answers a POST as plain JSON unless its client asked
@@ -91,7 +100,7 @@ func (s *Service) handler(lim HTTPLimits) http.Handler {
 func plainUnlessProgress(stream, plain http.Handler) http.Handler {
 	token := []byte(`"progressToken"`)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if b, ok := r.Body.(*bufferedBody); ok && r.Method == http.MethodPost && !bytes.Contains(b.data, token) {
+		if b, ok := httpserve.Buffered(r); ok && r.Method == http.MethodPost && !bytes.Contains(b, token) {
 			plain.ServeHTTP(w, r)
 			return
 		}
@@ -139,7 +148,7 @@ func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	// status stays "ok" while a hosted server fails: the gateway itself is
 	// live; servers says which ones work.
-	httpapi.Write(w, http.StatusOK, health{Status: "ok", Version: wire.Version, Build: buildinfo.Read(), Servers: s.serverStatuses()})
+	httpapi.Write(w, http.StatusOK, health{Status: "ok", Version: buildinfo.Read().Version, Build: buildinfo.Read(), Servers: s.serverStatuses()})
 }
 
 type health struct {

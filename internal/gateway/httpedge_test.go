@@ -12,6 +12,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -59,7 +60,7 @@ func TestUnauthenticatedBodiesAreNeverRead(t *testing.T) {
 // connection is closed, and another tenant is served promptly throughout.
 func TestStalledBodiesWithAKeyAreBounded(t *testing.T) {
 	ensureFiles(t, 4*stalledConns)
-	g := gatewaytest.StartLimited(t, gateway.Options{}, gateway.HTTPLimits{BodyTimeout: time.Second, MaxBufferedBytes: 8 << 20})
+	g := gatewaytest.StartLimited(t, gateway.Options{}, httpserve.Limits{BodyTimeout: time.Second, MaxBufferedBytes: 8 << 20})
 	other := g.NewKey(t, store.Scope{Org: "globex", Project: "web"})
 	heap := watchHeap()
 	type result struct {
@@ -109,7 +110,7 @@ func TestUnauthenticatedConnectionsAreBounded(t *testing.T) {
 	const bound = 64
 	ensureFiles(t, 4*stalledConns)
 	// A long header timeout: here only the bound closes connections.
-	g := gatewaytest.StartLimited(t, gateway.Options{}, gateway.HTTPLimits{ReadHeaderTimeout: time.Minute, MaxUnauthConns: bound})
+	g := gatewaytest.StartLimited(t, gateway.Options{}, httpserve.Limits{ReadHeaderTimeout: time.Minute, MaxUnauthConns: bound})
 	heap := watchHeap()
 	conns := make([]net.Conn, stalledConns)
 	for i := range conns {
@@ -147,7 +148,7 @@ func TestUnauthenticatedConnectionsAreBounded(t *testing.T) {
 // connection are each closed after their timeout; the gateway goes on
 // serving.
 func TestHTTPTimeouts(t *testing.T) {
-	g := gatewaytest.StartLimited(t, gateway.Options{}, gateway.HTTPLimits{
+	g := gatewaytest.StartLimited(t, gateway.Options{}, httpserve.Limits{
 		ReadHeaderTimeout: 500 * time.Millisecond, BodyTimeout: 500 * time.Millisecond, IdleTimeout: time.Second})
 
 	if c := dialRaw(t, g, "GET /healthz HTTP/1.1\r\nHost: pml.invalid\r\n"); !closedWithin(c, 20*time.Second) {

@@ -25,7 +25,7 @@ func hostOnly(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
-// CheckPublicHost validates a name given to HTTPLimits.PublicHosts: a bare
+// CheckPublicHost validates a name given to httpserve.Limits.PublicHosts: a bare
 // host name, without scheme, path or port.
 func CheckPublicHost(name string) error {
 	if name == "" || strings.ContainsAny(name, "/:@ ?#[]") {

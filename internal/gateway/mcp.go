@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/buildinfo"
 	"github.com/pml-go/pml/internal/textcut"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
@@ -13,7 +14,7 @@ import (
 
 // NewMCPServer exposes the service's tools over MCP.
 func (s *Service) NewMCPServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "pml-gateway", Version: wire.Version}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "pml-gateway", Version: buildinfo.Read().Version}, nil)
 	wire.AddExecuteAndDiscover(srv,
 		func(ctx context.Context, req *mcp.CallToolRequest, er wire.ExecuteRequest) *mcp.CallToolResult {
 			ctx, release := s.requestScoped(ctx, req)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/tokenauth"
@@ -72,7 +73,7 @@ func TestOAuthHangingIssuerBlocksNobody(t *testing.T) {
 			{Issuer: hang, RequiredScopes: []string{"pml"}, Tenants: rules, WebClientID: "web"},
 			{Issuer: p.Issuer, RequiredScopes: []string{"pml"}, Tenants: rules, WebClientID: "web"},
 		}}}}
-	}, gateway.HTTPLimits{})
+	}, httpserve.Limits{})
 	good := p.Token(t, "dev", "pml")
 	first := make(chan int, 1)
 	go func() {

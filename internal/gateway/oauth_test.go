@@ -13,6 +13,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/tokenauth"
@@ -47,7 +48,7 @@ func oauthGateway(t *testing.T) (*gatewaytest.Gateway, *testfixture.OIDCProvider
 				{Claim: "groups", Value: "acme-web-lead", Org: "acme", Project: "web", Role: tokenauth.RoleAdmin},
 			},
 		}}}}}
-	}, gateway.HTTPLimits{})
+	}, httpserve.Limits{})
 	return g, p
 }
 

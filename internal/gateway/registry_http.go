@@ -12,6 +12,7 @@ import (
 
 	"github.com/pml-go/pml/internal/etag"
 	"github.com/pml-go/pml/internal/gateway/httpapi"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/registry"
 	"github.com/pml-go/pml/internal/registry/fqdn"
@@ -168,7 +169,7 @@ func (s *Service) LocalTransport(scope store.Scope) http.RoundTripper {
 	mux.HandleFunc("GET /mcp/{fqdn}", s.serveRegistryEntry)
 	mux.HandleFunc("GET /mcp", s.serveCatalog)
 	mux.HandleFunc("POST /api/v1/capabilities", s.serveLearn)
-	return localTransport{h: LimitBodies(mux, HTTPLimits{}), scope: scope}
+	return localTransport{h: httpserve.LimitBodies(mux, httpserve.Limits{}), scope: scope}
 }
 
 type localTransport struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/pml-go/pml/internal/admission"
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/testfixture"
@@ -130,7 +131,7 @@ func TestDisconnectedClientsLeaveAdmissionAtZero(t *testing.T) {
 					"gate": {ServerConfig: upstream.ServerConfig{Type: upstream.TypeHTTP, URL: gate.URL}, Hosted: true},
 				}},
 				Admission: admission.New(admission.Limits{MaxExecutions: 2 * n, MaxExecutionsPerTenant: n, MemoryCeiling: -1}, sandbox.Limits{}),
-			}, gateway.HTTPLimits{MaxUnauthConns: 4 * n})
+			}, httpserve.Limits{MaxUnauthConns: 4 * n})
 			ctx, cancel := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
 			var failed atomic.Int64

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/buildinfo"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -128,7 +129,7 @@ func (g *Remote) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, ConnectTimeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "pml-package", Version: wire.Version},
+	client := mcp.NewClient(&mcp.Implementation{Name: "pml-package", Version: buildinfo.Read().Version},
 		&mcp.ClientOptions{ProgressNotificationHandler: g.progress.handle})
 	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: g.url + "/mcp", HTTPClient: g.http, DisableStandaloneSSE: true}, nil)
 	if err != nil {

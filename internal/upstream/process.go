@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/procenv"
+	"github.com/pml-go/pml/internal/proctree"
 )
 
 // process is the child of a stdio server. We create the pipes ourselves
@@ -19,8 +20,9 @@ import (
 // signals the child alone, not its process group.
 type process struct {
 	cmd    *exec.Cmd
-	stdin  *os.File // our write end of the child's stdin
-	stdout *os.File // our read end of the child's stdout
+	tree   *proctree.Tree // the child and what it starts, ended as one
+	stdin  *os.File       // our write end of the child's stdin
+	stdout *os.File       // our read end of the child's stdout
 
 	exited  chan struct{} // closed once the child is reaped
 	waitErr error         // the child's exit status; read only after exited is closed
@@ -41,6 +43,7 @@ func startProcess(cfg ServerConfig, minimalEnv bool, logger *slog.Logger) (*proc
 		}
 	}
 	cmd.SysProcAttr = sysProcAttr()
+	tree := proctree.New(cmd)
 
 	pipes, err := newPipes()
 	if err != nil {
@@ -53,9 +56,15 @@ func startProcess(cfg ServerConfig, minimalEnv bool, logger *slog.Logger) (*proc
 		pipes.closeOurEnds()
 		return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
 	}
+	if err := tree.Started(); err != nil {
+		_ = cmd.Wait()
+		pipes.closeOurEnds()
+		return nil, fmt.Errorf("start %s: %w", cfg.Command, err)
+	}
 
 	p := &process{
 		cmd:        cmd,
+		tree:       tree,
 		stdin:      pipes.in,
 		stdout:     pipes.out,
 		exited:     make(chan struct{}),
@@ -89,18 +98,20 @@ func (p *process) exitError() error {
 }
 
 // stop ends the child the way the MCP stdio spec asks: close its stdin, wait,
-// SIGTERM, wait, SIGKILL. It then kills what is left of the process group,
-// so no descendant outlives the server.
+// SIGTERM, wait, SIGKILL (on Windows both steps kill: internal/proctree). It
+// then kills what is left of the process tree, so no descendant outlives the
+// server.
 func (p *process) stop(grace time.Duration) {
 	_ = p.stdin.Close()
 	if !p.waitExit(grace) {
-		if terminateGroup(p.cmd.Process) != nil || !p.waitExit(grace) {
-			_ = killGroup(p.cmd.Process)
+		if p.tree.Terminate() != nil || !p.waitExit(grace) {
+			_ = p.tree.Kill()
 			<-p.exited
 		}
 	}
 	// The group may be empty (ESRCH); that is the common, fine case.
-	_ = killGroup(p.cmd.Process)
+	_ = p.tree.Kill()
+	_ = p.tree.Close()
 	_ = p.stdout.Close()
 	// Let the stderr reader log the last lines before we report the stop.
 	select {

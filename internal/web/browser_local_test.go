@@ -13,7 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/wire"
 	"github.com/pml-go/pml/internal/workspace"
 )
@@ -66,7 +66,7 @@ func TestBrowserLocalServePage(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- p.HTTPServer(workspace.ServeOptions{Token: token}, gateway.HTTPLimits{}).Serve(ctx, ln)
+		served <- p.HTTPServer(workspace.ServeOptions{Token: token}, httpserve.Limits{}).Serve(ctx, ln)
 	}()
 	t.Cleanup(func() { stop(); <-served })
 	base := "http://" + ln.Addr().String()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/tokenauth"
 	"github.com/pml-go/pml/internal/wire"
@@ -26,7 +27,7 @@ func TestBrowserSignInThroughTheIssuer(t *testing.T) {
 			Issuer: p.Issuer, RequiredScopes: []string{"pml"}, WebClientID: "pml-web",
 			Tenants: []tokenauth.TenantRule{{Claim: "groups", Value: "acme-web", Org: "acme", Project: "web", Role: tokenauth.RoleViewer}},
 		}}}}}
-	}, gateway.HTTPLimits{})
+	}, httpserve.Limits{})
 	a := gatewaytest.Execute(t, g.Connect(t, g.Key, false), wire.ExecuteRequest{Code: `return 7`})
 	if a.Status != wire.StatusSuccess {
 		t.Fatalf("run: %+v", a)

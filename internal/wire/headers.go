@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// Version is the PML version both sides report in the MCP handshake and the
-// gateway's health answer.
+// Version is the version of a build that was given none at link time: what
+// internal/buildinfo reports then, in `pml version`, the MCP handshake's
+// serverInfo and the gateway's health answer alike.
 const Version = "0.1.0"
 
 // MaxRequestBytes bounds every request body the gateway takes; larger ones

@@ -87,7 +87,7 @@ func DecodeArgs(raw json.RawMessage, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return pmlerr.New(pmlerr.InvalidRequest, "invalid arguments: %v", err)
+		return argsError("arguments", err)
 	}
 	return nil
 }

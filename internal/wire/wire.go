@@ -59,7 +59,7 @@ func DecodeExecute(raw json.RawMessage) (ExecuteRequest, error) {
 		raw = []byte("{}")
 	}
 	if err := json.Unmarshal(raw, &req); err != nil {
-		return req, pmlerr.New(pmlerr.InvalidRequest, "invalid execute arguments: %v", err)
+		return req, argsError("execute arguments", err)
 	}
 	if !isObjectOrNull(req.Args) {
 		return req, pmlerr.New(pmlerr.InvalidRequest, "args must be a JSON object")

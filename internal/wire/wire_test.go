@@ -85,3 +85,28 @@ func TestAnswerDetailsRoundTrip(t *testing.T) {
 		t.Fatalf("detail overwrote status: %s", body)
 	}
 }
+
+// A value of the wrong type is refused in the tool's terms: the argument
+// and the JSON type its schema asks for, not Go's struct field and type
+// (issue 41, item 7).
+func TestDecodeExecuteSpeaksTheToolsLanguage(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"code": 42}`: "code must be a string, not a number",
+		`{"code": "return 1", "options": {"timeout_ms": "5s"}}`:          "options.timeout_ms must be an integer, not a string",
+		`{"code": "return 1", "options": {"timeout_ms": 1.5}}`:           "options.timeout_ms must be an integer, not a number 1.5",
+		`{"continue_workflow": {"workflow_id": "w", "approved": "yes"}}`: "continue_workflow.approved must be true or false, not a string",
+		`{"continue_workflow": "w"}`:                                     "continue_workflow must be an object, not a string",
+	} {
+		_, err := DecodeExecute(json.RawMessage(raw))
+		if pmlerr.CodeOf(err, "") != pmlerr.InvalidRequest || err.Error() != want && !strings.HasSuffix(err.Error(), ": "+want) {
+			t.Errorf("%s: got %v, want %q", raw, err, want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "Go struct") || strings.Contains(err.Error(), "ExecuteRequest")) {
+			t.Errorf("%s: the message names Go's types: %v", raw, err)
+		}
+	}
+	var dr DiscoverRequest
+	if err := DecodeArgs(json.RawMessage(`{"query": 3}`), &dr); err == nil || !strings.Contains(err.Error(), "query must be a string") {
+		t.Errorf("discover {query: 3}: %v", err)
+	}
+}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/wire"
 	"github.com/pml-go/pml/internal/workspace"
 )
@@ -26,7 +26,7 @@ import (
 // after each, and the server stops when its context ends.
 func TestServeHTTPBounds(t *testing.T) {
 	p, _ := openLocalMode(t, nil)
-	srv := p.HTTPServer(workspace.ServeOptions{}, gateway.HTTPLimits{ReadHeaderTimeout: 500 * time.Millisecond, BodyTimeout: 500 * time.Millisecond})
+	srv := p.HTTPServer(workspace.ServeOptions{}, httpserve.Limits{ReadHeaderTimeout: 500 * time.Millisecond, BodyTimeout: 500 * time.Millisecond})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,12 +47,38 @@ type InitOptions struct {
 	LookPath func(string) (string, error)
 }
 
+// CheckCloudURL refuses a gateway URL (--cloud-url) that is not http:// or
+// https:// with a host, saying the fix: written without a scheme it would be
+// accepted here and break every run afterwards (INVALID_CONFIG at exec).
+// Empty is local mode.
+func CheckCloudURL(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	if !strings.Contains(raw, "://") {
+		return fmt.Errorf("--cloud-url %s has no scheme: use http://%s (or https:// behind TLS)", raw, raw)
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("--cloud-url %s is not a URL: %w", raw, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("--cloud-url %s: the gateway is reached over http:// or https://, not %s://", raw, u.Scheme)
+	case u.Host == "":
+		return fmt.Errorf("--cloud-url %s has no host: e.g. http://127.0.0.1:8080", raw)
+	}
+	return nil
+}
+
 // Init sets up a workspace: .pml.json, .mcp.json (so the AI client starts
 // `pml stdio`), .gitignore entries, and the migration into .pml.json of the
 // servers an existing .mcp.json lists that PML can run (with a backup of the
 // original). Servers PML cannot run, and keys of .mcp.json other than the
 // servers, stay in .mcp.json for the AI client.
 func Init(o InitOptions) error {
+	if err := CheckCloudURL(o.CloudURL); err != nil {
+		return err
+	}
 	ws := o.Workspace
 	pmlPath := filepath.Join(ws, ConfigFile)
 	_, statErr := os.Stat(pmlPath)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/buildinfo"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -13,7 +14,7 @@ import (
 // NewMCPServer is the MCP server the AI client talks to: execute, discover,
 // the exposed capabilities, and admin, callable though not listed.
 func (p *Workspace) NewMCPServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "pml", Version: wire.Version}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "pml", Version: buildinfo.Read().Version}, nil)
 	wire.AddExecuteAndDiscover(srv,
 		p.executeResult,
 		func(ctx context.Context, _ *mcp.CallToolRequest, dr wire.DiscoverRequest) (wire.DiscoverAnswer, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/tokenauth"
 )
@@ -38,7 +39,7 @@ func TestTypeScriptSDKSignsInWithOAuth(t *testing.T) {
 			Issuer: p.Issuer, RequiredScopes: []string{"pml"},
 			Tenants: []tokenauth.TenantRule{{Claim: "groups", Value: "acme-web", Org: "acme", Project: "web", Role: tokenauth.RoleMember}},
 		}}}}}
-	}, gateway.HTTPLimits{})
+	}, httpserve.Limits{})
 	out, err := exec.CommandContext(t.Context(), node, script, g.URL, p.Issuer, "ci-bot", "s3cret").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ok") {
 		t.Fatalf("oauth peer: %v\n%s", err, out)

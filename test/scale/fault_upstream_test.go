@@ -1,3 +1,5 @@
+//go:build linux
+
 package scale_test
 
 import (

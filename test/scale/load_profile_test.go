@@ -1,4 +1,4 @@
-//go:build loadtest
+//go:build linux && loadtest
 
 package scale_test
 

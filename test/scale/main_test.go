@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package scale_test runs several real `pml gateway` processes on one
 // PostgreSQL database behind a round-robin reverse proxy, and checks what a
 // deployment of replicas promises: any replica serves any request, nothing a
@@ -6,7 +8,8 @@
 // fail cleanly and recover by themselves.
 //
 // The fault tests run in the default `go test`; the load test needs the
-// `loadtest` build tag (see load_test.go).
+// `loadtest` build tag (see load_test.go). Linux only, as
+// internal/store/pgtest is: its PostgreSQL cluster, /proc and raw sockets.
 package scale_test
 
 import (

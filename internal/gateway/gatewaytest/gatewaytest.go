@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/gateway"
+	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -27,7 +28,7 @@ type Gateway struct {
 	MetricsURL string
 	Key        string
 	Service    *gateway.Service
-	server     *gateway.HTTPServer
+	server     *httpserve.Server
 }
 
 // Start runs a gateway on SQLite in a temp dir with opts (DB is filled in
@@ -35,18 +36,18 @@ type Gateway struct {
 // the way `pml gateway` does, within the default HTTP limits.
 func Start(t testing.TB, opts gateway.Options) *Gateway {
 	t.Helper()
-	return StartLimited(t, opts, gateway.HTTPLimits{})
+	return StartLimited(t, opts, httpserve.Limits{})
 }
 
 // StartLimited is Start within lim.
-func StartLimited(t testing.TB, opts gateway.Options, lim gateway.HTTPLimits) *Gateway {
+func StartLimited(t testing.TB, opts gateway.Options, lim httpserve.Limits) *Gateway {
 	t.Helper()
 	return StartAt(t, func(string) gateway.Options { return opts }, lim)
 }
 
 // StartAt is StartLimited with options that depend on the gateway's own
 // base URL (its resource URI, say), which optsFor is given.
-func StartAt(t testing.TB, optsFor func(baseURL string) gateway.Options, lim gateway.HTTPLimits) *Gateway {
+func StartAt(t testing.TB, optsFor func(baseURL string) gateway.Options, lim httpserve.Limits) *Gateway {
 	t.Helper()
 	ctx := context.Background()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -71,7 +72,7 @@ func StartAt(t testing.TB, optsFor func(baseURL string) gateway.Options, lim gat
 		t.Fatal(err)
 	}
 	g := &Gateway{URL: "http://" + ln.Addr().String(), MetricsURL: "http://" + mln.Addr().String(), Key: key, Service: svc, server: svc.HTTPServer(lim)}
-	metrics := gateway.NewHTTPServer(svc.MetricsHandler(), gateway.HTTPLimits{MaxUnauthConns: -1}, nil)
+	metrics := httpserve.New(svc.MetricsHandler(), httpserve.Limits{MaxUnauthConns: -1}, nil)
 	go func() { _ = g.server.Serve(context.Background(), ln) }()
 	go func() { _ = metrics.Serve(context.Background(), mln) }()
 	t.Cleanup(func() {

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,7 +28,7 @@ type Cluster struct {
 	dir  string // owns everything: data directory and server log
 	port int
 	dsn  string
-	cred *syscall.Credential // nil unless running as root
+	cred *credential // nil unless running as root
 
 	mu     sync.Mutex
 	server *server // nil while stopped
@@ -67,7 +66,7 @@ func newCluster(bin string) (*Cluster, error) {
 
 func (c *Cluster) init() error {
 	if c.cred != nil {
-		if err := os.Chown(c.dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+		if err := chown(c.dir, c.cred); err != nil {
 			return fmt.Errorf("chown %s to the postgres user: %w", c.dir, err)
 		}
 	}

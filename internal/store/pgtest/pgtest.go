@@ -73,6 +73,13 @@ func StartCluster(t testing.TB) *Cluster {
 // binDir finds initdb and postgres, or skips (or fails) t.
 func binDir(t testing.TB) string {
 	t.Helper()
+	if !supported {
+		msg := "pgtest: PostgreSQL clusters run on Linux only (the postmaster's parent-death signal)"
+		if os.Getenv(requireEnv) == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
 	dir := os.Getenv(binDirEnv)
 	if dir == "" {
 		dir = defaultBinDir

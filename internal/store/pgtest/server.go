@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -40,8 +38,7 @@ func (c *Cluster) launch() (*server, error) {
 		"-c", "max_connections=300",
 		"-c", "shared_buffers=32MB")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// SIGINT is PostgreSQL's fast shutdown.
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGINT
+	setDeathSignal(cmd)
 
 	s := &server{cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)
@@ -64,7 +61,7 @@ func (c *Cluster) launch() (*server, error) {
 
 // stop asks for a fast shutdown and waits; after timeout it kills.
 func (s *server) stop(timeout time.Duration) error {
-	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := interrupt(s.cmd.Process); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("signal postgres: %w", err)
 	}
 	select {
@@ -85,27 +82,6 @@ func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(filepath.Join(c.bin, name), args...)
 	cmd.Dir = c.dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "TZ=UTC"}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	cmd.SysProcAttr = sysProcAttr(c.cred)
 	return cmd
-}
-
-// serverCredential is the "postgres" user when running as root (PostgreSQL
-// refuses to run as root), nil otherwise.
-func serverCredential() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return nil, fmt.Errorf("running as root needs a postgres OS user: %w", err)
-	}
-	uid, err := strconv.ParseUint(u.Uid, 10, 32)
-	if err != nil {
-		return nil, fmt.Errorf("postgres uid %q: %w", u.Uid, err)
-	}
-	gid, err := strconv.ParseUint(u.Gid, 10, 32)
-	if err != nil {
-		return nil, fmt.Errorf("postgres gid %q: %w", u.Gid, err)
-	}
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }

@@ -1,12 +1,10 @@
 package pgtest
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // dirPrefix names cluster directories: <tmp>/pml-pgtest-<pid>-<random>.
@@ -23,7 +21,7 @@ func sweepStale() {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if processGone(pid) {
 			_ = os.RemoveAll(dir) // best effort: another process may be sweeping too
 		}
 	}

@@ -113,7 +113,7 @@ func (w *workspace) readFile(ctx context.Context, a struct {
 		if fi.IsDir() {
 			return nil, pmlerr.New(pmlerr.ToolError, "%s is a directory; use filesystem:list_directory", a.Path)
 		}
-		if err := checkLinks(a.Path, fi); err != nil {
+		if err := checkLinks(a.Path, f, fi); err != nil {
 			return nil, err
 		}
 		data, err := io.ReadAll(io.LimitReader(f, w.maxRead+1))
@@ -362,7 +362,7 @@ func prepareWrite(arg string, f *os.File, appending bool) error {
 	if err != nil {
 		return pathError(arg, err)
 	}
-	if err := checkLinks(arg, fi); err != nil {
+	if err := checkLinks(arg, f, fi); err != nil {
 		return err
 	}
 	if !appending {

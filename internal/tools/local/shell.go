@@ -13,6 +13,7 @@ import (
 
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/procenv"
+	"github.com/pml-go/pml/internal/proctree"
 	"github.com/pml-go/pml/internal/tools"
 )
 
@@ -23,7 +24,7 @@ const pipeGrace = time.Second
 func (w *workspace) shellTools() []tools.Func {
 	return []tools.Func{
 		tools.Typed(info("shell:exec",
-			fmt.Sprintf("Run a command with /bin/sh -c in the workspace (or a directory of it) and return {stdout, stderr, exit_code}. A non-zero exit is a result, not an error. The command and its children are killed after timeout_ms (default %d), reported as timed_out: true. Each output keeps its first %d bytes; more sets stdout_truncated / stderr_truncated.",
+			fmt.Sprintf("Run a command with "+shellName+" in the workspace (or a directory of it) and return {stdout, stderr, exit_code}. A non-zero exit is a result, not an error. The command and its children are killed after timeout_ms (default %d), reported as timed_out: true. Each output keeps its first %d bytes; more sets stdout_truncated / stderr_truncated.",
 				w.shellTimeout.Milliseconds(), w.outputLimit),
 			fmt.Sprintf(`{"type":"object","properties":{
 				"command":{"type":"string","minLength":1},
@@ -52,8 +53,9 @@ type execResult struct {
 	StderrTruncated bool   `json:"stderr_truncated,omitempty"`
 }
 
-// exec runs the command in its own process group so a timeout or a
-// cancelled call kills everything it started, not only the shell.
+// exec runs the command as a process tree (internal/proctree: a process
+// group, or a job object on Windows) so a timeout or a cancelled call kills
+// everything it started, not only the shell.
 func (w *workspace) exec(ctx context.Context, a execArgs) (any, error) {
 	dir, err := w.resolve(a.Cwd)
 	if err != nil {
@@ -69,17 +71,25 @@ func (w *workspace) exec(ctx context.Context, a execArgs) (any, error) {
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", a.Command)
+	cmd := shellCommand(runCtx, a.Command)
 	cmd.Dir = dir.real
 	cmd.Env = procenv.Build(os.Environ(), w.shellVars(a.Env))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	tree := proctree.New(cmd)
+	cmd.Cancel = tree.Kill
 	cmd.WaitDelay = pipeGrace
 	stdout := &cappedBuffer{limit: w.outputLimit}
 	stderr := &cappedBuffer{limit: w.outputLimit}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 
-	err = cmd.Run()
+	err = cmd.Start()
+	if err == nil {
+		if err = tree.Started(); err != nil {
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("start %s: %w", shellName, err)
+		}
+		err = cmd.Wait()
+		_ = tree.Close()
+	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("shell:exec cancelled: %w", ctx.Err())
 	}
@@ -98,7 +108,7 @@ func (w *workspace) exec(ctx context.Context, a execArgs) (any, error) {
 			res.Signal = ws.Signal().String()
 		}
 	default:
-		return nil, fmt.Errorf("start /bin/sh: %w", err)
+		return nil, fmt.Errorf("start %s: %w", shellName, err)
 	}
 	return res, nil
 }

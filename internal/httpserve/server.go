@@ -1,4 +1,11 @@
-package gateway
+// Package httpserve is the HTTP serving pml's servers share: the gateway
+// (internal/gateway) and the package's `pml serve` (internal/workspace).
+// Header, body and idle timeouts, the bytes of bodies held in memory (per
+// tenant when the handler names one), a bound on connections that have not
+// authenticated, and a shutdown that drains (docs/limits.md "HTTP and tool
+// limits"). It knows nothing of keys or tenants beyond what its caller tells
+// it, so the package can serve without reaching into the gateway.
+package httpserve
 
 import (
 	"context"
@@ -13,10 +20,10 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// HTTPLimits bound what clients can hold on an HTTP server of pml: the
+// Limits bound what clients can hold on an HTTP server of pml: the
 // gateway and `pml serve` (docs/limits.md "HTTP and tool limits"). Zero fields take
 // the defaults.
-type HTTPLimits struct {
+type Limits struct {
 	// ReadHeaderTimeout is how long a connection may take to send a
 	// request's headers (default 10 s).
 	ReadHeaderTimeout time.Duration
@@ -37,7 +44,7 @@ type HTTPLimits struct {
 	// PublicHosts are the host names, besides this machine's own, that MCP
 	// requests arriving on a loopback address may name in their Host
 	// header: those a reverse proxy on this machine forwards. Others get 403
-	// (DNS rebinding). See CheckPublicHost.
+	// (DNS rebinding). See the gateway's CheckPublicHost.
 	PublicHosts []string
 	// ShutdownGrace is how long requests in flight get to finish when the
 	// server stops (default 2 s); then their contexts are cancelled, the
@@ -46,7 +53,7 @@ type HTTPLimits struct {
 	ShutdownGrace time.Duration
 }
 
-// Defaults of HTTPLimits.
+// Defaults of Limits.
 const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultBodyTimeout       = 30 * time.Second
@@ -56,7 +63,7 @@ const (
 	DefaultShutdownGrace     = 2 * time.Second
 )
 
-func (l HTTPLimits) withDefaults() HTTPLimits {
+func (l Limits) withDefaults() Limits {
 	if l.ReadHeaderTimeout <= 0 {
 		l.ReadHeaderTimeout = DefaultReadHeaderTimeout
 	}
@@ -80,8 +87,8 @@ func (l HTTPLimits) withDefaults() HTTPLimits {
 	return l
 }
 
-// HTTPServer serves a handler within HTTPLimits.
-type HTTPServer struct {
+// Server serves a handler within Limits.
+type Server struct {
 	srv   *http.Server
 	conns *connTracker // nil when unauthenticated connections are not bounded
 	log   *slog.Logger
@@ -91,21 +98,16 @@ type HTTPServer struct {
 	grace          time.Duration
 }
 
-// HTTPServer returns the gateway's HTTP server: Handler's surface within lim.
-func (s *Service) HTTPServer(lim HTTPLimits) *HTTPServer {
-	return NewHTTPServer(s.handler(lim), lim, s.log)
-}
-
-// NewHTTPServer serves h within lim. h must bound its request bodies itself
+// New serves h within lim. h must bound its request bodies itself
 // (LimitBodies does); the server bounds headers, idle connections and, unless
 // lim.MaxUnauthConns is negative, connections that present no valid key.
-func NewHTTPServer(h http.Handler, lim HTTPLimits, log *slog.Logger) *HTTPServer {
+func New(h http.Handler, lim Limits, log *slog.Logger) *Server {
 	lim = lim.withDefaults()
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	base, cancel := context.WithCancel(context.Background())
-	s := &HTTPServer{log: log, cancelRequests: cancel, grace: lim.ShutdownGrace}
+	s := &Server{log: log, cancelRequests: cancel, grace: lim.ShutdownGrace}
 	s.srv = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: lim.ReadHeaderTimeout,
@@ -120,9 +122,9 @@ func NewHTTPServer(h http.Handler, lim HTTPLimits, log *slog.Logger) *HTTPServer
 	return s
 }
 
-// Serve serves on ln until ctx ends, then drains (HTTPLimits.ShutdownGrace) and
+// Serve serves on ln until ctx ends, then drains (Limits.ShutdownGrace) and
 // returns nil; or until the server fails or is closed.
-func (s *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.cancelRequests()
 	if s.conns != nil {
 		ln = s.conns.listener(ln)
@@ -165,12 +167,12 @@ func (s *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 // UseTLS makes Serve speak HTTPS with cert. Call it before Serve. The TLS
 // handshake counts against ReadHeaderTimeout, and a connection still in it
 // counts as one without a valid key.
-func (s *HTTPServer) UseTLS(cert tls.Certificate) {
+func (s *Server) UseTLS(cert tls.Certificate) {
 	s.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 }
 
 // Scheme is "https" after UseTLS, else "http".
-func (s *HTTPServer) Scheme() string {
+func (s *Server) Scheme() string {
 	if s.srv.TLSConfig != nil {
 		return "https"
 	}
@@ -180,10 +182,10 @@ func (s *HTTPServer) Scheme() string {
 // CancelRequests cancels the contexts of every request in flight, the path
 // of a client's cancellation: their runs stop and answer, their traces are
 // kept. A draining gateway calls it when its grace runs out.
-func (s *HTTPServer) CancelRequests() { s.cancelRequests() }
+func (s *Server) CancelRequests() { s.cancelRequests() }
 
 // Close closes the listener and every connection at once.
-func (s *HTTPServer) Close() error {
+func (s *Server) Close() error {
 	s.cancelRequests()
 	return s.srv.Close()
 }

@@ -1,4 +1,4 @@
-package gateway
+package httpserve
 
 import (
 	"container/list"
@@ -41,7 +41,7 @@ type trackedConn struct {
 
 type trackedConnKey struct{}
 
-// connContext is the http.Server's ConnContext: it lets requireKey find the
+// connContext is the http.Server's ConnContext: it lets MarkAuthenticated find the
 // request's connection.
 func (t *connTracker) connContext(ctx context.Context, c net.Conn) context.Context {
 	// Over TLS the server hands over the TLS connection wrapped around ours.
@@ -133,9 +133,9 @@ func (c *trackedConn) CloseWrite() error {
 	return nil
 }
 
-// markAuthenticated records that the request's connection presented a
+// MarkAuthenticated records that the request's connection presented a
 // valid key: it no longer counts against the bound.
-func markAuthenticated(ctx context.Context) {
+func MarkAuthenticated(ctx context.Context) {
 	if tc, ok := ctx.Value(trackedConnKey{}).(*trackedConn); ok {
 		tc.untrack()
 	}

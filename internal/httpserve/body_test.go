@@ -1,4 +1,4 @@
-package gateway
+package httpserve
 
 import (
 	"bytes"
@@ -12,38 +12,43 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/gateway/httpapi"
-	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// bodyServer is a bodyLimiter in front of a handler that echoes the body's
+// bodyServer is a BodyLimiter in front of a handler that echoes the body's
 // size and, while told to, holds its request (and so the body's bytes).
 type bodyServer struct {
-	b       *bodyLimiter
+	b       *BodyLimiter
 	h       http.Handler
 	entered chan struct{}
 	hold    chan struct{}
 }
 
-func newBodyServer(lim HTTPLimits) *bodyServer {
+func newBodyServer(lim Limits) *bodyServer {
 	s := &bodyServer{entered: make(chan struct{}, 16), hold: make(chan struct{})}
 	close(s.hold)
-	b := newBodyLimiter(lim)
+	b := NewBodyLimiter(lim)
 	s.b = b
-	s.h = b.deadline(b.buffer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.h = b.Deadline(b.Buffer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := io.Copy(io.Discard, r.Body)
 		s.entered <- struct{}{}
 		<-s.hold
 		httpapi.Write(w, http.StatusOK, map[string]int64{"bytes": n})
-	})))
+	}), func(r *http.Request) (any, bool) {
+		t, ok := r.Context().Value(tenantKey{}).(string)
+		return t, ok
+	}))
 	return s
 }
 
+// tenantKey carries the test's tenant, as the gateway's key check would.
+type tenantKey struct{}
+
 // send serves one request with a body of n bytes, as tenant when given.
-func (s *bodyServer) send(n int, tenant *store.Scope) *httptest.ResponseRecorder {
+func (s *bodyServer) send(n int, tenant *string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(make([]byte, n)))
 	if tenant != nil {
-		r = r.WithContext(context.WithValue(r.Context(), principalCtxKey{}, localPrincipal(*tenant)))
+		r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, *tenant))
 	}
 	w := httptest.NewRecorder()
 	s.h.ServeHTTP(w, r)
@@ -62,7 +67,7 @@ func errorCode(t *testing.T, w *httptest.ResponseRecorder) string {
 // While the budget is held, a request that needs more waits until its body
 // timeout and gets 503 server_busy; once it is free, requests pass again.
 func TestBodyBudgetBusy(t *testing.T) {
-	s := newBodyServer(HTTPLimits{BodyTimeout: 200 * time.Millisecond, MaxBufferedBytes: 1}) // raised to one largest body
+	s := newBodyServer(Limits{BodyTimeout: 200 * time.Millisecond, MaxBufferedBytes: 1}) // raised to one largest body
 	s.hold = make(chan struct{})
 	first := make(chan *httptest.ResponseRecorder, 1)
 	go func() { first <- s.send(wire.MaxRequestBytes, nil) }()
@@ -85,8 +90,8 @@ func TestBodyBudgetBusy(t *testing.T) {
 
 // One tenant holding its share leaves room for the others.
 func TestBodyBudgetTenantShare(t *testing.T) {
-	acme, globex := store.Scope{Org: "acme", Project: "web"}, store.Scope{Org: "globex", Project: "web"}
-	lim := HTTPLimits{BodyTimeout: 200 * time.Millisecond, MaxBufferedBytes: 4 * (wire.MaxRequestBytes + 1)}
+	acme, globex := "acme/web", "globex/web"
+	lim := Limits{BodyTimeout: 200 * time.Millisecond, MaxBufferedBytes: 4 * (wire.MaxRequestBytes + 1)}
 	s := newBodyServer(lim)
 	s.hold = make(chan struct{})
 	first := make(chan *httptest.ResponseRecorder, 1)

@@ -1,4 +1,4 @@
-package gateway
+package httpserve
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -22,7 +21,7 @@ type bodyBudget struct {
 	share int64
 
 	mu      sync.Mutex
-	tenants map[store.Scope]*tenantBudget
+	tenants map[any]*tenantBudget
 }
 
 type tenantBudget struct {
@@ -34,7 +33,7 @@ func newBodyBudget(totalBytes int64) *bodyBudget {
 	return &bodyBudget{
 		total:   semaphore.NewWeighted(totalBytes),
 		share:   max(totalBytes/tenantShareDivisor, wire.MaxRequestBytes+1),
-		tenants: map[store.Scope]*tenantBudget{},
+		tenants: map[any]*tenantBudget{},
 	}
 }
 
@@ -42,13 +41,13 @@ func newBodyBudget(totalBytes int64) *bodyBudget {
 type reservation struct {
 	b      *bodyBudget
 	tenant *tenantBudget // nil without a tenant
-	scope  store.Scope
+	scope  any
 	n      int64
 }
 
 // reserve waits for n bytes, for the tenant's share first (when tenanted),
 // then from the total, until ctx ends.
-func (b *bodyBudget) reserve(ctx context.Context, scope store.Scope, tenanted bool, n int64) (*reservation, error) {
+func (b *bodyBudget) reserve(ctx context.Context, scope any, tenanted bool, n int64) (*reservation, error) {
 	r := &reservation{b: b, scope: scope, n: n}
 	if tenanted {
 		b.mu.Lock()

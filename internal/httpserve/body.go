@@ -1,4 +1,4 @@
-package gateway
+package httpserve
 
 import (
 	"bytes"
@@ -14,28 +14,35 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// bodyLimiter bounds request bodies: how long one may take to arrive
+// BodyLimiter bounds request bodies: how long one may take to arrive
 // (a read deadline on the connection), how large it may be, and how many
 // bytes of bodies are held in memory at once, over all requests and per
 // tenant.
-type bodyLimiter struct {
+type BodyLimiter struct {
 	timeout time.Duration
 	budget  *bodyBudget
 }
 
-func newBodyLimiter(lim HTTPLimits) *bodyLimiter {
+// NewBodyLimiter is a BodyLimiter within lim. Deadline goes in front of
+// everything, Buffer after the key check (a request without a valid key never
+// has its body read).
+func NewBodyLimiter(lim Limits) *BodyLimiter {
 	lim = lim.withDefaults()
-	return &bodyLimiter{timeout: lim.BodyTimeout, budget: newBodyBudget(lim.MaxBufferedBytes)}
+	return &BodyLimiter{timeout: lim.BodyTimeout, budget: newBodyBudget(lim.MaxBufferedBytes)}
 }
 
 // LimitBodies bounds the bodies of h's requests within lim (see
-// HTTPLimits): a handler behind it reads a body already in memory.
-func LimitBodies(h http.Handler, lim HTTPLimits) http.Handler {
-	b := newBodyLimiter(lim)
-	return b.deadline(b.buffer(h))
+// Limits): a handler behind it reads a body already in memory.
+func LimitBodies(h http.Handler, lim Limits) http.Handler {
+	b := NewBodyLimiter(lim)
+	return b.Deadline(b.Buffer(h, nil))
 }
 
-// bodyState is what deadline tells buffer about a request's body.
+// TenantOf names the tenant of a request, a comparable value, for the
+// tenant's share of the body budget; false: none.
+type TenantOf func(*http.Request) (any, bool)
+
+// bodyState is what Deadline tells Buffer about a request's body.
 type bodyState struct {
 	deadline time.Time
 	read     bool // buffer read the whole body
@@ -43,14 +50,14 @@ type bodyState struct {
 
 type bodyStateKey struct{}
 
-// deadline sets the connection's read deadline for a request with a body,
+// Deadline sets the connection's read deadline for a request with a body,
 // before anything else runs, so whoever reads the body cannot wait on it
 // longer. A body that was not read whole (no valid key, a refusal, a route
 // that takes none) is not drained either: the answer closes the connection,
 // and the deadline moves to now, since the server would otherwise read up to
 // 256 KiB of what is left before closing. Requests without a body keep no
 // deadline, so a long-lived event stream is never cut.
-func (b *bodyLimiter) deadline(next http.Handler) http.Handler {
+func (b *BodyLimiter) Deadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hasBody(r) {
 			next.ServeHTTP(w, r)
@@ -71,13 +78,14 @@ func hasBody(r *http.Request) bool {
 	return r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
 }
 
-// buffer reads the body into memory within the byte budget and hands next a
+// Buffer reads the body into memory within the byte budget and hands next a
 // request whose body is that buffer. It runs after authentication, so a
 // request without a valid key never has its body read. Bodies are small by
 // contract, so buffering is cheap and gives a clean 413 even for chunked
 // uploads. A request it refuses gets Connection: close, since what is left
 // of its body still sits on the connection.
-func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
+// tenantOf (nil: none) names the tenant whose share the body counts against.
+func (b *BodyLimiter) Buffer(next http.Handler, tenantOf TenantOf) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hasBody(r) {
 			next.ServeHTTP(w, r)
@@ -102,7 +110,11 @@ func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 		// are let in at a bounded rate rather than one after another just
 		// before their deadlines, each holding a fresh buffer.
 		wait, cancel := context.WithDeadline(r.Context(), time.Now().Add(time.Until(st.deadline)/2))
-		scope, tenanted := scopeFrom(r)
+		var scope any
+		tenanted := false
+		if tenantOf != nil {
+			scope, tenanted = tenantOf(r)
+		}
 		held, err := b.budget.reserve(wait, scope, tenanted, reserved)
 		cancel()
 		if err != nil {
@@ -139,14 +151,23 @@ func (b *bodyLimiter) buffer(next http.Handler) http.Handler {
 	})
 }
 
-// bufferedBody is a request body bodyLimiter.buffer read whole, which
-// handlers after it may look into without reading it.
+// bufferedBody is a request body BodyLimiter.Buffer read whole, which
+// handlers after it may look into without reading it (Buffered).
 type bufferedBody struct {
 	*bytes.Reader
 	data []byte
 }
 
 func (*bufferedBody) Close() error { return nil }
+
+// Buffered is r's body when Buffer read it whole, without reading it.
+func Buffered(r *http.Request) ([]byte, bool) {
+	b, ok := r.Body.(*bufferedBody)
+	if !ok {
+		return nil, false
+	}
+	return b.data, true
+}
 
 // readBody reads the whole body, at most wire.MaxRequestBytes+1 bytes of it: one
 // allocation of the announced length, or for a body of unknown length a
