@@ -137,19 +137,25 @@ func (s *Service) learn(ctx context.Context, c Caller, req wire.ExecuteRequest, 
 	if !req.Options.Learns() {
 		return nil
 	}
-	s.learner.LearnWords(c.Scope, c.Who, req.Intent, an.Tools)
 	k := learnKey{scope: c.Scope, codeHash: an.CodeHash, intent: req.Intent}
 	now := time.Now()
-	if ref, ok := s.learned.Get(k, now); ok {
-		return ref
+	ref, ok := s.learned.Get(k, now)
+	if !ok {
+		var err error
+		ref, err = s.saveCapability(ctx, c, learning.Run{Code: req.Code, Intent: req.Intent, Analysis: an, Routing: string(plan.Side), Result: result})
+		if err != nil {
+			s.log.Warn("saving capability", "err", err)
+		}
+		s.learned.Put(k, ref, now)
 	}
-	ref, err := s.saveCapability(ctx, c, learning.Run{Code: req.Code, Intent: req.Intent, Analysis: an, Routing: string(plan.Side), Result: result})
-	if err != nil {
-		s.log.Warn("saving capability", "err", err)
-		return nil
-	}
-	s.learned.Put(k, ref, now)
+	s.learnWords(c, req.Intent, an.Tools, ref)
 	return ref
+}
+
+// learnWords teaches discover the words of a successful run's intent for
+// the tools it used (the capability it was kept as has them already).
+func (s *Service) learnWords(c Caller, intent string, used []string, _ *wire.CapabilityRef) {
+	s.learner.LearnWords(c.Scope, c.Who, intent, used)
 }
 
 type learnKey struct {
@@ -178,9 +184,12 @@ func (s *Service) LearnLocal(ctx context.Context, c Caller, req wire.LearnReques
 		return nil, pmlerr.New(pmlerr.UnknownTool, "capability report: %s %s no tool of this project; not learned",
 			strings.Join(unknown, ", "), isAre(len(unknown))).With("tools", unknown)
 	}
-	s.learner.LearnWords(c.Scope, c.Who, req.Intent, an.Tools)
-	return s.saveCapability(ctx, c, learning.Run{Code: req.Code, Intent: req.Intent, Analysis: an,
+	ref, err := s.saveCapability(ctx, c, learning.Run{Code: req.Code, Intent: req.Intent, Analysis: an,
 		Routing: string(s.Plan(ctx, c, an).Side), OutputSchema: req.OutputSchema, Reported: true})
+	if err == nil {
+		s.learnWords(c, req.Intent, an.Tools, ref)
+	}
+	return ref, err
 }
 
 // unknownTools are the tools of used that exist nowhere for c: not a tool
@@ -286,7 +295,8 @@ func (s *Service) discoverCapabilities(ctx context.Context, c Caller) map[string
 		uses := cp.Uses
 		out[id] = wire.DiscoveredTool{ID: id, Kind: "capability", Description: desc, Routing: cp.Routing,
 			FQDN: e.FQDN(), Owner: registry.Owner(cp.Scope), InputSchema: registry.RequireLifted(cp.ArgsSchema), OutputSchema: cp.OutputSchema,
-			Uses: &uses, Undescribed: cp.Description == "" && cp.UsageCount <= 1 && cp.Uses == 0, ToolsUsed: cp.ToolsUsed, SuccessRate: learning.SuccessRate(*cp)}
+			Uses: &uses, Undescribed: cp.Description == "" && cp.UsageCount <= 1 && cp.Uses == 0, Repeated: cp.UsageCount+cp.Uses > 1,
+			ToolsUsed: cp.ToolsUsed, SuccessRate: learning.SuccessRate(*cp)}
 	}
 	return out
 }

@@ -52,6 +52,10 @@ func (s *Service) Discover(ctx context.Context, c Caller, req wire.DiscoverReque
 	for _, d := range caps {
 		all = append(all, tools.Info{ID: d.ID, Description: d.Description, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema})
 	}
+	learned := s.learner.LearnedText(ctx, c.Scope)
+	for i := range all {
+		all[i].Learned = learned(all[i].ID)
+	}
 	graph := toWire(s.learner.Successors(ctx, c.Scope, graphSuccessors))
 	query := discoverQuery(req)
 	var boost map[string]float64

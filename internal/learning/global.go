@@ -164,7 +164,7 @@ func (g *global) refresh(ctx context.Context) error {
 	v.words = newWordIndex()
 	for _, w := range words {
 		if w.Orgs >= g.cfg.K && g.cfg.Common(w.Tool) && shareable(w.Word) {
-			v.words.add(w.Tool, w.Word, float64(w.Orgs))
+			v.words.add(w.Tool, w.Word, float64(w.Orgs)/float64(g.cfg.K)) // K orgs: one lesson
 		}
 	}
 	v.words.finish()

@@ -463,22 +463,30 @@ func (l *Learner) LearnWords(scope store.Scope, who, intent string, used []strin
 	l.words.learn(scope, who, Intent(intent), used)
 }
 
-// Boost is what scope's runs taught of each tool for query, in (0, 1]:
-// the runs after discovers of query's family, and the words of the runs'
-// intents, the tenant's own and the global layer's; nil when nothing.
+// Boost is what scope's runs after discovers of query's family taught of
+// each tool, in (0, 1]; nil when nothing.
 func (l *Learner) Boost(ctx context.Context, scope store.Scope, query string) map[string]float64 {
-	out := l.relevance.boost(ctx, scope, query)
+	return l.relevance.boost(ctx, scope, query)
+}
+
+// LearnedText answers the words runs taught of a tool (tools.Info.Learned):
+// scope's own, then the global layer's.
+func (l *Learner) LearnedText(ctx context.Context, scope store.Scope) func(tool string) string {
+	own := l.words.index(ctx, scope)
 	var global *wordIndex
 	if v := l.globalView(); v != nil {
 		global = v.words
 	}
-	for tool, b := range wordBoost(query, l.words.index(ctx, scope), global, l.global.cfg.K) {
-		if out == nil {
-			out = map[string]float64{}
+	return func(tool string) string {
+		var o, g string
+		if own != nil {
+			o = own.texts[tool]
 		}
-		out[tool] = max(out[tool], b)
+		if global != nil {
+			g = global.texts[tool]
+		}
+		return o + g
 	}
-	return out
 }
 
 // maxTypingBytes bounds the bytes of results waiting to be typed: past

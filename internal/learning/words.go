@@ -1,9 +1,11 @@
 package learning
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,20 +21,18 @@ import (
 // led to it in the caller's session, become words of each tool the run
 // used, for the tenant at once, and, through the global layer, for every
 // tenant once K distinct orgs taught the same word of the same tool. A
-// later discover whose words a tool learned lifts it (WordBoost), so a task
-// worded the way users word it finds the tools such tasks used, whatever
-// their descriptions say: document expansion from use.
+// later discover ranks each tool with the words it learned as a field of its
+// document (tools.Info.Learned), so a task worded the way users word it
+// finds the tools such tasks used, whatever their descriptions say:
+// document expansion from use.
 const (
 	wordsHalfLife = 30 * 24 * time.Hour
 	// maxRunWords and maxRunTools bound what one run teaches.
-	maxRunWords = 24
+	maxRunWords = 40
 	maxRunTools = 16
 	// queryWordWeight is what a word of the discover before the run counts,
 	// a word of its intent counting 1: the query was the AI's guess.
 	queryWordWeight = 0.5
-	// wordConfidence is the share of a query's weight (its words by how
-	// rare they are) a tool's learned words must say for the full boost.
-	wordConfidence = 0.25
 	// minShareBytes and maxShareBytes bound a word the global layer takes:
 	// letters only, so no path, address, number or identifier crosses.
 	minShareBytes = 3
@@ -78,7 +78,8 @@ func newWords(st store.Store, later func(func(context.Context)) bool, now func()
 // tools that learned it and how much.
 type wordIndex struct {
 	byWord map[string][]toolWeight
-	tools  int // distinct tools
+	tools  int               // distinct tools
+	texts  map[string]string // each tool's learned text (finish)
 }
 
 type toolWeight struct {
@@ -98,17 +99,46 @@ func (x *wordIndex) add(tool, word string, weight float64) {
 	x.byWord[word] = append(list, toolWeight{tool, weight})
 }
 
-// finish counts the distinct tools.
+// finish counts the distinct tools and writes each one's learned text:
+// its words, most taught first, each said as often as it was taught (at
+// most maxWordRepeat times, a lesson decayed or scaled below one once), at
+// most maxToolWords words.
 func (x *wordIndex) finish() *wordIndex {
-	seen := map[string]bool{}
-	for _, list := range x.byWord {
+	byTool := map[string][]toolWeight{} // here tool holds the word
+	for word, list := range x.byWord {
 		for _, tw := range list {
-			seen[tw.tool] = true
+			byTool[tw.tool] = append(byTool[tw.tool], toolWeight{word, tw.weight})
 		}
 	}
-	x.tools = len(seen)
+	x.tools = len(byTool)
+	x.texts = make(map[string]string, len(byTool))
+	for tool, words := range byTool {
+		// A word taught of few tools says more of each than one taught of
+		// every tool ("hey", "need"): the words kept are the most taught
+		// by that measure.
+		spec := func(w toolWeight) float64 {
+			return w.weight * math.Log(1+float64(x.tools)/float64(len(x.byWord[w.tool])))
+		}
+		slices.SortFunc(words, func(a, b toolWeight) int {
+			return cmp.Or(cmp.Compare(spec(b), spec(a)), strings.Compare(a.tool, b.tool))
+		})
+		var b strings.Builder
+		for _, w := range words[:min(len(words), maxToolWords)] {
+			for range max(1, min(maxWordRepeat, int(math.Round(w.weight)))) {
+				b.WriteString(w.tool)
+				b.WriteByte(' ')
+			}
+		}
+		x.texts[tool] = b.String()
+	}
 	return x
 }
+
+// Bounds of a tool's learned text.
+const (
+	maxToolWords  = 32
+	maxWordRepeat = 3
+)
 
 // noteQuery keeps who's last discover, for the run that follows it.
 func (w *words) noteQuery(scope store.Scope, who, query string) {
@@ -142,6 +172,8 @@ func (w *words) learn(scope store.Scope, who, intent string, used []string) {
 			}
 		}
 	})
+	// The longest words first: past maxRunWords, the short common ones go.
+	slices.SortStableFunc(terms, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	terms = terms[:min(len(terms), maxRunWords)]
 	for _, tool := range used[:min(len(used), maxRunTools)] {
 		if len(tool) > store.MaxToolIDBytes {
@@ -208,73 +240,3 @@ func (w *words) index(ctx context.Context, scope store.Scope) *wordIndex {
 	w.cache.Put(scope, x, now)
 	return x
 }
-
-// wordBoost is what the learned words say of each tool for query, in
-// (0, 1]: BM25 over each tool's learned words as a document (a word's
-// frequency its weight, saturated, a tool taught by many tasks discounted
-// by its length), the best tool 1 when its words say at least
-// wordConfidence of the query's weight, the others in proportion. own is
-// the tenant's words; global, the global layer's, counts K orgs' lesson as
-// one.
-func wordBoost(query string, own, global *wordIndex, k int) map[string]float64 {
-	terms := tools.Terms(query)
-	if len(terms) == 0 || (own == nil || len(own.byWord) == 0) && (global == nil || len(global.byWord) == 0) {
-		return nil
-	}
-	// Each tool's learned weight of each query term, and its whole weight.
-	tf := map[string]map[string]float64{}
-	length := map[string]float64{}
-	for _, x := range []*wordIndex{own, global} {
-		if x == nil {
-			continue
-		}
-		scale := 1.0
-		if x == global {
-			scale = 1 / float64(max(k, 1))
-		}
-		for word, list := range x.byWord {
-			for _, tw := range list {
-				length[tw.tool] += tw.weight * scale
-				if slices.Contains(terms, word) {
-					if tf[word] == nil {
-						tf[word] = map[string]float64{}
-					}
-					tf[word][tw.tool] += tw.weight * scale
-				}
-			}
-		}
-	}
-	n := float64(len(length))
-	var avg float64
-	for _, l := range length {
-		avg += l
-	}
-	avg /= max(n, 1)
-	score := map[string]float64{}
-	var total float64
-	for _, t := range terms {
-		idf := math.Log(1 + (n-float64(len(tf[t]))+0.5)/(float64(len(tf[t]))+0.5))
-		total += idf
-		for tool, f := range tf[t] {
-			score[tool] += idf * f * (wordK1 + 1) / (f + wordK1*(1-wordB+wordB*length[tool]/max(avg, 1e-9)))
-		}
-	}
-	if total == 0 || len(score) == 0 {
-		return nil
-	}
-	best := 0.0
-	for _, v := range score {
-		best = max(best, v)
-	}
-	scale := min(1, best/total/wordConfidence) / best
-	for tool := range score {
-		score[tool] *= scale
-	}
-	return score
-}
-
-// BM25's parameters over learned words.
-const (
-	wordK1 = 1.2
-	wordB  = 0.75
-)

@@ -22,6 +22,10 @@ const (
 	// (see synonyms): a tool using the query's own words ranks first.
 	synonymWeight = 0.6
 
+	// learnedWeight is what a word runs taught of a tool counts, one in its
+	// description counting 1.
+	learnedWeight = 2.0
+
 	exactIDBoost    = 1000.0
 	namespaceBoost  = 100.0
 	minPrefixLength = 3
@@ -391,13 +395,15 @@ type rankDoc struct {
 	name   []string
 }
 
-// newRankDoc counts the terms in info's action name (weighted) and
-// description; its namespace counts with its server (serverDoc).
+// newRankDoc counts the terms in info's action name (weighted),
+// description and learned words (document expansion from use); its
+// namespace counts with its server (serverDoc).
 func newRankDoc(info Info, m *matcher) rankDoc {
 	d := rankDoc{tf: make([]float64, len(m.terms))}
 	_, action := Split(info.ID)
 	m.count(action, idWeight, d.tf, &d.length)
 	m.count(info.Description, 1, d.tf, &d.length)
+	m.count(info.Learned, learnedWeight, d.tf, &d.length)
 	eachWord(action, func(w string) {
 		if !slices.Contains(d.name, w) {
 			d.name = append(d.name, w)

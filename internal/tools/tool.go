@@ -27,6 +27,10 @@ type Info struct {
 	// server's context (docs/how-it-works.md "Discover and the tool
 	// graph"); it is not part of the tool's listing.
 	Server string `json:"-"`
+	// Learned is the words runs taught of the tool, the tenant's and the
+	// global layer's (docs/how-it-works.md "Discover and the tool graph"):
+	// ranked as a field of its document, never shown.
+	Learned string `json:"-"`
 }
 
 // maxServerText bounds Info.Server: a server's instructions can be long,

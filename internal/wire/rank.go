@@ -94,6 +94,10 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 		if d.Kind == "" {
 			d.Kind = "tool"
 		}
+		d.Learned = ""
+		if req.Graph {
+			d.Learned = t.Learned
+		}
 		out.Tools = append(out.Tools, d)
 	}
 	return out
@@ -210,12 +214,13 @@ const (
 
 // rerank applies the capability, learned and graph rules to BM25's scores
 // for query (docs/how-it-works.md "Discover and the tool graph"):
-//   - a capability that fits query (its text says at least fitCover of what
-//     query asks) counts its own score capabilityWeight more and takes
-//     capabilityShare of its best tool's; one that fits less gains both in
-//     proportion, so a skill learned for another task, whose long intent
-//     shares a few common words with the query and whose tools include the
-//     one it needs, does not take that tool's place;
+//   - a capability counts its own score capabilityWeight more and takes
+//     capabilityShare of its best tool's when it ran more than once (a
+//     habit), or when it fits query: its text says what query asks and its
+//     tools are what query needs. One run of another task that fits less
+//     ranks by its own words, scaled by its fit, below the best hit: its
+//     long intent sharing a few common words with the query, and its tools
+//     including the one the query needs, do not take that tool's place;
 //   - a tool the tenant's runs taught for query (boost: learned words, the
 //     query's family) gains boostShare of the best hit's score;
 //   - each hit lifts the tools that usually follow it in runs (the graph);
@@ -235,18 +240,27 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 	byID := make(map[string]int, len(scored))
 	for _, s := range scored {
 		if d := meta(s.Info.ID); d.Kind == "capability" {
-			best, sum := 0.0, 0.0
+			best, sum, weakest := 0.0, 0.0, math.Inf(1)
 			for _, t := range d.ToolsUsed {
 				best = max(best, score[t])
 				sum += score[t]
+				weakest = min(weakest, score[t])
 			}
-			// It fits when its text says what query asks, and its tools are
-			// what query needs: on average toolsFit of the best hit's score.
+			// It fits when its text says what query asks and its tools are
+			// what query needs (on average toolsFit of the best hit's
+			// score), or when every one of its tools is a strong hit.
 			fit := min(1, tools.Coverage(query, s.Info.ID+" "+s.Info.Description)/fitCover)
 			if n := len(d.ToolsUsed); n > 0 && top > 0 {
 				fit *= min(1, sum/float64(n)/top/toolsFit)
+				if weakest >= toolsStrong*top {
+					fit = 1
+				}
 			}
-			s.Score = (s.Score*(1+(capabilityWeight-1)*fit) + capabilityShare*best*fit) * fit
+			if d.Repeated || fit >= minFit {
+				s.Score = s.Score*capabilityWeight + capabilityShare*best
+			} else {
+				s.Score = min(s.Score*fit, fit*top) // below the best hit, by how little it fits
+			}
 			if d.SuccessRate != nil && *d.SuccessRate < 0.5 {
 				s.Score *= failingWeight
 			}
@@ -301,8 +315,14 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 // a fit for it; keepFirst places a tool the graph lifted past the strongest
 // direct hit just below it.
 const (
-	fitCover  = 0.5
-	toolsFit  = 0.5
+	fitCover = 0.5
+	toolsFit = 0.5
+	// toolsStrong: a capability all of whose tools score this part of the
+	// best hit's score fits, whatever its words.
+	toolsStrong = 0.5
+	// minFit: a capability that fits less ranks by its own words alone,
+	// scaled by its fit, below the best hit.
+	minFit    = 0.5
 	keepFirst = 0.999
 )
 

@@ -360,11 +360,18 @@ type DiscoveredTool struct {
 	// Undescribed marks a capability learned without an intent: it ranks
 	// below tools unless the query names it.
 	Undescribed bool `json:"undescribed,omitempty"`
+	// Repeated marks a capability that ran more than once (its learning
+	// runs and calls together): a habit, which ranks by its words and
+	// tools; one run of another task must also fit the query to rank so.
+	Repeated bool `json:"repeated,omitempty"`
 	// ToolsUsed are a capability's tools, and SuccessRate the share of its
 	// recent runs that succeeded (absent before any was counted): discover
 	// ranks by them (docs/how-it-works.md "Discover and the tool graph").
 	ToolsUsed   []string `json:"tools_used,omitempty"`
 	SuccessRate *float64 `json:"success_rate,omitempty"`
+	// Learned is the words runs taught of the tool (tools.Info.Learned),
+	// for a package that ranks again (graph: true); never the AI's.
+	Learned string `json:"learned,omitempty"`
 }
 
 // DiscoverAnswer is discover's output.

@@ -85,7 +85,7 @@ func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wir
 		}
 		seen[t.ID] = len(all)
 		all = append(all, tools.Info{ID: t.ID, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-			OutputInferred: t.OutputInferred, Server: remote.Context[ns]})
+			OutputInferred: t.OutputInferred, Server: remote.Context[ns], Learned: t.Learned})
 		kinds[t.ID] = t
 	}
 	out := wire.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] }, remote.Graph, remote.Boost)
