@@ -193,6 +193,11 @@ func TestPackagelessClientApprovesForeignSkills(t *testing.T) {
 		return gatewaytest.Execute(t, s, wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: id, Approved: &approved, Always: always}})
 	}
 	var got float64
+	// Pins the client sends are no approval.
+	spoof := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: call, Options: &wire.ExecuteOptions{Pins: map[string]string{"acme.web.cap:" + action: v1}}})
+	if spoof.Status != wire.StatusApprovalRequired {
+		t.Fatalf("pins sent by the client approved the run: %+v %s", spoof, spoof.Result)
+	}
 	// Declined: nothing ran; the same id is not pending any more.
 	a := ask()
 	if d := cont(a.WorkflowID, false, false); d.Status != wire.StatusAborted {
