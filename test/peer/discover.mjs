@@ -221,10 +221,13 @@ function validator(schema) {
 try {
   const listed = (await client.listTools()).tools.map((t) => t.name).sort();
   assert.deepEqual(listed, ["discover", "execute"]);
-  // admin is not listed but callable: it answers for an unknown capability.
+  // admin is not listed, and a direct call is refused: code reaches it as
+  // mcp.pml.admin, under one rule (docs/protocol.md "Gateway MCP tools").
   const admin = await client.callTool({ name: "admin", arguments: { action: "describe", target: "cap:nothing", description: "x" } });
   assert.ok(admin.isError, admin.content[0].text);
-  assert.equal(JSON.parse(admin.content[0].text).target, "cap:nothing");
+  const refused = JSON.parse(admin.content[0].text);
+  assert.equal(refused.error_code, "PERMISSION_DENIED");
+  assert.match(refused.error, /mcp\.pml\.admin/);
 
   const ids = [...new Set(queries.flatMap((q) => q.tools))].sort();
   const args = {};
