@@ -179,6 +179,17 @@ const (
 // considers: its newest, at least one.
 func SharedPerOrg(window int) int { return max(window/SharedOrgShares, 1) }
 
+// GlobalEdgeQuery is a read of the global graph (Store.GlobalToolEdges).
+type GlobalEdgeQuery struct {
+	MinOrgs int // edges shared by at least this many orgs (at least 1)
+	Limit   int // at most this many edges, in [0, MaxSharedRows]
+	// Window is how many of the newest shared edges are read: 0, or
+	// anything above MaxSharedRows, is MaxSharedRows, what learning reads.
+	// The fairness rule (SharedPerOrg) scales with it, so a test can prove
+	// the rule on a small window instead of inserting MaxSharedRows rows.
+	Window int
+}
+
 // CapabilityFilter selects capabilities visible to a scope.
 type CapabilityFilter struct {
 	Viewer Scope // whose view: own scope, same-org "org"/"public", others' "public"
@@ -458,19 +469,19 @@ type Store interface {
 	ToolRelevance(ctx context.Context, scope Scope) ([]ToolRelevance, error)
 
 	// The global layer (docs/how-it-works.md "The global layer").
-	// GlobalToolEdges counts, among the MaxSharedRows most recently updated
+	// GlobalToolEdges counts, among the q.Window most recently updated
 	// shared edges of every tenant, the distinct orgs sharing each edge,
-	// and returns those shared by at least minOrgs, most orgs first, at
-	// most limit. An org's edge counts once whatever its projects, and
-	// the window holds at most SharedPerOrg(MaxSharedRows) edges of one
-	// org, its newest. PutToolTypes upserts scope's inferred output schemas in
+	// and returns those shared by at least q.MinOrgs, most orgs first, at
+	// most q.Limit. An org's edge counts once whatever its projects, and
+	// the window holds at most SharedPerOrg(q.Window) edges of one org,
+	// its newest. PutToolTypes upserts scope's inferred output schemas in
 	// one transaction, then keeps its MaxToolTypes most recently updated;
 	// ToolTypes returns them. SharedToolTypes returns the limit (at most
 	// MaxSharedRows) most recently updated shared tool types of every
 	// tenant, at most SharedPerOrg(limit) of one org (its newest). Unshare withdraws scope's contributions, its edges and types
 	// no longer shared; a Scope without Project withdraws every project of
 	// its Org.
-	GlobalToolEdges(ctx context.Context, minOrgs, limit int) ([]GlobalEdge, error)
+	GlobalToolEdges(ctx context.Context, q GlobalEdgeQuery) ([]GlobalEdge, error)
 	PutToolTypes(ctx context.Context, scope Scope, types []ToolType) error
 	ToolTypes(ctx context.Context, scope Scope) ([]ToolType, error)
 	SharedToolTypes(ctx context.Context, limit int) ([]SharedToolType, error)
