@@ -77,13 +77,22 @@ type Capability struct {
 	// success, '0' a failure (RecordCapabilityRuns), at most MaxRecentRuns.
 	RecentRuns string     `json:"recent_runs"`
 	Visibility Visibility `json:"visibility"`
-	UsageCount int64      `json:"usage_count"`
-	// Uses counts the calls of the capability (CountCapabilityUse), where
-	// UsageCount counts the runs that saved it.
-	Uses      int64     `json:"uses"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	// UsageCount counts the runs of its shape that were learned (the
+	// first saved it, each later one saved it again), and Uses its calls
+	// by name (CountCapabilityUse). What every surface shows as a
+	// capability's uses is their sum, TimesRun (docs/protocol.md).
+	UsageCount int64     `json:"usage_count"`
+	Uses       int64     `json:"uses"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
+
+// TimesRun is how many times the capability ran: the runs of its shape
+// that were learned plus its calls by name. A call is never learned again
+// (a direct call is not a shape, docs/how-it-works.md), so none counts
+// twice. Discover, the catalog, the admin tool and the dashboard all show
+// this as `uses` (docs/protocol.md), so one number means one thing.
+func (c Capability) TimesRun() int64 { return c.UsageCount + c.Uses }
 
 // CapabilityName is what code calls a capability: namespace:action.
 type CapabilityName struct {

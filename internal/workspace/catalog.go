@@ -23,7 +23,7 @@ type CatalogEntry struct {
 	FQDN        string `json:"fqdn,omitempty"`
 	State       string `json:"state,omitempty"` // a server's: idle, starting, ready, failed, stopped
 	Error       string `json:"error,omitempty"` // a failed server's last start error
-	Uses        *int64 `json:"uses,omitempty"`  // a capability's calls
+	Uses        *int64 `json:"uses,omitempty"`  // the times a capability ran (wire.DiscoveredTool.Uses)
 	Description string `json:"description,omitempty"`
 }
 

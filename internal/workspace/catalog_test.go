@@ -65,8 +65,8 @@ func TestCatalogShowsLocalUsesAndUsedServers(t *testing.T) {
 	}
 
 	p = reopen(t, p, ws)
-	if e := catalogEntry(t, p, ref.Name); e.Uses == nil || *e.Uses != 3 {
-		t.Errorf("%s called 3 times: %+v (uses %v)", ref.Name, e, e.Uses)
+	if e := catalogEntry(t, p, ref.Name); e.Uses == nil || *e.Uses != 4 {
+		t.Errorf("%s learned once and called 3 times: %+v (uses %v, want 4)", ref.Name, e, e.Uses)
 	}
 	e := catalogEntry(t, p, "fx")
 	if e.State != "idle" || !strings.Contains(e.Description, "last started on ") || strings.Contains(e.Description, "first use") {
