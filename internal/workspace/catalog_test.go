@@ -89,3 +89,32 @@ func TestCatalogShowsLocalUsesAndUsedServers(t *testing.T) {
 		t.Errorf("the catalog started fx: %+v", st)
 	}
 }
+
+// The catalog lists as servers only those of .pml.json and its installed
+// dependencies: the pml namespace, the admin tool served in the process,
+// is a built-in tool, not a server "from .pml.json – installed
+// dependency" (issue 41).
+func TestCatalogListsOnlyRealServers(t *testing.T) {
+	bin := testfixture.BuildServer(t)
+	p, _ := openLocal(t, fmt.Sprintf(`{"permissions": {"allow": ["*"]}, "mcpServers": {"fx": {"command": %q}}}`, bin))
+	c, err := p.Catalog(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers []string
+	admin := false
+	for _, e := range c.Items {
+		if e.Kind == "server" {
+			servers = append(servers, e.ID)
+		}
+		if e.ID == adminToolID {
+			admin = e.Kind == "tool" && e.Source == "built-in"
+		}
+	}
+	if fmt.Sprint(servers) != "[fx]" {
+		t.Errorf("servers %v, want [fx], the one of .pml.json", servers)
+	}
+	if !admin {
+		t.Errorf("%s is not listed as a built-in tool: %+v", adminToolID, c.Items)
+	}
+}
