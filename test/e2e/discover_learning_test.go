@@ -29,7 +29,10 @@ import (
 // its own skills and words besides) ask discover the fold's tasks, which
 // nobody ran. "none" is the fourth org before anyone ran anything; after two
 // orgs' runs it must see exactly that (global.k = 3).
+//
+// A long test (testfixture.Long): 260 s of the test command on 2 cores.
 func TestDiscoverLearnsFromUse(t *testing.T) {
+	testfixture.Long(t)
 	if testing.Short() {
 		t.Skip("runs five gateways with dozens of MCP servers each")
 	}
