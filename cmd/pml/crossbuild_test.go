@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/pml-go/pml/internal/testfixture"
 )
 
 // Every OS the release builds for (.goreleaser.yaml) compiles, the pml
@@ -15,7 +17,12 @@ import (
 // Windows build, and only the host's was ever compiled). One architecture per
 // OS here, without linking, to stay cheap; .ci/run builds every GOOS/GOARCH
 // and vets each OS.
+//
+// A long test (testfixture.Long): compiling the module once per OS took 95 s
+// of the test command on 2 cores, and .ci/run builds every target anyway
+// before it runs the long tests.
 func TestEveryReleaseOSBuilds(t *testing.T) {
+	testfixture.Long(t)
 	if testing.Short() {
 		t.Skip("-short: cross-compiles the module")
 	}

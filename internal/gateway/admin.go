@@ -37,7 +37,9 @@ type CapabilityInfo struct {
 	Visibility  store.Visibility `json:"visibility"`
 	Routing     string           `json:"routing"`
 	ToolsUsed   []string         `json:"tools_used"`
-	UsageCount  int64            `json:"usage_count"`
+	// Uses is the times it ran, the same number discover and the catalog
+	// show (store.Capability.TimesRun).
+	Uses int64 `json:"uses"`
 }
 
 // Admin changes a capability of the caller's project.
@@ -164,7 +166,7 @@ func (s *Service) adminList(ctx context.Context, c Caller) (AdminAnswer, error) 
 
 func capabilityInfo(cp store.Capability, fqdn, name string) CapabilityInfo {
 	return CapabilityInfo{ID: cp.ID, FQDN: fqdn, Name: name, Description: cp.Description, Visibility: cp.Visibility,
-		Routing: cp.Routing, ToolsUsed: wire.NonNil(cp.ToolsUsed), UsageCount: cp.UsageCount}
+		Routing: cp.Routing, ToolsUsed: wire.NonNil(cp.ToolsUsed), Uses: cp.TimesRun()}
 }
 
 // adminTarget finds the capability target names among those the caller

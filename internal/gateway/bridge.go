@@ -292,10 +292,10 @@ func (s *Service) discoverCapabilities(ctx context.Context, c Caller) map[string
 		if r == 2 {
 			desc = fmt.Sprintf("[public capability of %s: its code, not yours] %s", registry.Owner(cp.Scope), desc)
 		}
-		uses := cp.Uses
+		uses := cp.TimesRun()
 		out[id] = wire.DiscoveredTool{ID: id, Kind: "capability", Description: desc, Routing: cp.Routing,
 			FQDN: e.FQDN(), Owner: registry.Owner(cp.Scope), InputSchema: registry.RequireLifted(cp.ArgsSchema), OutputSchema: cp.OutputSchema,
-			Uses: &uses, Undescribed: cp.Description == "" && cp.UsageCount <= 1 && cp.Uses == 0, Repeated: cp.UsageCount+cp.Uses > 1,
+			Uses: &uses, Undescribed: cp.Description == "" && cp.TimesRun() <= 1, Repeated: cp.TimesRun() > 1,
 			ToolsUsed: cp.ToolsUsed, SuccessRate: learning.SuccessRate(*cp)}
 	}
 	return out

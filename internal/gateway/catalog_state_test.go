@@ -73,24 +73,43 @@ func TestFailedHostedServerState(t *testing.T) {
 	}
 }
 
-// Every call of a capability counts once, from code run on the gateway and
-// through the call tool alike; discover shows the count, tools have none.
+// A capability's uses are the times it ran, one meaning wherever it shows
+// (docs/protocol.md "uses"): the runs of its shape that were learned plus
+// its calls, from code run on the gateway and through the call tool alike.
+// Discover, the catalog (GET /mcp, what the web catalog lists) and admin
+// show the same number; tools have none. Issue 41: after the two runs
+// that made a skill, discover and the catalog said 0 while admin's
+// usage_count said 2.
 func TestCapabilityUsesThroughDiscover(t *testing.T) {
 	g := startRegistry(t)
 	s := g.Connect(t, g.Key, false)
-	ref := learn(t, s, "const s = await mcp.math.add({a: 1, b: 2}); return await mcp.math.add({a: s, b: 3})", "add three numbers")
+	const code = "const s = await mcp.math.add({a: 1, b: 2}); return await mcp.math.add({a: s, b: 3})"
+	ref := learn(t, s, code, "add three numbers")
+	// Another intent: the same code and intent within learnCacheTTL count
+	// once (a burst of identical runs is one write, docs/protocol.md).
+	if again := learn(t, s, code, "sum three numbers"); again.ID != ref.ID {
+		t.Fatalf("the second run made another capability: %+v, want %+v", again, ref)
+	}
 	_, action, _ := strings.Cut(ref.Name, ":")
-	uses := func() int64 {
+	uses := func(when string, want int64) {
 		t.Helper()
 		d := discover(t, s, wire.DiscoverRequest{Name: ref.Name})
-		if len(d.Tools) != 1 || d.Tools[0].Uses == nil {
-			t.Fatalf("discover %s: %+v", ref.Name, d.Tools)
+		if len(d.Tools) != 1 || d.Tools[0].Uses == nil || *d.Tools[0].Uses != want {
+			t.Fatalf("discover %s %s: %+v (uses %v), want uses %d", ref.Name, when, d.Tools, func() any {
+				if len(d.Tools) == 1 && d.Tools[0].Uses != nil {
+					return *d.Tools[0].Uses
+				}
+				return nil
+			}(), want)
 		}
-		return *d.Tools[0].Uses
+		if got := catalogUses(t, g, "?name="+ref.Name, ref.FQDN); got != want {
+			t.Fatalf("catalog %s: uses %d, want %d", when, got, want)
+		}
+		if a, failed := admin(t, s, wire.AdminRequest{Action: "show", Target: ref.Name}); failed.Status != "" || a.Capability.Uses != want {
+			t.Fatalf("admin show %s: %+v %+v, want uses %d", when, a.Capability, failed, want)
+		}
 	}
-	if n := uses(); n != 0 {
-		t.Fatalf("uses before any call = %d", n)
-	}
+	uses("after the two runs that made it", 2)
 	for range 2 {
 		a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: "return await mcp.cap." + action + "({})"})
 		if a.Status != wire.StatusSuccess || string(a.Result) != "6" {
@@ -100,9 +119,7 @@ func TestCapabilityUsesThroughDiscover(t *testing.T) {
 	if text, isErr := callTool(t, s, "call", wire.CallRequest{Tool: ref.Name}); isErr || text != "6" {
 		t.Fatalf("call: %s", text)
 	}
-	if n := uses(); n != 3 {
-		t.Fatalf("uses after 3 calls = %d", n)
-	}
+	uses("after 3 calls more", 5)
 	if d := discover(t, s, wire.DiscoverRequest{Name: "math:add"}); len(d.Tools) != 1 || d.Tools[0].Uses != nil {
 		t.Fatalf("a tool shows uses: %+v", d.Tools)
 	}
@@ -111,6 +128,46 @@ func TestCapabilityUsesThroughDiscover(t *testing.T) {
 		t.Fatalf("unknown capability: %s", text)
 	}
 	alive(t, s)
+}
+
+// catalogUses is the uses GET /mcp+query shows for fqdn; it fails the test
+// when the entry is missing or another type shows uses.
+func catalogUses(t *testing.T, g *gatewaytest.Gateway, query, fqdn string) int64 {
+	t.Helper()
+	var cat struct {
+		Items []struct {
+			FQDN string `json:"fqdn"`
+			Type string `json:"type"`
+			Uses *int64 `json:"uses"`
+		} `json:"items"`
+	}
+	req, _ := http.NewRequest(http.MethodGet, g.URL+"/mcp"+query, nil)
+	req.Header.Set("Authorization", "Bearer "+g.Key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = json.NewDecoder(res.Body).Decode(&cat)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("catalog %s: %d %v", query, res.StatusCode, err)
+	}
+	uses := int64(-1)
+	for _, it := range cat.Items {
+		switch {
+		case it.FQDN == fqdn:
+			if it.Uses == nil {
+				t.Fatalf("catalog %s: %s without uses", query, fqdn)
+			}
+			uses = *it.Uses
+		case it.Uses != nil && it.Type != "code":
+			t.Fatalf("a %s entry shows uses: %+v", it.Type, it)
+		}
+	}
+	if uses < 0 {
+		t.Fatalf("catalog %s lacks %s: %+v", query, fqdn, cat.Items)
+	}
+	return uses
 }
 
 // A capability learned without an intent is named from what its tools do,
@@ -148,7 +205,8 @@ func TestUndescribedCapabilityRanksBelowTools(t *testing.T) {
 	alive(t, s)
 }
 
-// The catalog (GET /mcp) shows a capability's uses, and none for tools.
+// The catalog (GET /mcp) shows a capability's uses, the run that made it
+// and its call, listed or looked up by name, and none for tools.
 func TestCatalogShowsUses(t *testing.T) {
 	g := startRegistry(t)
 	s := g.Connect(t, g.Key, false)
@@ -156,39 +214,9 @@ func TestCatalogShowsUses(t *testing.T) {
 	if text, isErr := callTool(t, s, "call", wire.CallRequest{Tool: ref.Name}); isErr || text != "6" {
 		t.Fatalf("call: %s", text)
 	}
-	var cat struct {
-		Items []struct {
-			FQDN string `json:"fqdn"`
-			Type string `json:"type"`
-			Uses *int64 `json:"uses"`
-		} `json:"items"`
-	}
 	for _, q := range []string{"?type=code&limit=200", "?name=" + ref.Name} {
-		req, _ := http.NewRequest(http.MethodGet, g.URL+"/mcp"+q, nil)
-		req.Header.Set("Authorization", "Bearer "+g.Key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = json.NewDecoder(res.Body).Decode(&cat)
-		res.Body.Close()
-		if err != nil || res.StatusCode != http.StatusOK {
-			t.Fatalf("catalog %s: %d %v", q, res.StatusCode, err)
-		}
-		found := false
-		for _, it := range cat.Items {
-			switch {
-			case it.FQDN == ref.FQDN:
-				found = true
-				if it.Uses == nil || *it.Uses != 1 {
-					t.Fatalf("catalog %s uses: %v", q, it.Uses)
-				}
-			case it.Uses != nil && it.Type != "code":
-				t.Fatalf("a %s entry shows uses: %+v", it.Type, it)
-			}
-		}
-		if !found {
-			t.Fatalf("catalog %s lacks %s: %+v", q, ref.FQDN, cat.Items)
+		if got := catalogUses(t, g, q, ref.FQDN); got != 2 {
+			t.Fatalf("catalog %s uses: %d, want 2 (a learned run and a call)", q, got)
 		}
 	}
 	alive(t, s)

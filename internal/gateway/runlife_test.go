@@ -72,17 +72,11 @@ type answerOrErr struct {
 	err error
 }
 
-// waitFor polls cond until it holds, failing the test after a long
-// deadline (a correctness bound, not a timing assertion).
+// waitFor polls cond until it holds, failing the test after a generous
+// bound (testfixture.WaitFor: a correctness bound, not a timing assertion).
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testfixture.WaitFor(t, what, cond)
 }
 
 // A drain's end of grace cancels every run, whatever its client's protocol

@@ -128,7 +128,7 @@ func (g *global) refresh(ctx context.Context) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	edges, err := g.store.GlobalToolEdges(ctx, g.cfg.K, maxGlobalEdges)
+	edges, err := g.store.GlobalToolEdges(ctx, store.GlobalEdgeQuery{MinOrgs: g.cfg.K, Limit: maxGlobalEdges})
 	var rows []store.SharedToolType
 	if err == nil {
 		rows, err = g.store.SharedToolTypes(ctx, maxGlobalTypeRows)

@@ -238,7 +238,7 @@ func TestGlobalOff(t *testing.T) {
 	if next := globalNext(t, l, "json:parse"); next != nil {
 		t.Fatalf("the layer is off, yet: %v", next)
 	}
-	if edges, _ := st.GlobalToolEdges(t.Context(), 1, 10); len(edges) != 0 {
+	if edges, _ := st.GlobalToolEdges(t.Context(), store.GlobalEdgeQuery{MinOrgs: 1, Limit: 10}); len(edges) != 0 {
 		t.Fatalf("shared with the layer off: %v", edges)
 	}
 }

@@ -39,8 +39,9 @@ type Item struct {
 	Type        Type         `json:"type"`
 	Routing     routing.Side `json:"routing"`
 	Description string       `json:"description"`
-	// Uses counts a capability's calls (its current version's); absent for
-	// tools and servers.
+	// Uses counts the times a capability ran, its learned runs and calls
+	// (store.Capability.TimesRun, its current version's); absent for tools
+	// and servers.
 	Uses *int64 `json:"uses,omitempty"`
 	// InputSchema and OutputSchema are a capability's, as the viewer sees
 	// them (ViewFor): what a call is validated against and returns.
@@ -88,7 +89,7 @@ func (r *Registry) List(ctx context.Context, viewer store.Scope, o ListOptions) 
 		e := all[i]
 		it := Item{FQDN: e.FQDN(), Type: e.Type, Routing: e.Routing, Description: e.Description}
 		if e.Capability != nil {
-			uses := e.Capability.Uses
+			uses := e.Capability.TimesRun()
 			if o.Name != "" { // resolved through the lookup cache
 				uses = r.usesOf(ctx, e.Capability)
 			}
@@ -153,11 +154,11 @@ func (r *Registry) Capabilities(ctx context.Context, viewer store.Scope, name st
 	return out, nil
 }
 
-// usesOf is c's call count. A capability found by name may come from the
-// lookup cache, which a call does not clear, so its count is read again.
+// usesOf is the times c ran (TimesRun). A capability found by name may come
+// from the lookup cache, which a call does not clear, so it is read again.
 func (r *Registry) usesOf(ctx context.Context, c *store.Capability) int64 {
 	if fresh, err := r.store.CapabilityByID(ctx, c.ID); err == nil {
-		return fresh.Uses
+		return fresh.TimesRun()
 	}
-	return c.Uses
+	return c.TimesRun()
 }

@@ -53,7 +53,10 @@ type Registry struct {
 	reservedFold map[string]bool
 	saves        singleflight.Group
 	lookups      *ttlcache.Cache[lookupKey, lookupResult]
-	live         Live
+	// now is the lookup cache's clock: time.Now, a clock a test moves
+	// (a sleep past the TTL raced the checks before it on a loaded machine).
+	now  func() time.Time
+	live Live
 	// flag is the sanitizer's rules (sanitize.Sanitizer.Flag), for
 	// what another project may see of a capability (ViewFor).
 	flag func(string) string
@@ -62,7 +65,7 @@ type Registry struct {
 // New builds a registry.
 func New(o Options) (*Registry, error) {
 	r := &Registry{store: o.Store, static: map[string]Entry{}, byTool: map[string]Entry{}, servers: map[string]Metadata{}, reserved: map[string]bool{}, live: o.Live,
-		flag: memoFlag(sanitize.New(nil).Flag)}
+		flag: memoFlag(sanitize.New(nil).Flag), now: time.Now}
 	ttl := o.CacheTTL
 	if ttl == 0 {
 		ttl = DefaultCacheTTL
@@ -202,7 +205,7 @@ func (r *Registry) viewed(e Entry, viewer store.Scope) Entry {
 // through the cache.
 func (r *Registry) lookup(ctx context.Context, scope store.Scope, ns, action string) (Entry, bool, error) {
 	k := lookupKey{scope: scope, ns: ns, action: action}
-	now := time.Now()
+	now := r.now()
 	if res, ok := r.lookups.Get(k, now); ok {
 		return res.entry, res.found, nil
 	}

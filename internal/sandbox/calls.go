@@ -104,16 +104,24 @@ func (r *run) invokeJob(job callJob) {
 // drives the VM on writes it back first (unpark).
 func (r *run) callInline(job callJob) (callResult, bool) {
 	c := &inlineCall{job: job}
-	r.inline.Store(c)
-	if r.ctx.Err() != nil { // watch may have looked before c was stored
-		r.inline.Store(nil)
-		return callResult{id: job.seq, tool: job.tool, err: r.timeout(), argBytes: int64(len(job.args))}, true
-	}
-	ctx := newCallContext(r.callContext(job), r.lim.RPCTimeout)
-	defer ctx.end()
+	// The timer exists before c is visible to watch: once stored, the run's
+	// end may abandon c at any moment, and the goroutine taking over stops
+	// c's timer (unpark). Set after the store, it was once still nil there
+	// (a nil-pointer "sandbox failure" under load, issue 41).
 	c.mu.Lock()
 	c.timer = time.AfterFunc(min(r.parkAfter(), r.lim.RPCTimeout), func() { r.inlineTimer(c) })
 	c.mu.Unlock()
+	r.inline.Store(c)
+	if r.ctx.Err() != nil { // watch may have looked before c was stored
+		r.inline.Store(nil)
+		if c.state.CompareAndSwap(0, 1) {
+			r.unpark(c)
+			return callResult{id: job.seq, tool: job.tool, err: r.timeout(), argBytes: int64(len(job.args))}, true
+		}
+		return callResult{}, false // abandoned meanwhile: another goroutine drives the run
+	}
+	ctx := newCallContext(r.callContext(job), r.lim.RPCTimeout)
+	defer ctx.end()
 	value, err := r.invoke(ctx, job.tool, job.args)
 	r.inline.Store(nil)
 	if !c.state.CompareAndSwap(0, 1) {

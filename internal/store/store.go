@@ -77,13 +77,22 @@ type Capability struct {
 	// success, '0' a failure (RecordCapabilityRuns), at most MaxRecentRuns.
 	RecentRuns string     `json:"recent_runs"`
 	Visibility Visibility `json:"visibility"`
-	UsageCount int64      `json:"usage_count"`
-	// Uses counts the calls of the capability (CountCapabilityUse), where
-	// UsageCount counts the runs that saved it.
-	Uses      int64     `json:"uses"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	// UsageCount counts the runs of its shape that were learned (the
+	// first saved it, each later one saved it again), and Uses its calls
+	// by name (CountCapabilityUse). What every surface shows as a
+	// capability's uses is their sum, TimesRun (docs/protocol.md).
+	UsageCount int64     `json:"usage_count"`
+	Uses       int64     `json:"uses"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
+
+// TimesRun is how many times the capability ran: the runs of its shape
+// that were learned plus its calls by name. A call is never learned again
+// (a direct call is not a shape, docs/how-it-works.md), so none counts
+// twice. Discover, the catalog, the admin tool and the dashboard all show
+// this as `uses` (docs/protocol.md), so one number means one thing.
+func (c Capability) TimesRun() int64 { return c.UsageCount + c.Uses }
 
 // CapabilityName is what code calls a capability: namespace:action.
 type CapabilityName struct {
@@ -178,6 +187,17 @@ const (
 // SharedPerOrg is the most rows of one org a read of window shared rows
 // considers: its newest, at least one.
 func SharedPerOrg(window int) int { return max(window/SharedOrgShares, 1) }
+
+// GlobalEdgeQuery is a read of the global graph (Store.GlobalToolEdges).
+type GlobalEdgeQuery struct {
+	MinOrgs int // edges shared by at least this many orgs (at least 1)
+	Limit   int // at most this many edges, in [0, MaxSharedRows]
+	// Window is how many of the newest shared edges are read: 0, or
+	// anything above MaxSharedRows, is MaxSharedRows, what learning reads.
+	// The fairness rule (SharedPerOrg) scales with it, so a test can prove
+	// the rule on a small window instead of inserting MaxSharedRows rows.
+	Window int
+}
 
 // CapabilityFilter selects capabilities visible to a scope.
 type CapabilityFilter struct {
@@ -458,19 +478,19 @@ type Store interface {
 	ToolRelevance(ctx context.Context, scope Scope) ([]ToolRelevance, error)
 
 	// The global layer (docs/how-it-works.md "The global layer").
-	// GlobalToolEdges counts, among the MaxSharedRows most recently updated
+	// GlobalToolEdges counts, among the q.Window most recently updated
 	// shared edges of every tenant, the distinct orgs sharing each edge,
-	// and returns those shared by at least minOrgs, most orgs first, at
-	// most limit. An org's edge counts once whatever its projects, and
-	// the window holds at most SharedPerOrg(MaxSharedRows) edges of one
-	// org, its newest. PutToolTypes upserts scope's inferred output schemas in
+	// and returns those shared by at least q.MinOrgs, most orgs first, at
+	// most q.Limit. An org's edge counts once whatever its projects, and
+	// the window holds at most SharedPerOrg(q.Window) edges of one org,
+	// its newest. PutToolTypes upserts scope's inferred output schemas in
 	// one transaction, then keeps its MaxToolTypes most recently updated;
 	// ToolTypes returns them. SharedToolTypes returns the limit (at most
 	// MaxSharedRows) most recently updated shared tool types of every
 	// tenant, at most SharedPerOrg(limit) of one org (its newest). Unshare withdraws scope's contributions, its edges and types
 	// no longer shared; a Scope without Project withdraws every project of
 	// its Org.
-	GlobalToolEdges(ctx context.Context, minOrgs, limit int) ([]GlobalEdge, error)
+	GlobalToolEdges(ctx context.Context, q GlobalEdgeQuery) ([]GlobalEdge, error)
 	PutToolTypes(ctx context.Context, scope Scope, types []ToolType) error
 	ToolTypes(ctx context.Context, scope Scope) ([]ToolType, error)
 	SharedToolTypes(ctx context.Context, limit int) ([]SharedToolType, error)

@@ -15,7 +15,8 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// The catalog shows a capability's calls and each hosted server's state,
+// The catalog shows a capability's uses (the times it ran: the run that
+// made it and its calls, docs/protocol.md) and each hosted server's state,
 // with the start error of one that fails.
 func TestBrowserCatalogUsesAndServerState(t *testing.T) {
 	exe := chromium(t)
@@ -50,8 +51,8 @@ func TestBrowserCatalogUsesAndServerState(t *testing.T) {
 	if got := b.display(`#workspace-hint`); got != "none" {
 		t.Errorf("the gateway page shows the workspace hint (display %q)", got)
 	}
-	if got := strings.TrimSpace(b.text(capRow + ` td.uses`)); got != "2" {
-		t.Errorf("capability uses %q, want 2", got)
+	if got := strings.TrimSpace(b.text(capRow + ` td.uses`)); got != "3" {
+		t.Errorf("capability uses %q, want 3 (its learned run and 2 calls)", got)
 	}
 	server := func(name string) string { return `#catalog tr[data-fqdn^="pml.mcp.` + name + `.server."]` }
 	if n := b.count(server("bad") + ` td.state.state-failed .server-error`); n != 1 {

@@ -354,8 +354,9 @@ type DiscoveredTool struct {
 	// was inferred from successful calls, not declared by the tool.
 	OutputInferred bool   `json:"output_inferred,omitempty"`
 	Declaration    string `json:"declaration"`
-	// Uses counts the calls of a capability (from code, the package's
-	// call path or call); absent for tools.
+	// Uses counts the times a capability ran: the runs of its shape that
+	// were learned plus its calls (from code, the package's call path or
+	// call), store.Capability.TimesRun; absent for tools.
 	Uses *int64 `json:"uses,omitempty"`
 	// Undescribed marks a capability learned without an intent: it ranks
 	// below tools unless the query names it.

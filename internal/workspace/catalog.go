@@ -23,7 +23,7 @@ type CatalogEntry struct {
 	FQDN        string `json:"fqdn,omitempty"`
 	State       string `json:"state,omitempty"` // a server's: idle, starting, ready, failed, stopped
 	Error       string `json:"error,omitempty"` // a failed server's last start error
-	Uses        *int64 `json:"uses,omitempty"`  // a capability's calls
+	Uses        *int64 `json:"uses,omitempty"`  // the times a capability ran (wire.DiscoveredTool.Uses)
 	Description string `json:"description,omitempty"`
 }
 
@@ -65,14 +65,28 @@ func (p *Workspace) Catalog(ctx context.Context) (Catalog, error) {
 			}
 			continue
 		}
+		srv, isServer := p.pool.Server(ns)
+		if !isServer {
+			// A namespace served in this process that is no server of
+			// .pml.json or a dependency (pml: the admin tool, forwarded to
+			// the gateway): its tools, built in; listing them starts
+			// nothing. It was listed as a server "from .pml.json, installed
+			// dependency" (issue 41).
+			list, err := prov.Tools(ctx)
+			if err != nil {
+				return Catalog{}, fmt.Errorf("listing the %s tools: %w", ns, err)
+			}
+			for _, t := range list {
+				out.Items = append(out.Items, CatalogEntry{ID: t.ID, Kind: "tool", Routing: "client", Source: "built-in", Description: t.Description})
+			}
+			continue
+		}
 		st := statuses[ns]
 		desc := "lists its tools on first use"
 		known := []tools.Info(nil)
-		if srv, ok := p.pool.Server(ns); ok {
-			if list, ok := srv.KnownTools(); ok {
-				known = list
-				desc = fmt.Sprintf("%d tools", len(list))
-			}
+		if list, ok := srv.KnownTools(); ok {
+			known = list
+			desc = fmt.Sprintf("%d tools", len(list))
 		}
 		if known == nil {
 			// Not listed by this process: what the server's record says of

@@ -65,8 +65,8 @@ func TestCatalogShowsLocalUsesAndUsedServers(t *testing.T) {
 	}
 
 	p = reopen(t, p, ws)
-	if e := catalogEntry(t, p, ref.Name); e.Uses == nil || *e.Uses != 3 {
-		t.Errorf("%s called 3 times: %+v (uses %v)", ref.Name, e, e.Uses)
+	if e := catalogEntry(t, p, ref.Name); e.Uses == nil || *e.Uses != 4 {
+		t.Errorf("%s learned once and called 3 times: %+v (uses %v, want 4)", ref.Name, e, e.Uses)
 	}
 	e := catalogEntry(t, p, "fx")
 	if e.State != "idle" || !strings.Contains(e.Description, "last started on ") || strings.Contains(e.Description, "first use") {
@@ -87,5 +87,34 @@ func TestCatalogShowsLocalUsesAndUsedServers(t *testing.T) {
 	}
 	if st := p.pool.Statuses()["fx"]; st.State != "idle" {
 		t.Errorf("the catalog started fx: %+v", st)
+	}
+}
+
+// The catalog lists as servers only those of .pml.json and its installed
+// dependencies: the pml namespace, the admin tool served in the process,
+// is a built-in tool, not a server "from .pml.json – installed
+// dependency" (issue 41).
+func TestCatalogListsOnlyRealServers(t *testing.T) {
+	bin := testfixture.BuildServer(t)
+	p, _ := openLocal(t, fmt.Sprintf(`{"permissions": {"allow": ["*"]}, "mcpServers": {"fx": {"command": %q}}}`, bin))
+	c, err := p.Catalog(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers []string
+	admin := false
+	for _, e := range c.Items {
+		if e.Kind == "server" {
+			servers = append(servers, e.ID)
+		}
+		if e.ID == adminToolID {
+			admin = e.Kind == "tool" && e.Source == "built-in"
+		}
+	}
+	if fmt.Sprint(servers) != "[fx]" {
+		t.Errorf("servers %v, want [fx], the one of .pml.json", servers)
+	}
+	if !admin {
+		t.Errorf("%s is not listed as a built-in tool: %+v", adminToolID, c.Items)
 	}
 }

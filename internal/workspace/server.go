@@ -44,7 +44,7 @@ func unlistAdmin(next mcp.MethodHandler) mcp.MethodHandler {
 // sees every tool it can call. Without a gateway, local tools only.
 func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wire.DiscoverAnswer, error) {
 	_, local, _ := p.refreshConfig()
-	localTools, err := local.Tools(ctx)
+	localTools, starting, err := p.localToolsForDiscover(ctx, local)
 	if err != nil {
 		return wire.DiscoverAnswer{}, err
 	}
@@ -53,9 +53,10 @@ func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wir
 	if err != nil && !isNetworkError(err) {
 		return wire.DiscoverAnswer{}, err
 	}
-	if err == nil {
-		// Listing started every local server: the gateway may now learn
-		// their tools too.
+	if err == nil && len(starting) == 0 {
+		// Every local server listed its tools live: the gateway may now
+		// learn them too (a report replaces the last one, so never a
+		// partial or an old list).
 		if err := p.reportTools(ctx, localTools); err != nil {
 			p.log.Debug("reporting local tools to the gateway", "err", err)
 		}
@@ -90,6 +91,14 @@ func (p *Workspace) Discover(ctx context.Context, req wire.DiscoverRequest) (wir
 	}
 	out := wire.RankTools(all, req, func(id string) wire.DiscoveredTool { return kinds[id] }, remote.Graph, remote.Boost)
 	out.Servers = remote.Servers // the gateway's hosted servers and their state
+	// and this machine's servers still starting: their tools in the answer
+	// are the ones they listed last, or none yet.
+	for ns, st := range starting {
+		if out.Servers == nil {
+			out.Servers = map[string]wire.ServerStatus{}
+		}
+		out.Servers[ns] = st
+	}
 	out.Related = remote.Related
 	return out, nil
 }

@@ -29,10 +29,11 @@ import (
 // its own skills and words besides) ask discover the fold's tasks, which
 // nobody ran. "none" is the fourth org before anyone ran anything; after two
 // orgs' runs it must see exactly that (global.k = 3).
+//
+// A long test (testfixture.Long): about 3 minutes on 2 cores, which
+// .ci/run runs on its own and prints the table of.
 func TestDiscoverLearnsFromUse(t *testing.T) {
-	if os.Getenv("PML_LEARNING_BENCH") == "" {
-		t.Skip("a benchmark of a few minutes: .ci/run runs it with PML_LEARNING_BENCH=1")
-	}
+	testfixture.Long(t)
 	// What the ranking reaches today (docs/performance.md): a change that
 	// loses ground fails.
 	for _, set := range []struct {

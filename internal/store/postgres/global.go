@@ -13,7 +13,8 @@ import (
 // newest shared edges: each org's edge once (its newest project's), and at
 // most store.SharedPerOrg of one org's, so that no org, however many
 // projects it has, pushes the others' edges out of the window.
-func (s *Store) GlobalToolEdges(ctx context.Context, minOrgs, limit int) ([]store.GlobalEdge, error) {
+func (s *Store) GlobalToolEdges(ctx context.Context, q store.GlobalEdgeQuery) ([]store.GlobalEdge, error) {
+	window := storeutil.SharedWindow(q.Window)
 	rows, err := s.pool.Query(ctx, `SELECT from_tool, to_tool, COUNT(DISTINCT org) AS orgs FROM (
 			SELECT from_tool, to_tool, org FROM (
 				SELECT org, from_tool, to_tool, updated_at,
@@ -23,7 +24,7 @@ func (s *Store) GlobalToolEdges(ctx context.Context, minOrgs, limit int) ([]stor
 			WHERE nth <= $1 ORDER BY updated_at DESC LIMIT $2) recent
 		GROUP BY from_tool, to_tool HAVING COUNT(DISTINCT org) >= $3
 		ORDER BY orgs DESC, from_tool, to_tool LIMIT $4`,
-		store.SharedPerOrg(store.MaxSharedRows), store.MaxSharedRows, max(minOrgs, 1), storeutil.SharedLimit(limit))
+		store.SharedPerOrg(window), window, max(q.MinOrgs, 1), storeutil.SharedLimit(q.Limit))
 	if err != nil {
 		return nil, wrap(ctx, "global tool edges", err)
 	}

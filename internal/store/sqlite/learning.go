@@ -39,13 +39,19 @@ func (s *Store) AddToolEdges(ctx context.Context, sc store.Scope, edges []store.
 		return wrap("add tool edges: begin", err)
 	}
 	defer rollbackUnlessCommitted(tx, &err)
+	// Prepared once for the batch (up to store.MaxToolEdges rows), as
+	// AddToolWords: parsing it per row cost more than running it.
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO tool_edges (org, project, from_tool, to_tool, feeds, follows, shared, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (org, project, from_tool, to_tool)
+		DO UPDATE SET feeds = feeds + excluded.feeds, follows = follows + excluded.follows,
+			shared = excluded.shared, updated_at = excluded.updated_at`)
+	if err != nil {
+		return wrap("add tool edges: prepare", err)
+	}
+	defer ins.Close()
 	for _, e := range edges {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO tool_edges (org, project, from_tool, to_tool, feeds, follows, shared, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-			ON CONFLICT (org, project, from_tool, to_tool)
-			DO UPDATE SET feeds = feeds + excluded.feeds, follows = follows + excluded.follows,
-				shared = excluded.shared, updated_at = excluded.updated_at`,
-			sc.Org, sc.Project, e.From, e.To, e.Feeds, e.Follows, e.Shared, now); err != nil {
+		if _, err := ins.ExecContext(ctx, sc.Org, sc.Project, e.From, e.To, e.Feeds, e.Follows, e.Shared, now); err != nil {
 			return wrap("add tool edge", err)
 		}
 	}

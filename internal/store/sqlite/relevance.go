@@ -74,18 +74,28 @@ func (s *Store) PutToolRelevance(ctx context.Context, sc store.Scope, rows []sto
 		return wrap("put tool relevance: begin", err)
 	}
 	defer rollbackUnlessCommitted(tx, &err)
+	// Prepared once for the batch, as AddToolWords: parsing them per row
+	// cost more than running them.
+	del, err := tx.PrepareContext(ctx, `DELETE FROM tool_relevance WHERE org = $1 AND project = $2 AND family = $3 AND tool_id = $4`)
+	if err != nil {
+		return wrap("put tool relevance: prepare", err)
+	}
+	defer del.Close()
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO tool_relevance (org, project, family, tool_id, gain, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (org, project, family, tool_id) DO UPDATE SET gain = excluded.gain, updated_at = excluded.updated_at`)
+	if err != nil {
+		return wrap("put tool relevance: prepare", err)
+	}
+	defer ins.Close()
 	for _, r := range rows {
 		if r.Gain <= 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM tool_relevance WHERE org = $1 AND project = $2 AND family = $3 AND tool_id = $4`,
-				sc.Org, sc.Project, r.Family, r.Tool); err != nil {
+			if _, err := del.ExecContext(ctx, sc.Org, sc.Project, r.Family, r.Tool); err != nil {
 				return wrap("put tool relevance", err)
 			}
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO tool_relevance (org, project, family, tool_id, gain, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (org, project, family, tool_id) DO UPDATE SET gain = excluded.gain, updated_at = excluded.updated_at`,
-			sc.Org, sc.Project, r.Family, r.Tool, r.Gain, formatTime(r.UpdatedAt)); err != nil {
+		if _, err := ins.ExecContext(ctx, sc.Org, sc.Project, r.Family, r.Tool, r.Gain, formatTime(r.UpdatedAt)); err != nil {
 			return wrap("put tool relevance", err)
 		}
 	}

@@ -19,12 +19,18 @@ func (s *Store) AddToolWords(ctx context.Context, sc store.Scope, rows []store.T
 		return wrap("add tool words: begin", err)
 	}
 	defer rollbackUnlessCommitted(tx, &err)
+	// Prepared once for the batch: parsing the statement for each of up to
+	// store.MaxToolWords rows took more time than running it.
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO tool_words (org, project, tool_id, word, weight, shared, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (org, project, tool_id, word)
+		DO UPDATE SET weight = tool_words.weight + excluded.weight, shared = excluded.shared, updated_at = excluded.updated_at`)
+	if err != nil {
+		return wrap("add tool words: prepare", err)
+	}
+	defer ins.Close()
 	for _, r := range rows {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO tool_words (org, project, tool_id, word, weight, shared, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)
-			ON CONFLICT (org, project, tool_id, word)
-			DO UPDATE SET weight = tool_words.weight + excluded.weight, shared = excluded.shared, updated_at = excluded.updated_at`,
-			sc.Org, sc.Project, r.Tool, r.Word, r.Weight, r.Shared, now); err != nil {
+		if _, err := ins.ExecContext(ctx, sc.Org, sc.Project, r.Tool, r.Word, r.Weight, r.Shared, now); err != nil {
 			return wrap("add tool word", err)
 		}
 	}

@@ -37,8 +37,15 @@ func shareEdge(t *testing.T, s store.Store, sc store.Scope, from, to string, run
 
 func globalOrgs(t *testing.T, s store.Store, minOrgs int) map[string]int64 {
 	t.Helper()
+	return globalOrgsIn(t, s, minOrgs, 0)
+}
+
+// globalOrgsIn reads the global graph over the window newest shared edges
+// (0: store.MaxSharedRows).
+func globalOrgsIn(t *testing.T, s store.Store, minOrgs, window int) map[string]int64 {
+	t.Helper()
 	out := map[string]int64{}
-	for _, e := range must(s.GlobalToolEdges(t.Context(), minOrgs, 100)).of(t) {
+	for _, e := range must(s.GlobalToolEdges(t.Context(), store.GlobalEdgeQuery{MinOrgs: minOrgs, Limit: 100, Window: window})).of(t) {
 		out[e.From+">"+e.To] = e.Orgs
 	}
 	return out
@@ -65,7 +72,7 @@ func testGlobalEdgesCountOrgs(t *testing.T, s store.Store) {
 	if got := globalOrgs(t, s, 1); len(got) != 2 || got["crypto:sha256>encoding:hex_encode"] != 1 {
 		t.Fatalf("global edges of any org: %v", got)
 	}
-	if got := must(s.GlobalToolEdges(t.Context(), 1, 1)).of(t); len(got) != 1 || got[0].From != "json:parse" {
+	if got := must(s.GlobalToolEdges(t.Context(), store.GlobalEdgeQuery{MinOrgs: 1, Limit: 1})).of(t); len(got) != 1 || got[0].From != "json:parse" {
 		t.Fatalf("limit 1: %v, want the edge of most orgs", got)
 	}
 	// A tenant's own graph says whether it shares each edge.
@@ -169,29 +176,48 @@ func testSharedToolTypes(t *testing.T, s store.Store) {
 	}
 }
 
-// An org with many projects, each sharing as many edges as a tenant keeps,
-// all newer than the others', fills more than the whole window by itself:
-// it still counts at most store.SharedPerOrg of its edges, so the edge
-// three other orgs share stays global (issue 39, a fair global window).
+// An org with many projects, all newer than the others' edges, that fills
+// more than the whole window by itself still counts at most
+// store.SharedPerOrg of its edges, so the edge three other orgs share stays
+// global (issue 39, a fair global window). The rule scales with the window
+// (store.GlobalEdgeQuery.Window), so a window of floodWindow edges proves it
+// with a few hundred rows; store.MaxSharedRows would take ~70,000 inserts,
+// minutes under -race (docs/testing.md).
 func testGlobalEdgesFair(t *testing.T, s store.Store) {
+	const floodWindow = 256
 	for _, sc := range []store.Scope{globex, initech, umbra} {
 		shareEdge(t, s, sc, "json:parse", "math:add", 1, true)
 	}
-	projects := store.MaxSharedRows/store.MaxToolEdges + 1
+	const projects, perProject = 3, floodWindow / 2 // 384 edges > the window
 	for p := range projects {
-		edges := make([]store.ToolEdge, 0, store.MaxToolEdges)
-		for i := range store.MaxToolEdges {
+		edges := make([]store.ToolEdge, 0, perProject)
+		for i := range perProject {
 			edges = append(edges, store.ToolEdge{From: fmt.Sprintf("flood:p%d_e%d", p, i), To: "math:add", Follows: 1, Shared: true})
 		}
 		noErr(t, s.AddToolEdges(t.Context(), store.Scope{Org: "acme", Project: fmt.Sprintf("p%d", p)}, edges))
 	}
-	if got := globalOrgs(t, s, 3); got["json:parse>math:add"] != 3 {
-		t.Fatalf("after acme's %d projects of %d edges: %v, want json:parse>math:add of 3 orgs", projects, store.MaxToolEdges, got)
+	if got := globalOrgsIn(t, s, 3, floodWindow); got["json:parse>math:add"] != 3 {
+		t.Fatalf("after acme's %d projects of %d edges in a window of %d: %v, want json:parse>math:add of 3 orgs",
+			projects, perProject, floodWindow, got)
+	}
+	// Acme counts at most its share of the window: its newest edges.
+	floods := 0
+	for edge := range globalOrgsIn(t, s, 1, floodWindow) {
+		if strings.HasPrefix(edge, "flood:") {
+			floods++
+		}
+	}
+	if floods != store.SharedPerOrg(floodWindow) {
+		t.Fatalf("%d of acme's edges counted in a window of %d, want %d", floods, floodWindow, store.SharedPerOrg(floodWindow))
 	}
 	// The next share is counted as before.
 	shareEdge(t, s, acmeWeb, "json:parse", "math:add", 1, true)
-	if got := globalOrgs(t, s, 4); got["json:parse>math:add"] != 4 {
+	if got := globalOrgsIn(t, s, 4, floodWindow); got["json:parse>math:add"] != 4 {
 		t.Fatalf("after acme shares the edge too: %v, want 4 orgs", got)
+	}
+	// The full window reads them the same.
+	if got := globalOrgs(t, s, 4); got["json:parse>math:add"] != 4 {
+		t.Fatalf("the full window after acme shares the edge: %v, want 4 orgs", got)
 	}
 }
 

@@ -470,24 +470,38 @@ function plannedNode(n, W, H) {
 // ---------- the trace tree ----------
 
 // One row per trace and per task, nested by child trace, each with a bar
-// placed on the root trace's timeline.
+// placed on the root trace's timeline. Times keep their microseconds
+// (startMs): Date.parse drops them, which drew a 0.1 ms call at 1.0 ms
+// after an execution that ended at 0.55 ms (issue 41).
 function drawTree(node) {
   const root = node.trace;
-  const t0 = Date.parse(root.started_at);
+  const t0 = startMs(root.started_at);
   let span = Math.max(root.duration_ms || 0, 0.001);
   const walk = (n) => {
-    const s = Date.parse(n.trace.started_at) - t0;
+    const s = startMs(n.trace.started_at) - t0;
     span = Math.max(span, s + (n.trace.duration_ms || 0));
-    for (const task of n.trace.tasks || []) span = Math.max(span, Date.parse(task.started_at) - t0 + (task.duration_ms || 0));
+    for (const task of n.trace.tasks || []) span = Math.max(span, startMs(task.started_at) - t0 + (task.duration_ms || 0));
     (n.children || []).forEach(walk);
   };
   walk(node);
   const box = $("#tree");
   box.replaceChildren(el("div", { class: "tree-head" }, el("span"), el("span", { class: "scale" }, el("span", {}, "0 ms"), el("span", {}, ms(span)))));
+  // A bar is drawn inside its parent's [lo, hi] (a call inside its
+  // execution, a child trace inside the call that ran it): the times come
+  // from clocks read at different moments (a package's clock for a local
+  // run, a capability's trace inside its call), so a few microseconds
+  // either way must not draw a call outliving its execution. The label
+  // keeps the measured duration.
+  const nest = (start, dur, lo, hi) => {
+    const s = Math.min(Math.max(start, lo), hi);
+    return [s, Math.max(0, Math.min(start + dur, hi) - s)];
+  };
   const bar = (start, dur, cls) => {
     const b = el("div", { class: "bar " + cls });
-    b.style.left = Math.max(0, Math.min(100, (start / span) * 100)) + "%";
-    b.style.width = Math.max(0.4, Math.min(100, (dur / span) * 100)) + "%";
+    const left = Math.max(0, Math.min(100, (start / span) * 100));
+    b.style.left = left + "%";
+    // At least a sliver, visible, but never past the timeline's end.
+    b.style.width = Math.min(Math.max(0.4, (dur / span) * 100), 100 - left) + "%";
     return el("div", { class: "track" }, b);
   };
   // Rows are built in a fragment and inserted once; at most TREE_MAX_ROWS
@@ -500,12 +514,13 @@ function drawTree(node) {
     out.append(r);
     return r;
   };
-  const render = (n, depth) => {
+  const render = (n, depth, lo, hi) => {
     const tr = n.trace;
     const label = tr.capability_fqdn || (depth === 0 ? "execution" : "child trace");
+    const [ts, td] = nest(startMs(tr.started_at) - t0, tr.duration_ms || 0, lo, hi);
     const rowEl = el("div", { class: "tree-row trace-row" + (tr.success ? "" : " failed") },
       el("div", { class: "label" }, label, el("span", { class: "sub" }, " " + ms(tr.duration_ms))),
-      bar(Date.parse(tr.started_at) - t0, tr.duration_ms || 0, tr.success ? "trace" : "trace failed"));
+      bar(ts, td, tr.success ? "trace" : "trace failed"));
     rowEl.firstChild.style.paddingLeft = depth * 18 + "px";
     out.append(rowEl);
     const kids = new Map((n.children || []).map((c) => [c.trace.trace_id, c]));
@@ -522,16 +537,17 @@ function drawTree(node) {
       }
       budget--;
       const task = tasks[i];
+      const [ks, kd] = nest(startMs(task.started_at) - t0, task.duration_ms || 0, ts, ts + td);
       const r = el("div", { class: "tree-row task-row" + (task.success ? "" : " failed"), "data-task": tr.trace_id + "/" + task.task_id, tabIndex: 0,
         onclick: () => showTask(task, tr), onkeydown: (ev) => { if (ev.key === "Enter") showTask(task, tr); } },
       el("div", { class: "label" }, `${task.task_id} ${task.tool_id || task.tool}`, el("span", { class: "sub" }, " " + ms(task.duration_ms))),
-      bar(Date.parse(task.started_at) - t0, task.duration_ms || 0, (task.routing || "unknown") + (task.success ? "" : " failed")));
+      bar(ks, kd, (task.routing || "unknown") + (task.success ? "" : " failed")));
       r.firstChild.style.paddingLeft = (depth + 1) * 18 + "px";
       out.append(r);
       const child = task.child_trace_id && kids.get(task.child_trace_id);
       if (child) {
         kids.delete(task.child_trace_id);
-        render(child, depth + 2);
+        render(child, depth + 2, ks, ks + kd);
       }
     }
     if (gap >= 0) showGap();
@@ -541,7 +557,7 @@ function drawTree(node) {
         break;
       }
       kids.delete(c.trace.trace_id);
-      render(c, depth + 1);
+      render(c, depth + 1, ts, ts + td);
     }
     if (n.children_omitted > 0) note(`${count(n.children_omitted)} child traces not loaded (the answer's size bound)`, depth + 1, "more-row");
   };
@@ -555,7 +571,7 @@ function drawTree(node) {
     r.firstChild.append(el("span", { class: "sub" }, " " + lines.slice(0, AGGREGATE_LINES).join(" · ") +
       (lines.length > AGGREGATE_LINES ? ` · ${lines.length - AGGREGATE_LINES} more tools` : "")));
   };
-  render(node, 0);
+  render(node, 0, 0, span);
   box.append(out);
 }
 

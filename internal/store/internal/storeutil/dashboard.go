@@ -289,9 +289,10 @@ func DashQueries(scope store.Scope) DashSQL {
 			SELECT tool, calls, errors, total_ms, max_ms FROM dash_tools WHERE org = $1 AND project = $2 AND minute >= $3 AND minute < $4
 			UNION ALL SELECT tool, calls, errors, total_ms, max_ms FROM dash_tools_hour WHERE org = $1 AND project = $2 AND minute >= $4) t
 			GROUP BY tool`,
-		// The most called capabilities, every version of a name together.
-		Capabilities: `SELECT org, project, namespace, action, CAST(sum(uses) AS BIGINT) FROM capabilities
-			WHERE org = $1 AND project = $2 AND uses > 0 GROUP BY org, project, namespace, action ORDER BY 5 DESC, 1, 2, 3, 4 LIMIT 10`,
+		// The most used capabilities, every version of a name together:
+		// the times each ran, learned runs plus calls (Capability.TimesRun).
+		Capabilities: `SELECT org, project, namespace, action, CAST(sum(usage_count + uses) AS BIGINT) FROM capabilities
+			WHERE org = $1 AND project = $2 AND usage_count + uses > 0 GROUP BY org, project, namespace, action ORDER BY 5 DESC, 1, 2, 3, 4 LIMIT 10`,
 	}
 	if scope != store.AllTenants {
 		return q

@@ -97,6 +97,15 @@ func CheckUnshare(sc store.Scope) error {
 	return nil
 }
 
+// SharedWindow is how many of the newest shared rows a read considers:
+// window in [1, store.MaxSharedRows], else store.MaxSharedRows.
+func SharedWindow(window int) int {
+	if window < 1 || window > store.MaxSharedRows {
+		return store.MaxSharedRows
+	}
+	return window
+}
+
 // SharedLimit bounds a read of the global layer to [0, store.MaxSharedRows].
 func SharedLimit(limit int) int {
 	return min(max(limit, 0), store.MaxSharedRows)
