@@ -137,31 +137,47 @@ func loadTLS(certFile, keyFile string) (tls.Certificate, bool, error) {
 	return cert, true, nil
 }
 
+// tenantStore is the --db, --org and --project of the gateway's commands
+// that act on one tenant's rows of the store.
+type tenantStore struct{ db, org, project string }
+
+// flags adds the three flags to c.
+func (ts *tenantStore) flags(c *cobra.Command) {
+	c.Flags().StringVar(&ts.db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
+	c.Flags().StringVar(&ts.org, "org", "", "organisation (required)")
+	c.Flags().StringVar(&ts.project, "project", "", "project (required)")
+	_ = c.MarkFlagRequired("org")
+	_ = c.MarkFlagRequired("project")
+}
+
+// run opens the store and calls f with it and the tenant.
+func (ts *tenantStore) run(cmd *cobra.Command, f func(store.Store, store.Scope) error) error {
+	st, err := storeopen.Open(cmd.Context(), ts.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return f(st, store.Scope{Org: ts.org, Project: ts.project})
+}
+
 func newKeyCmd() *cobra.Command {
 	key := &cobra.Command{Use: "key", Short: "manage API keys"}
-	var db, org, project string
+	var ts tenantStore
 	create := &cobra.Command{
 		Use:   "create",
 		Short: "create an API key for an org and project; prints it once",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := storeopen.Open(cmd.Context(), db)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			k, err := gateway.CreateKey(cmd.Context(), st, store.Scope{Org: org, Project: project})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), k)
-			return nil
+			return ts.run(cmd, func(st store.Store, scope store.Scope) error {
+				k, err := gateway.CreateKey(cmd.Context(), st, scope)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), k)
+				return nil
+			})
 		},
 	}
-	create.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
-	create.Flags().StringVar(&org, "org", "", "organisation (required)")
-	create.Flags().StringVar(&project, "project", "", "project (required)")
-	_ = create.MarkFlagRequired("org")
-	_ = create.MarkFlagRequired("project")
+	ts.flags(create)
 	key.AddCommand(create)
 	return key
 }
@@ -171,22 +187,14 @@ func newKeyCmd() *cobra.Command {
 // names").
 func newApprovalsCmd() *cobra.Command {
 	approvals := &cobra.Command{Use: "approvals", Short: "list or revoke a project's kept approvals of other orgs' skills"}
-	var db, org, project string
-	withStore := func(cmd *cobra.Command, run func(store.Store) error) error {
-		st, err := storeopen.Open(cmd.Context(), db)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		return run(st)
-	}
+	var ts tenantStore
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "list the versions a project approved, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withStore(cmd, func(st store.Store) error {
-				out, err := gateway.SkillApprovals(cmd.Context(), st, store.Scope{Org: org, Project: project})
+			return ts.run(cmd, func(st store.Store, scope store.Scope) error {
+				out, err := gateway.SkillApprovals(cmd.Context(), st, scope)
 				if err != nil {
 					return err
 				}
@@ -202,17 +210,13 @@ func newApprovalsCmd() *cobra.Command {
 		Short: "revoke a project's approval of one version: its next run asks again",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd, func(st store.Store) error {
-				return gateway.RevokeSkillApproval(cmd.Context(), st, store.Scope{Org: org, Project: project}, args[0])
+			return ts.run(cmd, func(st store.Store, scope store.Scope) error {
+				return gateway.RevokeSkillApproval(cmd.Context(), st, scope, args[0])
 			})
 		},
 	}
 	for _, c := range []*cobra.Command{list, revoke} {
-		c.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
-		c.Flags().StringVar(&org, "org", "", "organisation (required)")
-		c.Flags().StringVar(&project, "project", "", "project (required)")
-		_ = c.MarkFlagRequired("org")
-		_ = c.MarkFlagRequired("project")
+		ts.flags(c)
 		approvals.AddCommand(c)
 	}
 	return approvals
