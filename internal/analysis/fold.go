@@ -54,8 +54,20 @@ const maxFoldedBytes = MaxCodeBytes
 // has its value). code is the code a is the analysis of. Computed once per
 // Analysis; nil when there are none.
 func (a *Analysis) Folded(code string) []Folded {
-	a.foldOnce.Do(func() { a.folded = fold(a, code) })
+	a.foldOnce.Do(func() {
+		if mayFold(code) {
+			a.folded = fold(a, code)
+		}
+	})
 	return a.folded
+}
+
+// mayFold reports whether code can build a string from constants at all:
+// by a concatenation, a template, a join or character codes, the forms fold
+// reads. Most snippets use none, and learning them (on the answer's path)
+// skips a parse.
+func mayFold(code string) bool {
+	return strings.ContainsAny(code, "+`") || strings.Contains(code, "join") || strings.Contains(code, "fromC")
 }
 
 // Fold analyses code and returns what Analysis.Folded does.
