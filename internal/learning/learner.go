@@ -113,7 +113,7 @@ func New(cfg Config) *Learner {
 	l.shapes = ttlcache.New[shapeKey, store.Capability](memoryTTL, memorySize)
 	l.refined = ttlcache.New[refineKey, bool](memoryTTL, memorySize)
 	l.relevance = newRelevance(cfg.Store, l.later, time.Now, l.log)
-	l.words = newWords(cfg.Store, l.later, time.Now, l.global, l.scheduleFlush)
+	l.words = newWords(cfg.Store, l.later, time.Now, l.global, l.scheduleFlush, cfg.Flag)
 	return l
 }
 

@@ -56,6 +56,9 @@ type words struct {
 	// schedules that flush.
 	shared   atomic.Bool
 	onShared func()
+	// flag names the sanitizer rule a word breaks ("" none, nil: no
+	// sanitizer): such a word stays its tenant's.
+	flag func(string) string
 }
 
 type callerKey struct {
@@ -68,8 +71,8 @@ type seenQuery struct {
 	at    time.Time
 }
 
-func newWords(st store.Store, later func(func(context.Context)) bool, now func() time.Time, g *global, onShared func()) *words {
-	return &words{store: st, later: later, now: now, global: g, onShared: onShared,
+func newWords(st store.Store, later func(func(context.Context)) bool, now func() time.Time, g *global, onShared func(), flag func(string) string) *words {
+	return &words{store: st, later: later, now: now, global: g, onShared: onShared, flag: flag,
 		cache:   ttlcache.New[store.Scope, *wordIndex](graphCacheTTL, graphCacheSize),
 		queries: lru.New[callerKey, seenQuery](maxWordCallers, maxWordCallers)}
 }
@@ -180,7 +183,7 @@ func (w *words) learn(scope store.Scope, who, intent string, used []string) {
 			continue
 		}
 		for _, t := range terms {
-			shared := w.global.shares(scope, tool) && shareable(t)
+			shared := w.global.shares(scope, tool) && shareable(t) && (w.flag == nil || w.flag(t) == "")
 			anyShared = anyShared || shared
 			rows = append(rows, store.ToolWord{Tool: tool, Word: t, Weight: weights[t], Shared: shared})
 		}

@@ -24,7 +24,7 @@ func TestWordsRunsTeach(t *testing.T) {
 	clock := &fakeClock{time.Now()} // the store stamps rows with the real time
 	sync := func(work func(context.Context)) bool { work(t.Context()); return true }
 	g := newGlobal(st, GlobalConfig{K: 3, Common: func(tool string) bool { return strings.HasPrefix(tool, "airbnb:") }})
-	w := newWords(st, sync, clock.now, g, func() {})
+	w := newWords(st, sync, clock.now, g, func() {}, nil)
 	ctx := t.Context()
 	orgs := []store.Scope{{Org: "o1", Project: "p"}, {Org: "o2", Project: "p"}, {Org: "o3", Project: "p"}, {Org: "o4", Project: "p"}}
 
