@@ -234,7 +234,12 @@ func TestLocalModeTraces(t *testing.T) {
 		_, err := svc.Store().TraceByID(context.Background(), gateway.LocalScope, a.TraceID)
 		return err == nil
 	})
+	// The ingest counts a run just after it stores the trace, so the count
+	// is awaited too rather than read once.
 	m := svc.Metrics()
+	trWaitFor(t, "the local execution counted", func() bool {
+		return testutil.ToFloat64(m.Executions.WithLabelValues("local", "success")) >= 1
+	})
 	if got := testutil.ToFloat64(m.Executions.WithLabelValues("local", "success")); got != 1 {
 		t.Errorf("local executions counted %v", got)
 	}
