@@ -139,7 +139,7 @@ func (x *wordIndex) finish() *wordIndex {
 
 // Bounds of a tool's learned text.
 const (
-	maxToolWords  = 32
+	maxToolWords  = 256
 	maxWordRepeat = 3
 )
 

@@ -563,5 +563,5 @@ const (
 	MaxToolWords        = 20_000
 	MaxWordBytes        = 32
 	MaxToolIDBytes      = 256
-	MaxSharedRowsPerOrg = 4096
+	MaxSharedRowsPerOrg = MaxToolWords
 )

@@ -69,8 +69,8 @@ const (
 	maxQueryBytes = 4096
 	// MaxNeeds bounds the needs of one ranking.
 	MaxNeeds     = 8
-	maxNeedTerms = 24
-	maxTerms     = 96
+	maxNeedTerms = 64
+	maxTerms     = 256
 )
 
 // Rank orders infos by relevance to query: an exact id match first, then the

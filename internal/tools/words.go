@@ -35,6 +35,27 @@ func eachWord(text string, fn func(string)) {
 		run = run[:0]
 	}
 	for i, r := range text {
+		if r < utf8.RuneSelf {
+			// ASCII, most of every text ranked: the same rules without the
+			// Unicode tables.
+			lower, upper := 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z'
+			word := lower || upper || '0' <= r && r <= '9'
+			if len(run) > 0 {
+				flush(i)
+			}
+			switch {
+			case upper && start >= 0 && unicode.IsLower(prev):
+				fn(strings.ToLower(text[start:i]))
+				start = i
+			case word && start < 0:
+				start = i
+			case !word && start >= 0:
+				fn(strings.ToLower(text[start:i]))
+				start = -1
+			}
+			prev = r
+			continue
+		}
 		if unspaced(r) {
 			if start >= 0 {
 				fn(strings.ToLower(text[start:i]))
