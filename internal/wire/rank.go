@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"slices"
@@ -207,6 +208,7 @@ const (
 	capabilityShare  = 0.5  // and it takes this part of its best tool's score
 	failingWeight    = 0.25 // a capability most of whose recent runs failed keeps this part
 	graphShare       = 0.3  // a hit passes this part of its score along the tool graph
+	graphGivers      = 3    // the best hits that do
 	// boostShare: a tool the tenant's runs learned for this query's family
 	// (its boost, at most 1) gains this part of the best hit's score.
 	boostShare = 0.5
@@ -223,7 +225,8 @@ const (
 //     including the one the query needs, do not take that tool's place;
 //   - a tool the tenant's runs taught for query (boost: learned words, the
 //     query's family) gains boostShare of the best hit's score;
-//   - each hit lifts the tools that usually follow it in runs (the graph);
+//   - each of the best hits lifts the tools that usually follow it in runs
+//     (the graph);
 //   - what runs taught and the graph lift into the top hits, but never past
 //     the strongest direct hit, which keeps first place.
 func rerank(scored []tools.Scored, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, boost map[string]float64, query string) []tools.Scored {
@@ -326,17 +329,22 @@ const (
 	keepFirst = 0.999
 )
 
-// graphLift passes part of each scored tool's score to the tools that
-// follow it, weighted like Adamic-Adar by 1/log of the giver's out-degree
+// graphLift passes part of the score of each of the graphGivers best hits
+// to the tools that follow it (what accompanies the top hits, not what
+// follows any tool a word of the query touched), weighted like Adamic-Adar by 1/log of the giver's out-degree
 // (a tool followed by everything says little about any one) and by the
 // edge's part of the giver's runs.
 func graphLift(score map[string]float64, graph map[string][]Neighbor) map[string]float64 {
 	lift := map[string]float64{}
+	givers := make([]string, 0, len(score))
 	for tool, s := range score {
-		next := graph[tool]
-		if s <= 0 || len(next) == 0 {
-			continue
+		if s > 0 && len(graph[tool]) > 0 {
+			givers = append(givers, tool)
 		}
+	}
+	slices.SortFunc(givers, func(a, b string) int { return cmp.Or(cmp.Compare(score[b], score[a]), strings.Compare(a, b)) })
+	for _, tool := range givers[:min(len(givers), graphGivers)] {
+		s, next := score[tool], graph[tool]
 		var total int64
 		for _, nb := range next {
 			total += nb.Count
