@@ -26,11 +26,11 @@
 // the client's call(s), the answer checked after the clock stops. CPU is the
 // server side's process tree: the process the SDK client spawned and its
 // descendants (pml stdio's everything server), plus the gateway's for hybrid,
-// from /proc/PID/stat (utime+stime of live processes, cutime+cstime of what
-// they reaped), read between rounds, so each round's window holds all of a
-// system's work, background work after an answer included; divided by the
-// round's runs. The client's own CPU is not counted. Linux only for CPU
-// (clock ticks of 10 ms: a round of 200 runs reads to ~0.05 CPU-ms per run).
+// from /proc (each live thread's schedstat, in nanoseconds, plus the
+// cutime+cstime of children a process reaped), read between rounds, so each
+// round's window holds all of a system's work, background work after an
+// answer included; divided by the round's runs. The client's own CPU is not
+// counted. Linux only for CPU.
 // Per round: p50 and p95 of the runs, CPU per run, and against direct, in
 // the same round, p50 minus direct's p50 and CPU over direct's CPU; printed
 // as the medians over rounds.
@@ -213,7 +213,7 @@ function versionOf(bin) {
 
 // --- CPU of process trees, from /proc ---------------------------------------
 
-const hasProc = existsSync("/proc/self/stat");
+const hasProc = existsSync("/proc/self/stat") && existsSync(`/proc/${process.pid}/task/${process.pid}/schedstat`);
 const ticksPerSecond = (() => {
   try {
     return Number(execFileSync("getconf", ["CLK_TCK"]).toString()) || 100;
@@ -222,8 +222,8 @@ const ticksPerSecond = (() => {
   }
 })();
 
-// procTable: every process's parent and CPU ticks (its own, and those of
-// the children it reaped), from /proc/PID/stat (proc(5)).
+// procTable: every process's parent and the CPU ticks of the children it
+// reaped (cutime+cstime), from /proc/PID/stat (proc(5)).
 function procTable() {
   const table = new Map();
   for (const name of readdirSync("/proc")) {
@@ -235,26 +235,50 @@ function procTable() {
       continue; // exited meanwhile
     }
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // f[0] is field 3, state
-    table.set(Number(name), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
+    table.set(Number(name), { ppid: Number(f[1]), reapedTicks: Number(f[13]) + Number(f[14]) });
   }
   return table;
 }
 
-// treeCPU: the CPU milliseconds of roots and all their descendants.
-function treeCPU(table, roots) {
+// threadsNS: the CPU nanoseconds of a process's live threads, the first
+// field of /proc/PID/task/TID/schedstat (finer than stat's clock ticks).
+function threadsNS(pid) {
+  let ns = 0;
+  let tids = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  for (const tid of tids) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return ns;
+}
+
+// cpuSnapshot: for each system, the CPU milliseconds so far of its roots and
+// all their descendants.
+function cpuSnapshot(systems) {
+  const table = procTable();
   const children = new Map();
   for (const [pid, p] of table) children.set(p.ppid, [...(children.get(p.ppid) ?? []), pid]);
-  let ticks = 0;
-  const seen = new Set();
-  const todo = [...roots];
-  while (todo.length) {
-    const pid = todo.pop();
-    if (seen.has(pid)) continue;
-    seen.add(pid);
-    ticks += table.get(pid)?.ticks ?? 0;
-    todo.push(...(children.get(pid) ?? []));
-  }
-  return (ticks * 1000) / ticksPerSecond;
+  return systems.map((s) => {
+    let ms = 0;
+    const seen = new Set();
+    const todo = [...s.roots];
+    while (todo.length) {
+      const pid = todo.pop();
+      if (seen.has(pid) || !table.has(pid)) continue;
+      seen.add(pid);
+      ms += threadsNS(pid) / 1e6 + (table.get(pid).reapedTicks * 1000) / ticksPerSecond;
+      todo.push(...(children.get(pid) ?? []));
+    }
+    return ms;
+  });
 }
 
 // --- stats -------------------------------------------------------------------
@@ -311,7 +335,7 @@ async function measure(systems) {
   for (let i = 0; i < opts.warmup; i++) for (const s of systems) await runOnce(s);
   await sleep(200);
   const k = systems.length;
-  let before = hasProc ? procTable() : null;
+  let before = hasProc ? cpuSnapshot(systems) : null;
   for (let r = 0; r < opts.rounds; r++) {
     const times = systems.map(() => []);
     if (opts.interleave === "run") {
@@ -327,10 +351,10 @@ async function measure(systems) {
       }
     }
     await sleep(100); // let the round's background work land in its window
-    const after = hasProc ? procTable() : null;
+    const after = hasProc ? cpuSnapshot(systems) : null;
     systems.forEach((s, x) => {
       const sorted = times[x].sort((a, b) => a - b);
-      const cpu = hasProc ? (treeCPU(after, s.roots) - treeCPU(before, s.roots)) / opts.runs : null;
+      const cpu = hasProc ? (after[x] - before[x]) / opts.runs : null;
       s.rounds.push({ p50_ms: quantile(sorted, 0.5), p95_ms: quantile(sorted, 0.95), cpu_ms_per_run: cpu });
     });
     before = after;
