@@ -94,8 +94,10 @@ function fail(msg, code = 4) {
 
 const opts = parseArgs(process.argv.slice(2));
 const here = dirname(fileURLToPath(import.meta.url));
-const everything = join(here, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+const everythingDir = join(here, "node_modules", "@modelcontextprotocol", "server-everything");
+const everything = join(everythingDir, "dist", "index.js");
 if (!existsSync(everything)) fail(`${everything} is missing: run npm ci in ${here}`);
+const everythingVersion = JSON.parse(readFileSync(join(everythingDir, "package.json"), "utf8")).version;
 for (const bin of [opts.pml, opts.baseline]) if (bin && !existsSync(bin)) fail(`no binary at ${bin}`);
 
 // The snippet, and what it answers.
@@ -129,7 +131,12 @@ async function connect(command, args, cwd, extraEnv) {
   const transport = new StdioClientTransport({ command, args, cwd, env: env(extraEnv), stderr: "pipe" });
   const log = tail(transport.stderr);
   const client = new Client({ name: "codemode-bench", version: "1.0.0" });
-  await client.connect(transport);
+  try {
+    await client.connect(transport);
+  } catch (err) {
+    console.error(`codemode-bench: ${basename(command)} ${args.join(" ")} did not connect; its stderr, last lines:\n${log.text}`);
+    throw err;
+  }
   clients.push(client);
   return { client, pid: transport.pid, log };
 }
@@ -302,7 +309,7 @@ async function setUp() {
   let gwNew, gwBase;
   for (const name of opts.systems) {
     let s;
-    if (name === "direct") s = { ...(await direct()), binary: "node " + basename(everything) };
+    if (name === "direct") s = { ...(await direct()), binary: `node server-everything ${everythingVersion}` };
     else if (name === "pml") s = { ...(await pmlSystem(opts.pml, name)), binary: opts.pml };
     else if (name === "pml-base") s = { ...(await pmlSystem(opts.baseline, name)), binary: opts.baseline, label: base };
     else if (name === "hybrid") {
@@ -325,7 +332,7 @@ async function runOnce(s, times) {
   try {
     s.check(res);
   } catch (err) {
-    err.message = `${s.name}: ${err.message}\n${s.name}'s stderr, last lines:\n${s.log.text}`;
+    console.error(`codemode-bench: ${s.name} answered wrong; its stderr, last lines:\n${s.log.text}`);
     throw err;
   }
   times?.push(ms);
@@ -423,7 +430,7 @@ try {
     machine: { cpus: cpus().length, node: process.version, loadavg_before: loadBefore, loadavg_after: loadavg().map((x) => Number(x.toFixed(2))) },
     systems: summarize(systems),
   };
-  if (opts.json) console.log(JSON.stringify(report, null, 2));
+  if (opts.json) console.log(JSON.stringify(report, (k, v) => (typeof v === "number" && !Number.isInteger(v) ? Number(v.toFixed(3)) : v), 2));
   else print(report);
 } catch (err) {
   failed = true;
