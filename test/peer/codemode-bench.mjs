@@ -38,7 +38,7 @@
 // Usage (Node.js; `npm ci` here first; the binary built from the repo root
 // with `go build -o /tmp/pml ./cmd/pml`):
 //   node codemode-bench.mjs PATH_TO_PML [--baseline PATH_TO_OLD_PML]
-//     [--baseline-label NAME] [--rounds 5] [--runs 200] [--warmup 50]
+//     [--baseline-label NAME] [--rounds 5] [--runs 200] [--warmup 200]
 //     [--systems direct,pml,hybrid,...] [--interleave run|block] [--json]
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
@@ -55,7 +55,7 @@ const usage = `usage: node codemode-bench.mjs PATH_TO_PML [--baseline PATH] [--b
   [--interleave run|block] [--json]`;
 
 function parseArgs(argv) {
-  const o = { rounds: 5, runs: 200, warmup: 50, interleave: "run", json: false, systems: null, baseline: null, baselineLabel: null, pml: null };
+  const o = { rounds: 5, runs: 200, warmup: 200, interleave: "run", json: false, systems: null, baseline: null, baselineLabel: null, pml: null };
   const num = (v, name) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 0) fail(`${name} wants a whole number, got ${v}`);
