@@ -170,7 +170,7 @@ async function startGateway(bin, dir) {
 async function direct() {
   const { client, pid, log } = await connect(process.execPath, [everything, "stdio"], scratch, {});
   return {
-    roots: [pid],
+    roots: [{ pid, name: "everything server" }],
     log,
     call: async () => {
       const out = [];
@@ -197,7 +197,7 @@ async function pmlSystem(bin, name, gw) {
   const extra = gw ? { PML_CLOUD_URL: gw.url, PML_API_KEY: gw.key } : {};
   const { client, pid, log } = await connect(bin, ["stdio"], ws, { PML_WORKSPACE: ws, ...extra });
   return {
-    roots: gw ? [pid, gw.pid] : [pid],
+    roots: [{ pid, name: "pml stdio" }, ...(gw ? [{ pid: gw.pid, name: "pml gateway" }] : [])],
     log,
     call: () => client.callTool({ name: "execute", arguments: { code } }, undefined, callTimeout),
     check: (res) => {
@@ -267,16 +267,16 @@ function threadsNS(pid) {
   return ns;
 }
 
-// cpuSnapshot: for each system, the CPU milliseconds so far of its roots and
-// all their descendants.
+// cpuSnapshot: for each system, for each of its roots, the CPU milliseconds
+// so far of that process and all its descendants.
 function cpuSnapshot(systems) {
   const table = procTable();
   const children = new Map();
   for (const [pid, p] of table) children.set(p.ppid, [...(children.get(p.ppid) ?? []), pid]);
-  return systems.map((s) => {
+  return systems.map((s) => s.roots.map((root) => {
     let ms = 0;
     const seen = new Set();
-    const todo = [...s.roots];
+    const todo = [root.pid];
     while (todo.length) {
       const pid = todo.pop();
       if (seen.has(pid) || !table.has(pid)) continue;
@@ -285,7 +285,7 @@ function cpuSnapshot(systems) {
       todo.push(...(children.get(pid) ?? []));
     }
     return ms;
-  });
+  }));
 }
 
 // --- stats -------------------------------------------------------------------
@@ -361,8 +361,13 @@ async function measure(systems) {
     const after = hasProc ? cpuSnapshot(systems) : null;
     systems.forEach((s, x) => {
       const sorted = times[x].sort((a, b) => a - b);
-      const cpu = hasProc ? (after[x] - before[x]) / opts.runs : null;
-      s.rounds.push({ p50_ms: quantile(sorted, 0.5), p95_ms: quantile(sorted, 0.95), cpu_ms_per_run: cpu });
+      const round = { p50_ms: quantile(sorted, 0.5), p95_ms: quantile(sorted, 0.95), cpu_ms_per_run: null };
+      if (hasProc) {
+        const byRoot = s.roots.map((_, i) => (after[x][i] - before[x][i]) / opts.runs);
+        round.cpu_ms_per_run = byRoot.reduce((a, b) => a + b, 0);
+        if (s.roots.length > 1) round.cpu_ms_per_run_by_process = Object.fromEntries(s.roots.map((root, i) => [root.name, byRoot[i]]));
+      }
+      s.rounds.push(round);
     });
     before = after;
   }
@@ -381,6 +386,8 @@ function summarize(systems) {
       cpu_ms_per_run: median(s.rounds.map((r) => r.cpu_ms_per_run)),
       rounds: s.rounds,
     };
+    if (hasProc && s.roots.length > 1)
+      out.cpu_ms_per_run_by_process = Object.fromEntries(s.roots.map((root) => [root.name, median(s.rounds.map((r) => r.cpu_ms_per_run_by_process[root.name]))]));
     if (d && s !== d) {
       out.p50_minus_direct_ms = median(s.rounds.map((r, i) => r.p50_ms - d.rounds[i].p50_ms));
       out.cpu_over_direct = median(s.rounds.map((r, i) => (d.rounds[i].cpu_ms_per_run > 0 ? r.cpu_ms_per_run / d.rounds[i].cpu_ms_per_run : null)));
@@ -413,6 +420,9 @@ function print(report) {
     ]);
   const w = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   for (const r of rows) console.log(r.map((cell, c) => (c === 0 || c === r.length - 1 ? cell.padEnd(w[c]) : cell.padStart(w[c]))).join("  ").trimEnd());
+  for (const s of report.systems)
+    if (s.cpu_ms_per_run_by_process)
+      console.log(`${s.name}'s CPU-ms/run by process tree: ${Object.entries(s.cpu_ms_per_run_by_process).map(([n, v]) => `${n} ${f(v)}`).join(", ")}`);
 }
 
 let failed = false;
