@@ -21,8 +21,8 @@
 //   hybrid-base  older commit's build, measured in the same run.
 //
 // Measured: warm-up runs, then R rounds of N runs per system, the systems
-// interleaved (by default run by run, each run in a rotated order; or in
-// blocks, --interleave block). A run's wall time is performance.now() around
+// interleaved (by default run by run, each run in a shuffled order; or in
+// blocks, --interleave block, in a rotated order). A run's wall time is performance.now() around
 // the client's call(s), the answer checked after the clock stops. CPU is the
 // server side's process tree: the process the SDK client spawned and its
 // descendants (pml stdio's everything server), plus the gateway's for hybrid,
@@ -301,6 +301,24 @@ function median(xs) {
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// shuffled: 0..k-1 in a random order, from a fixed seed (mulberry32), so
+// every system follows every other as often, in the same order each time.
+let seed = 42;
+function random() {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+function shuffled(k) {
+  const a = [...Array(k).keys()];
+  for (let i = k - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [a[i], a[j]] = [a[j], a[i]];
+  }
+  return a;
+}
+
 // --- the run -----------------------------------------------------------------
 
 async function setUp() {
@@ -346,11 +364,7 @@ async function measure(systems) {
   for (let r = 0; r < opts.rounds; r++) {
     const times = systems.map(() => []);
     if (opts.interleave === "run") {
-      for (let i = 0; i < opts.runs; i++)
-        for (let j = 0; j < k; j++) {
-          const x = (i + j) % k; // rotated: no system always follows the same one
-          await runOnce(systems[x], times[x]);
-        }
+      for (let i = 0; i < opts.runs; i++) for (const x of shuffled(k)) await runOnce(systems[x], times[x]);
     } else {
       for (let j = 0; j < k; j++) {
         const x = (r + j) % k;
