@@ -22,15 +22,15 @@
 //
 // Measured: warm-up runs, then R rounds of N runs per system, the systems
 // interleaved (by default run by run, each run in a shuffled order; or in
-// blocks, --interleave block, in a rotated order). A run's wall time is performance.now() around
-// the client's call(s), the answer checked after the clock stops. CPU is the
-// server side's process tree: the process the SDK client spawned and its
-// descendants (pml stdio's everything server), plus the gateway's for hybrid,
-// from /proc (each live thread's schedstat, in nanoseconds, plus the
-// cutime+cstime of children a process reaped), read between rounds, so each
-// round's window holds all of a system's work, background work after an
-// answer included; divided by the round's runs. The client's own CPU is not
-// counted. Linux only for CPU.
+// blocks, --interleave block, in a rotated order). A run's wall time is
+// performance.now() around the client's call(s), the answer checked after
+// the clock stops. CPU is the server side's process tree: the process the
+// SDK client spawned and its descendants (pml stdio's everything server),
+// plus the gateway's for hybrid, from /proc (each live thread's schedstat,
+// in nanoseconds, plus the cutime+cstime of children a process reaped), read
+// between rounds, so each round's window holds all of a system's work,
+// background work after an answer included; divided by the round's runs.
+// The client's own CPU is not counted. Linux only for CPU.
 // Per round: p50 and p95 of the runs, CPU per run, and against direct, in
 // the same round, p50 minus direct's p50 and CPU over direct's CPU; printed
 // as the medians over rounds.
@@ -230,7 +230,7 @@ const ticksPerSecond = (() => {
 })();
 
 // procTable: every process's parent and the CPU ticks of the children it
-// reaped (cutime+cstime), from /proc/PID/stat (proc(5)).
+// reaped (cutime+cstime), from /proc/PID/stat.
 function procTable() {
   const table = new Map();
   for (const name of readdirSync("/proc")) {
@@ -414,7 +414,8 @@ function print(report) {
   const f = (x, digits = 2) => (x == null ? "—" : x.toFixed(digits));
   console.log(
     `codemode-bench: ${messages.length} echo calls to the everything server over stdio per run; ` +
-      `${report.rounds} rounds × ${report.runs} runs per system (after ${report.warmup} warm-up runs each), interleaved per ${report.interleave}`,
+      `${report.rounds} rounds × ${report.runs} runs per system (after ${report.warmup} warm-up runs each), ` +
+      (report.interleave === "run" ? "interleaved run by run in a shuffled order" : "interleaved in blocks"),
   );
   console.log(
     `CPU per run: the server side's process tree (the process the SDK client spawned and its children; hybrid: plus pml gateway's), ` +
