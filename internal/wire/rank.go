@@ -217,12 +217,13 @@ const (
 // rerank applies the capability, learned and graph rules to BM25's scores
 // for query (docs/how-it-works.md "Discover and the tool graph"):
 //   - a capability counts its own score capabilityWeight more and takes
-//     capabilityShare of its best tool's when it ran more than once (a
-//     habit), or when it fits query: its text says what query asks and its
-//     tools are what query needs. One run of another task that fits less
-//     ranks by its own words, scaled by its fit, below the best hit: its
-//     long intent sharing a few common words with the query, and its tools
-//     including the one the query needs, do not take that tool's place;
+//     capabilityShare of its best tool's when it fits query (its text says
+//     what query asks and its tools are what query needs), or when it ran
+//     more than once (a habit) and fits half as well. One that fits less
+//     ranks by its own words, scaled by its fit, below the crowdFree best
+//     tools: a skill learned for another task, its long intent sharing a
+//     few common words with the query and its tools including the one the
+//     query needs, does not take the place of the tools this task needs;
 //   - a tool the tenant's runs taught for query (boost: learned words, the
 //     query's family) gains boostShare of the best hit's score;
 //   - each of the best hits lifts the tools that usually follow it in runs
@@ -241,6 +242,7 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 	}
 	out := make([]tools.Scored, 0, len(scored))
 	byID := make(map[string]int, len(scored))
+	floor := toolFloor(scored, meta)
 	for _, s := range scored {
 		if d := meta(s.Info.ID); d.Kind == "capability" {
 			best, sum, weakest := 0.0, 0.0, math.Inf(1)
@@ -251,18 +253,20 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 			}
 			// It fits when its text says what query asks and its tools are
 			// what query needs (on average toolsFit of the best hit's
-			// score), or when every one of its tools is a strong hit.
+			// score), or when every one of its tools is a strong hit among
+			// the best tools (a query naming a server makes most of its
+			// tools strong).
 			fit := min(1, tools.Coverage(query, s.Info.ID+" "+s.Info.Description)/fitCover)
 			if n := len(d.ToolsUsed); n > 0 && top > 0 {
 				fit *= min(1, sum/float64(n)/top/toolsFit)
-				if weakest >= toolsStrong*top {
+				if weakest >= max(toolsStrong*top, floor) {
 					fit = 1
 				}
 			}
-			if d.Repeated || fit >= minFit {
+			if fit >= minFit || d.Repeated && fit >= minFit/2 {
 				s.Score = s.Score*capabilityWeight + capabilityShare*best
 			} else {
-				s.Score = min(s.Score*fit, fit*top) // below the best hit, by how little it fits
+				s.Score = min(s.Score*fit, fit*floor) // below the top tools, by how little it fits
 			}
 			if d.SuccessRate != nil && *d.SuccessRate < 0.5 {
 				s.Score *= failingWeight
@@ -314,6 +318,24 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 	return out
 }
 
+// toolFloor is the score of the crowdFree-th best tool of scored (of the
+// last, when fewer): a capability that does not fit the query ranks below
+// it, so skills learned for other tasks leave the top hits to the tools
+// this one needs.
+func toolFloor(scored []tools.Scored, meta func(string) DiscoveredTool) float64 {
+	var best []float64
+	for _, s := range scored {
+		if meta(s.Info.ID).Kind != "capability" {
+			best = append(best, s.Score)
+		}
+	}
+	if len(best) == 0 {
+		return 0
+	}
+	slices.SortFunc(best, func(a, b float64) int { return cmp.Compare(b, a) })
+	return best[min(len(best), crowdFree)-1]
+}
+
 // fitCover is the share of a query a capability's text must say to rank as
 // a fit for it; keepFirst places a tool the graph lifted past the strongest
 // direct hit just below it.
@@ -327,6 +349,9 @@ const (
 	// scaled by its fit, below the best hit.
 	minFit    = 0.5
 	keepFirst = 0.999
+	// crowdFree is how many of the best tools a capability that does not
+	// fit ranks below: the default discover's answer.
+	crowdFree = DefaultDiscoverLimit
 )
 
 // graphLift passes part of the score of each of the graphGivers best hits
