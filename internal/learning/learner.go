@@ -485,8 +485,27 @@ func (l *Learner) LearnedText(ctx context.Context, scope store.Scope) func(tool 
 		if global != nil {
 			g = global.texts[tool]
 		}
-		return o + g
+		return mergeLearned(o, g)
 	}
+}
+
+// mergeLearned is a tool's learned text: the tenant's own words, then the
+// global layer's it has not. The tenant's words are the layer's too when it
+// contributed them: each counts once, as the tenant taught it.
+func mergeLearned(own, global string) string {
+	if own == "" || global == "" {
+		return own + global
+	}
+	var b strings.Builder
+	b.WriteString(own)
+	padded := " " + own // each word ends with a space (wordIndex.finish)
+	for w := range strings.FieldsSeq(global) {
+		if !strings.Contains(padded, " "+w+" ") {
+			b.WriteString(w)
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
 }
 
 // maxTypingBytes bounds the bytes of results waiting to be typed: past

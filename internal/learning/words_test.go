@@ -67,3 +67,18 @@ func TestWordsRunsTeach(t *testing.T) {
 		}
 	}
 }
+
+// A tool's own words come first and count as the tenant taught them; the
+// global layer adds only the words the tenant has not.
+func TestMergeLearned(t *testing.T) {
+	for _, c := range []struct{ own, global, want string }{
+		{"", "", ""},
+		{"stay stay lodg ", "", "stay stay lodg "},
+		{"", "hotel ", "hotel "},
+		{"stay stay start ", "stay art hotel ", "stay stay start art hotel "},
+	} {
+		if got := mergeLearned(c.own, c.global); got != c.want {
+			t.Errorf("mergeLearned(%q, %q) = %q, want %q", c.own, c.global, got, c.want)
+		}
+	}
+}
