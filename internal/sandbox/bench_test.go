@@ -18,7 +18,7 @@ func addHandler(ctx context.Context, tool string, args json.RawMessage) (json.Ra
 
 // waitPoolWarm waits until the pool holds its fresh VMs and closed the used
 // ones, as it does between requests that are not back to back.
-func waitPoolWarm(b *testing.B) {
+func waitPoolWarm(testing.TB) {
 	machines.kick()
 	for len(machines.ready) < cap(machines.ready) || len(machines.retire) > 0 || machines.busy.Load() {
 		time.Sleep(50 * time.Microsecond)
