@@ -531,7 +531,7 @@ func (r *run) leaveJS() {
 	}
 }
 
-// cpuSpent is the JS time of the run so far; any goroutine may ask. It
+// cpuSpent is the CPU time the run spent running JS so far; any goroutine may ask. It
 // reads the total before the stretch in progress: a stretch ending in
 // between is missed for once rather than counted twice.
 func (r *run) cpuSpent() time.Duration {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"modernc.org/libc"
+	lib "modernc.org/libquickjs"
 )
 
 // A stretch of JS is one entry into the engine, from EnterJS to LeaveJS,
@@ -20,12 +21,13 @@ import (
 // is a system call, ten times the monotonic clock's cost, and a round trip
 // through mcp.* enters JS a few times for a few microseconds each, so no
 // stretch pays for it up front: the engine polls the handler at one call
-// or backward jump in 10,000, and the first poll of a stretch reads the
-// CPU clock. From then on the stretch counts the CPU time of its thread;
-// before it, the wall time since EnterJS (a stretch too short to be polled
-// counts its wall time whole). Past that first read, the handler reads the
-// CPU clock only once the stretch could have used the CPU it has left,
-// since a thread cannot use more CPU than the wall time that passes.
+// or backward jump in 10,000, EnterJS brings the next poll within
+// firstPoll of them, and the first poll of a stretch reads the CPU clock.
+// From then on the stretch counts the CPU time of its thread; before it,
+// the wall time since EnterJS (a stretch too short to be polled counts its
+// wall time whole). Past that first read, the handler reads the CPU clock
+// only once the stretch could have used the CPU it has left, since a
+// thread cannot use more CPU than the wall time that passes.
 // Elsewhere (threadcpu_other.go) a stretch counts its wall time, and the
 // CPU it may use becomes a wall-clock deadline.
 
@@ -95,11 +97,22 @@ func (e *VM) EnterJS(wallLeft, cpuLeft time.Duration) {
 	deadline := after(now, wallLeft)
 	if threadClock {
 		i.checkAt = now // the first poll meters the stretch
+		c := &(*lib.TJSContext)(cPointer(e.ctx)).Finterrupt_counter
+		*c = min(*c, firstPoll)
 	} else {
 		deadline = min(deadline, after(now, cpuLeft))
 	}
 	i.deadline.Store(deadline)
 }
+
+// firstPoll is the most calls and backward jumps a stretch of JS makes
+// before the engine first polls the interrupt handler, which then starts
+// counting the stretch's CPU time: what comes before counts its wall time,
+// which on a starved machine, or under the race detector, a default 10,000
+// made a good part of a short budget (a loop on microtasks passes one in
+// a few). A round trip through mcp.* makes about 17, so short stretches
+// still meter one round trip in 60: about 15 ns a round trip.
+const firstPoll = 1000
 
 // LeaveJS ends the stretch EnterJS started and returns the time it used.
 func (e *VM) LeaveJS() time.Duration {
