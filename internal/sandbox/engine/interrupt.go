@@ -19,8 +19,8 @@ import (
 // stretch: the CPU it is charged is the CPU the code got, not the time it
 // waited for a core on a busy machine (docs/limits.md). Reading that clock
 // is a system call, ten times the monotonic clock's cost, and a round trip
-// through mcp.* enters JS a few times for a few microseconds each, so no
-// stretch pays for it up front: the engine polls the handler at one call
+// through mcp.* enters JS twice for a few microseconds each, so no stretch
+// pays for it up front: the engine polls the handler at one call
 // or backward jump in 10,000, EnterJS brings the next poll within
 // firstPoll of them, and the first poll of a stretch reads the CPU clock.
 // From then on the stretch counts the CPU time of its thread; before it,

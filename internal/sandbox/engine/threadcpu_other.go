@@ -3,10 +3,10 @@
 package engine
 
 // Outside Linux a stretch of JS counts its wall time, as the CPU budget did
-// everywhere before (docs/limits.md): Windows has no thread CPU clock in
-// golang.org/x/sys, and the clocks macOS and FreeBSD have cannot be read
-// from another thread, which Run needs to stop a built-in that never polls
-// the interrupt handler at the budget.
+// everywhere before (docs/limits.md): golang.org/x/sys offers no thread
+// CPU clock on Windows, and no way to read another thread's on macOS or
+// FreeBSD, which Run needs to stop a built-in that never polls the
+// interrupt handler at the budget.
 const threadClock = false
 
 func lockThread()   {}
