@@ -106,22 +106,28 @@ func (e *VM) EnterJS(wallLeft, cpuLeft time.Duration) {
 }
 
 // firstPoll is the most calls and backward jumps a stretch of JS makes
-// before the engine first polls the interrupt handler, which then starts
-// counting the stretch's CPU time: what comes before counts its wall time,
-// which on a starved machine, or under the race detector, a default 10,000
-// made a good part of a short budget (a loop on microtasks passes one in
-// a few). A round trip through mcp.* makes about 17, so short stretches
-// still meter one round trip in 60: about 15 ns a round trip.
+// before the engine first polls the interrupt handler, which starts
+// metering its CPU. What comes before counts its wall time: with the
+// engine's own interval of 10,000, a loop on microtasks under the race
+// detector on a busy machine spent its whole budget of 400 ms of wall time
+// before it was metered (TestCPUBudgetUnderLoad). A round trip through
+// mcp.* makes about 17, so short stretches meter one round trip in 60,
+// which costs about 15 ns a round trip.
 const firstPoll = 1000
 
 // LeaveJS ends the stretch EnterJS started and returns the time it used.
 func (e *VM) LeaveJS() time.Duration {
 	i := e.intr
-	spent := i.spentHere(monotonic())
+	now := monotonic()
+	spent := i.spentHere(now)
 	// Odd to even before the thread is let go: a reader that still sees
 	// the stretch read the CPU clock of a thread running nothing else.
 	i.gen.Add(1)
 	i.checkAt = neverDeadline
+	// Code the engine runs outside a stretch (a getter of a thrown object
+	// while Go reads it) is not metered: the CPU left becomes a deadline on
+	// the wall clock until the next stretch.
+	i.deadline.Store(min(i.deadline.Load(), after(now, time.Duration(max(i.cpuLeft-spent, 0)))))
 	unlockThread()
 	return time.Duration(max(spent, 0))
 }
@@ -139,15 +145,11 @@ func (e *VM) JSTime() time.Duration {
 	if g%2 == 0 {
 		return 0
 	}
-	var spent int64
+	spent := monotonic() - i.start.Load() // wall time: never less than the CPU
 	if thread := i.thread.Load(); thread != 0 {
-		c, ok := threadCPUOf(thread)
-		if !ok {
-			return 0
+		if c, ok := threadCPUOf(thread); ok {
+			spent = i.prefix.Load() + c - i.base.Load()
 		}
-		spent = i.prefix.Load() + c - i.base.Load()
-	} else {
-		spent = monotonic() - i.start.Load()
 	}
 	if i.gen.Load() != g {
 		return 0
