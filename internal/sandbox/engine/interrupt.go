@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"modernc.org/libc"
 	lib "modernc.org/libquickjs"
@@ -20,14 +21,15 @@ import (
 // waited for a core on a busy machine (docs/limits.md). Reading that clock
 // is a system call, ten times the monotonic clock's cost, and a round trip
 // through mcp.* enters JS twice for a few microseconds each, so no stretch
-// pays for it up front: the engine polls the handler at one call
-// or backward jump in 10,000, EnterJS brings the next poll within
-// firstPoll of them, and the first poll of a stretch reads the CPU clock.
-// From then on the stretch counts the CPU time of its thread; before it,
-// the wall time since EnterJS (a stretch too short to be polled counts its
-// wall time whole). Past that first read, the handler reads the CPU clock
-// only once the stretch could have used the CPU it has left, since a
-// thread cannot use more CPU than the wall time that passes.
+// pays for it up front. The engine polls the handler at one call or
+// backward jump in 10,000; in a stretch that is not metered yet it polls
+// every earlyPoll, and the first poll past meterAfter of wall time reads
+// the CPU clock. From then on the stretch counts the CPU time of its
+// thread; before it, the wall time since EnterJS (a stretch shorter than
+// meterAfter counts its wall time whole). Past that first read, the
+// handler reads the CPU clock only once the stretch could have used the
+// CPU it has left, since a thread cannot use more CPU than the wall time
+// that passes.
 // Elsewhere (threadcpu_other.go) a stretch counts its wall time, and the
 // CPU it may use becomes a wall-clock deadline.
 
@@ -51,8 +53,10 @@ type interrupter struct {
 	prefix atomic.Int64
 
 	// The handler's own, on the goroutine driving the VM.
-	cpuLeft int64 // CPU the stretch may use, in nanoseconds
-	checkAt int64 // monotonic time of the handler's next read of the CPU clock
+	cpuLeft int64   // CPU the stretch may use, in nanoseconds
+	checkAt int64   // monotonic time of the handler's next read of the CPU clock
+	metered bool    // the stretch counts CPU time (thread is set)
+	counter uintptr // the engine's countdown to its next poll (JSContext.interrupt_counter)
 }
 
 func newInterrupter() *interrupter {
@@ -96,24 +100,31 @@ func (e *VM) EnterJS(wallLeft, cpuLeft time.Duration) {
 	i.cpuLeft = int64(cpuLeft)
 	deadline := after(now, wallLeft)
 	if threadClock {
-		i.checkAt = now // the first poll meters the stretch
-		c := &(*lib.TJSContext)(cPointer(e.ctx)).Finterrupt_counter
-		*c = min(*c, firstPoll)
+		i.metered = false
+		i.checkAt = now + int64(meterAfter)
+		i.counter = uintptr(unsafe.Pointer(&(*lib.TJSContext)(cPointer(e.ctx)).Finterrupt_counter))
+		c := (*int32)(cPointer(i.counter))
+		*c = min(*c, earlyPoll)
 	} else {
 		deadline = min(deadline, after(now, cpuLeft))
 	}
 	i.deadline.Store(deadline)
 }
 
-// firstPoll is the most calls and backward jumps a stretch of JS makes
-// before the engine first polls the interrupt handler, which starts
-// metering its CPU. What comes before counts its wall time: with the
-// engine's own interval of 10,000, a loop on microtasks under the race
-// detector on a busy machine spent its whole budget of 400 ms of wall time
-// before it was metered (TestCPUBudgetUnderLoad). A round trip through
-// mcp.* makes about 17, so short stretches meter one round trip in 60,
-// which costs about 15 ns a round trip.
-const firstPoll = 1000
+// meterAfter is the wall time a stretch of JS runs before the interrupt
+// handler reads its thread's CPU clock: what it runs until then counts its
+// wall time. A round trip through mcp.* is well within it, and a stretch
+// past it pays under 1% for the reads.
+const meterAfter = 100 * time.Microsecond
+
+// earlyPoll is how many calls and backward jumps the engine makes between
+// two polls of the interrupt handler in a stretch not metered yet: often
+// enough to meter it soon after meterAfter, where the engine's own 10,000
+// can take long. Under the race detector on a busy machine, a loop on
+// microtasks spent its whole budget of 400 ms of wall time before its first
+// poll (TestCPUBudgetUnderLoad). A poll that does not read the CPU clock
+// costs 30 ns; a round trip through mcp.* makes about 17 calls and jumps.
+const earlyPoll = 64
 
 // LeaveJS ends the stretch EnterJS started and returns the time it used.
 func (e *VM) LeaveJS() time.Duration {
@@ -160,7 +171,7 @@ func (e *VM) JSTime() time.Duration {
 // spentHere is the time the stretch has used at monotonic time now, read on
 // its own thread.
 func (i *interrupter) spentHere(now int64) int64 {
-	if i.thread.Load() != 0 {
+	if i.metered {
 		if c, ok := threadCPU(); ok {
 			return i.prefix.Load() + c - i.base.Load()
 		}
@@ -180,12 +191,14 @@ const cpuCheckStep = 200 * time.Microsecond
 func (i *interrupter) overBudget(now int64) bool {
 	c, ok := threadCPU()
 	if !ok {
+		i.metered = false
 		i.thread.Store(0)
 		i.checkAt = neverDeadline
 		i.deadline.Store(min(i.deadline.Load(), after(i.start.Load(), time.Duration(i.cpuLeft))))
 		return now >= i.deadline.Load()
 	}
-	if i.thread.Load() == 0 {
+	if !i.metered {
+		i.metered = true
 		i.prefix.Store(now - i.start.Load())
 		i.base.Store(c)
 		i.thread.Store(currentThread())
@@ -207,8 +220,15 @@ func interruptHandler(tls *libc.TLS, rt, opaque uintptr) int32 {
 		return 1
 	}
 	now := monotonic()
-	if now >= i.deadline.Load() || now >= i.checkAt && i.overBudget(now) {
+	switch {
+	case now >= i.deadline.Load():
 		return 1
+	case now >= i.checkAt:
+		if i.overBudget(now) {
+			return 1
+		}
+	case !i.metered && i.checkAt != neverDeadline:
+		*(*int32)(cPointer(i.counter)) = earlyPoll // the engine just set 10,000
 	}
 	return 0
 }

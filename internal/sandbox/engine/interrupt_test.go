@@ -60,6 +60,9 @@ func TestStretchStopsAtItsCPU(t *testing.T) {
 	if msg != "interrupted" {
 		t.Fatalf("threw %q, want interrupted", msg)
 	}
+	if threadClock && vm.intr.thread.Load() == 0 {
+		t.Error("the stretch counted wall time to its end: it was never metered")
+	}
 	if spent < cpu || spent > wall {
 		t.Errorf("LeaveJS reported %v for a stretch given %v that took %v of wall time", spent, cpu, wall)
 	}
