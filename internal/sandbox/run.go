@@ -514,8 +514,7 @@ func (r *run) drain() error {
 // runs out, whichever comes first. The CPU budget counts the CPU time of
 // the thread running the JS, so that waiting for a core on a busy machine
 // costs the code nothing; where the system cannot tell, and for the first
-// few thousand steps of a stretch, it counts wall time instead (see
-// engine.VM.EnterJS).
+// 100 µs of a stretch, it counts wall time instead (engine/interrupt.go).
 func (r *run) enterJS() {
 	wallLeft := time.Duration(math.MaxInt64)
 	if d, ok := r.ctx.Deadline(); ok {
