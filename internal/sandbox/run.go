@@ -530,9 +530,9 @@ func (r *run) leaveJS() {
 	}
 }
 
-// cpuSpent is the CPU time the run spent running JS so far; any goroutine may ask. It
-// reads the total before the stretch in progress: a stretch ending in
-// between is missed for once rather than counted twice.
+// cpuSpent is the CPU time the run spent running JS so far; any goroutine
+// may ask. It reads the total before the stretch in progress: a stretch
+// ending in between is missed for once rather than counted twice.
 func (r *run) cpuSpent() time.Duration {
 	spent := time.Duration(r.cpuUsed.Load())
 	if r.m == nil { // the run ended before it had a VM
