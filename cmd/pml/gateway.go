@@ -104,7 +104,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 	cmd.Flags().StringVar(&db, "db", "pml-gateway.db", "SQLite file path or postgres:// URL")
 	cmd.Flags().StringVar(&configPath, "config", "", "gateway config JSON (servers, routing)")
 	cmd.Flags().DurationVar(&limits.Timeout, "timeout", sandbox.DefaultLimits().Timeout, "wall clock of an execution, waiting on tools included; requests may ask less (at most 5m)")
-	cmd.Flags().DurationVar(&limits.CPUBudget, "cpu-budget", sandbox.DefaultLimits().CPUBudget, "time an execution may spend running JS; requests may ask less")
+	cmd.Flags().DurationVar(&limits.CPUBudget, "cpu-budget", sandbox.DefaultLimits().CPUBudget, "CPU time an execution may spend running JS (wall time outside Linux); requests may ask less")
 	cmd.Flags().DurationVar(&limits.RPCTimeout, "rpc-timeout", sandbox.DefaultLimits().RPCTimeout, "how long one mcp.* call of an execution may take (the execution's wall clock bounds it too)")
 	adm.register(cmd)
 	cmd.Flags().DurationVar(&retention.MaxAge, "trace-retention-age", retention.MaxAge, "delete traces older than this (0: keep them)")

@@ -18,7 +18,7 @@ func addHandler(ctx context.Context, tool string, args json.RawMessage) (json.Ra
 
 // waitPoolWarm waits until the pool holds its fresh VMs and closed the used
 // ones, as it does between requests that are not back to back.
-func waitPoolWarm(b *testing.B) {
+func waitPoolWarm(testing.TB) {
 	machines.kick()
 	for len(machines.ready) < cap(machines.ready) || len(machines.retire) > 0 || machines.busy.Load() {
 		time.Sleep(50 * time.Microsecond)
@@ -106,5 +106,22 @@ func BenchmarkClockLoop(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkBusyLoop measures one iteration of a tight JS loop: one Run
+// makes b.N iterations (its start is amortized). The engine polls the
+// interrupt handler, which checks the deadline and the CPU budget, every
+// few thousand iterations: this is what that poll costs code that computes.
+func BenchmarkBusyLoop(b *testing.B) {
+	js := fn("let i = 0; for (; i < args.n; i++) {} return i")
+	args := json.RawMessage(`{"n":` + strconv.Itoa(b.N) + `}`)
+	b.ResetTimer()
+	res, err := Run(context.Background(), js, args, addHandler, Limits{Timeout: MaxTimeout, CPUBudget: MaxTimeout})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if string(res.Value) != strconv.Itoa(b.N) {
+		b.Fatalf("got %s, want %d", res.Value, b.N)
 	}
 }

@@ -85,7 +85,7 @@
 //     did not recover. The engine often reports this as a thrown null; an
 //     allocator hook makes the distinction from `throw null` reliable.
 //   - EXECUTION_TIMEOUT: Limits.Timeout passed, the CPU budget
-//     (Limits.CPUBudget, time spent running JS) ran out, or ctx's deadline
+//     (Limits.CPUBudget, CPU time spent running JS; docs/limits.md) ran out, or ctx's deadline
 //     passed (Err holds the context error), whether the code was computing,
 //     waiting for a tool or looping on microtasks; CANCELLED when the caller
 //     cancelled ctx instead. The engine cannot interrupt a single

@@ -182,7 +182,7 @@ func (r *run) timeout() error {
 		if r.lim.CPUBudget >= r.lim.Timeout {
 			return wall(context.DeadlineExceeded)
 		}
-		return (&pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: "the code used up its CPU budget of " + r.lim.CPUBudget.String() + " of JS time (options.cpu_budget_ms lowers it; the configured budget is the most a request gets)", Err: context.DeadlineExceeded}).
+		return (&pmlerr.Error{Code: pmlerr.ExecutionTimeout, Message: "the code used up its CPU budget of " + r.lim.CPUBudget.String() + " (CPU time running JS; options.cpu_budget_ms lowers it; the configured budget is the most a request gets)", Err: context.DeadlineExceeded}).
 			With("limit", "cpu_budget").With("limit_ms", r.lim.CPUBudget.Milliseconds())
 	}
 	err := r.parent.Err()

@@ -10,7 +10,7 @@ const MaxTimeout = 5 * time.Minute
 type Limits struct {
 	MemoryBytes    int64         // engine heap per execution; default 64 MiB -> MEMORY_LIMIT
 	Timeout        time.Duration // wall clock, waiting on tools included; default and cap 5 min -> EXECUTION_TIMEOUT
-	CPUBudget      time.Duration // time the engine spends running JS; default 30 s, capped at Timeout -> EXECUTION_TIMEOUT
+	CPUBudget      time.Duration // CPU time of the thread running the JS (wall time outside Linux); default 30 s, capped at Timeout -> EXECUTION_TIMEOUT
 	RPCTimeout     time.Duration // per mcp.* call; default 30s -> RPC_TIMEOUT
 	MaxCallBytes   int64         // arguments plus results moved through mcp.*; default 64 MiB -> MEMORY_LIMIT
 	MaxLogBytes    int           // console output kept; default 64 KiB

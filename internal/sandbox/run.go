@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"math"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -88,9 +89,12 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 			stopping = true
 		case <-cpu.C:
 			// The interrupt handler stops JS that polls it at the CPU budget;
-			// this catches a built-in that never polls.
+			// this catches a built-in that never polls. The budget counts
+			// CPU time, which a starved VM thread uses slower than the wall
+			// clock passes: look again when it could have run out, but not
+			// more often than cpuRecheck.
 			if left := lim.CPUBudget - r.cpuSpent(); left > 0 {
-				cpu.Reset(left)
+				cpu.Reset(max(left, cpuRecheck))
 				continue
 			}
 			r.cpuOut.Store(true)
@@ -183,6 +187,11 @@ var errRevoked = errors.New("sandbox: the VM was revoked")
 func (r *run) guard(f func() (json.RawMessage, error)) (value json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			if r.m.vm.InJS() {
+				// The panic left the engine mid-stretch: end the stretch,
+				// which lets go of the thread it locked.
+				r.leaveJS()
+			}
 			if r.m.vm.Revoked() {
 				// The fault revoke causes: Run answered already.
 				value, err = nil, errRevoked
@@ -194,6 +203,11 @@ func (r *run) guard(f func() (json.RawMessage, error)) (value json.RawMessage, e
 	}()
 	return f()
 }
+
+// cpuRecheck is the least time between two looks of Run at the CPU budget
+// of a run still short of it: past the budget, a built-in that never polls
+// the interrupt handler runs on at most this much.
+const cpuRecheck = time.Millisecond
 
 // timeoutGrace is how long after the deadline Run waits for the VM to stop.
 // The engine checks for interrupts between bytecodes, not inside a built-in
@@ -261,7 +275,6 @@ type run struct {
 	inline   atomic.Pointer[inlineCall] // the call the VM goroutine is making, if any
 	cpuOut   atomic.Bool                // the CPU budget ran out
 	cpuUsed  atomic.Int64               // nanoseconds of JS run so far, not counting the stretch in progress
-	inJSFrom atomic.Int64               // monotonic start of the stretch of JS in progress; 0 outside JS
 
 	// The rest belongs to the goroutine driving the VM: the one Run
 	// started, or the one that took over from it (see callInline).
@@ -473,58 +486,59 @@ func (r *run) deliverReady() error {
 	return nil
 }
 
-// drain runs the pending jobs (promise reactions).
+// drain runs the pending jobs (promise reactions), in one stretch of JS:
+// code looping on microtasks is metered like code looping in a function
+// (see enterJS), and the stretch is entered once rather than per job.
 func (r *run) drain() error {
+	if r.outcome != nil {
+		return nil
+	}
 	vm := r.m.vm
-	for r.outcome == nil {
-		if r.ctx.Err() != nil {
-			return r.timeout()
-		}
-		r.enterJS()
-		n := vm.RunJob()
-		r.leaveJS()
-		switch n {
-		case 0:
-			return nil
-		case 1:
-		default:
-			return r.exception()
-		}
+	r.enterJS()
+	n := 1
+	for n == 1 && r.outcome == nil && r.ctx.Err() == nil {
+		n = vm.RunJob()
+	}
+	r.leaveJS()
+	switch {
+	case n < 0:
+		return r.exception()
+	case n == 1 && r.outcome == nil: // stopped by the run's context
+		return r.timeout()
 	}
 	return nil
 }
 
 // enterJS starts a stretch of JS on the goroutine driving the VM: the
 // interrupt handler stops it at the run's deadline or when the CPU budget
-// runs out, whichever comes first. The CPU budget counts the time the
-// goroutine spends inside the engine (a busy machine makes it run out
-// sooner than a quiet one).
+// runs out, whichever comes first. The CPU budget counts the CPU time of
+// the thread running the JS, so that waiting for a core on a busy machine
+// costs the code nothing; where the system cannot tell, and for the first
+// 100 µs of a stretch, it counts wall time instead (engine/interrupt.go).
 func (r *run) enterJS() {
-	now := engine.Monotonic()
-	r.inJSFrom.Store(now)
-	deadline := now + int64(r.lim.CPUBudget) - r.cpuUsed.Load()
+	wallLeft := time.Duration(math.MaxInt64)
 	if d, ok := r.ctx.Deadline(); ok {
-		deadline = min(deadline, now+int64(time.Until(d)))
+		wallLeft = time.Until(d)
 	}
-	r.m.vm.SetDeadline(deadline)
+	r.m.vm.EnterJS(wallLeft, r.lim.CPUBudget-time.Duration(r.cpuUsed.Load()))
 }
 
 // leaveJS ends the stretch enterJS started.
 func (r *run) leaveJS() {
-	from := r.inJSFrom.Swap(0)
-	r.cpuUsed.Add(engine.Monotonic() - from)
-	if r.cpuUsed.Load() >= int64(r.lim.CPUBudget) {
+	if r.cpuUsed.Add(int64(r.m.vm.LeaveJS())) >= int64(r.lim.CPUBudget) {
 		r.cpuOut.Store(true)
 	}
 }
 
-// cpuSpent is the JS time of the run so far; any goroutine may ask.
+// cpuSpent is the CPU time the run spent running JS so far; any goroutine
+// may ask. It reads the total before the stretch in progress: a stretch
+// ending in between is missed for once rather than counted twice.
 func (r *run) cpuSpent() time.Duration {
-	spent := r.cpuUsed.Load()
-	if from := r.inJSFrom.Load(); from != 0 {
-		spent += engine.Monotonic() - from
+	spent := time.Duration(r.cpuUsed.Load())
+	if r.m == nil { // the run ended before it had a VM
+		return spent
 	}
-	return time.Duration(spent)
+	return spent + r.m.vm.JSTime()
 }
 
 // finish records the outcome of the code and interrupts whatever else it

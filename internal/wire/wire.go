@@ -27,7 +27,7 @@ type ExecuteRequest struct {
 // ExecuteOptions tune one execution.
 type ExecuteOptions struct {
 	TimeoutMS   int `json:"timeout_ms,omitempty"`    // wall clock, waiting on tools included
-	CPUBudgetMS int `json:"cpu_budget_ms,omitempty"` // time spent running JS
+	CPUBudgetMS int `json:"cpu_budget_ms,omitempty"` // CPU time spent running JS
 	// Learn false asks the gateway not to save the run as a capability (the
 	// package sets it for code holding a value of the workspace .env).
 	Learn *bool `json:"learn,omitempty"`

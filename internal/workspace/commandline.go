@@ -65,7 +65,7 @@ func timeoutMessage(details map[string]any, c CommandLine) string {
 		}
 		return fmt.Sprintf("execution timed out: it ran past its wall-clock limit of %s, the configured one (PML_TIMEOUT_MS, or the gateway's --timeout; --timeout can only lower it)", limit)
 	case "cpu_budget":
-		return fmt.Sprintf("the code used up its CPU budget of %s of JS time, the configured one (PML_CPU_BUDGET_MS, or the gateway's --cpu-budget)", limit)
+		return fmt.Sprintf("the code used up its CPU budget of %s (CPU time running JS), the configured one (PML_CPU_BUDGET_MS, or the gateway's --cpu-budget)", limit)
 	}
 	return ""
 }

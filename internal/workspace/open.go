@@ -106,7 +106,7 @@ func admissionFromEnv() (admission.Limits, error) {
 }
 
 // limitsFromEnv reads the package's execution limits (docs/configuration.md): PML_TIMEOUT_MS, the wall clock of a run (default 5 min);
-// PML_CPU_BUDGET_MS, the JS time of a run (default 30 s); and
+// PML_CPU_BUDGET_MS, the CPU time a run may spend running JS (default 30 s); and
 // PML_RPC_TIMEOUT_MS, the bound on each mcp.* call (default 30 s), after
 // which a local server that never answers fails the call with RPC_TIMEOUT.
 // A request's options can lower the first two, never raise them.

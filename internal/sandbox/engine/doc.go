@@ -10,8 +10,10 @@
 //   - a heap per VM in an arena of its own (arena.go), whose access Revoke
 //     takes away, so that a built-in stuck in a native loop faults and its
 //     goroutine ends (docs/limits.md);
-//   - an interrupt handler polling a stop flag and a deadline (Stop,
-//     SetDeadline);
+//   - an interrupt handler polling a stop flag, a wall-clock deadline and
+//     the CPU a stretch of JS may use, metered by the CPU clock of the
+//     thread running it where the system has one (Stop, EnterJS, LeaveJS,
+//     JSTime; interrupt.go);
 //   - one host function through which JS reaches Go (InstallHost), with
 //     values read without a conversion layer, and plain data written as
 //     JSON in Go (PlainJSON).
@@ -22,7 +24,7 @@
 //     JSMallocFunctions, as JS_NewRuntime2 takes them;
 //   - JSRuntime: malloc_ctx, strip_flags (JS_SetStripInfo), and the
 //     in_out_of_memory bit of the bit field at F__ccgo1256;
-//   - JSContext: global_obj and class_proto;
+//   - JSContext: global_obj, class_proto and interrupt_counter;
 //   - JSObject: the reference count first, and what plainjson.go reads of
 //     shapes, fast arrays and property descriptors;
 //   - the transpiled calling convention: a C function pointer is the

@@ -77,6 +77,17 @@ func TestEngineInternals(t *testing.T) {
 	}
 	vm.Free(f)
 
+	// interrupt_counter is what the engine counts calls and backward jumps
+	// down with, polling the interrupt handler at zero (EnterJS).
+	counter := &(*lib.TJSContext)(cPointer(vm.ctx)).Finterrupt_counter
+	*counter = 500
+	if _, err := evalText(vm, "for (let i = 0; i < 100; i++) {}"); err != nil {
+		t.Fatal(err)
+	}
+	if n := *counter; n > 400 || n <= 0 {
+		t.Errorf("a loop of 100 iterations brought interrupt_counter from 500 to %d", n)
+	}
+
 	// Every field this package reads was checked above against this
 	// version; a new one must be checked again before this pin moves.
 	const pinned = "v0.14.0"

@@ -205,8 +205,7 @@ func (t *Template) Clone(memoryLimit int64, host HostFunc) (*VM, []Value, error)
 			a.free[i] = base + f
 		}
 	}
-	e := &VM{tls: libc.NewTLS(), arena: a, intr: &interrupter{}, rt: base + t.rt, ctx: base + t.ctx, scratch: base + t.scrat, host: host}
-	e.intr.deadline.Store(NeverDeadline)
+	e := &VM{tls: libc.NewTLS(), arena: a, intr: newInterrupter(), rt: base + t.rt, ctx: base + t.ctx, scratch: base + t.scrat, host: host}
 	a.rt = e.rt
 	(*lib.TJSRuntime)(cPointer(e.rt)).Fmalloc_ctx.Fmalloc_state.Fopaque = uintptr(unsafe.Pointer(a))
 	(*lib.TJSContext)(cPointer(e.ctx)).Frandom_state = rand.Uint64() | 1 // never 0

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"modernc.org/libc"
@@ -47,8 +45,7 @@ func New(memoryLimit int64) (*VM, error) {
 // newIn creates a VM whose heap is a.
 func newIn(a *arena) (*VM, error) {
 	a.clearStale(a.region.base)
-	e := &VM{tls: libc.NewTLS(), arena: a, intr: &interrupter{}}
-	e.intr.deadline.Store(NeverDeadline)
+	e := &VM{tls: libc.NewTLS(), arena: a, intr: newInterrupter()}
 	e.rt = lib.XJS_NewRuntime2(e.tls, uintptr(unsafe.Pointer(&arenaMallocFunctions)), uintptr(unsafe.Pointer(a)))
 	if e.rt == 0 {
 		e.Close()
@@ -177,10 +174,6 @@ func (e *VM) RunJob() int {
 // handler, for good: every later entry into JS stops too.
 func (e *VM) Stop() { e.intr.stop.Store(true) }
 
-// SetDeadline makes the engine stop the code once Monotonic reaches d; it
-// applies to the entries into JS to come until set again.
-func (e *VM) SetDeadline(d int64) { e.intr.deadline.Store(d) }
-
 // Revoke makes every access to the VM's heap fault, from any goroutine. A
 // built-in of the engine stuck in a loop that never polls the interrupt
 // handler (includes over 2^32 holes, a sort) faults at its next read of the
@@ -235,35 +228,6 @@ func (v Value) IsString() bool {
 
 // Free drops the caller's reference to v.
 func (e *VM) Free(v Value) { e.free(v.v) }
-
-// interrupter tells the engine's interrupt handler when to stop the code:
-// at once once stop is set (from any goroutine), or at deadline, a
-// monotonic time the goroutine driving the VM sets on each entry into JS.
-type interrupter struct {
-	stop     atomic.Bool
-	deadline atomic.Int64
-}
-
-// NeverDeadline is a deadline that never comes.
-const NeverDeadline = int64(^uint64(0) >> 1)
-
-// monotonicBase anchors monotonic: time.Since reads the monotonic clock, so
-// setting the system clock moves no deadline.
-var monotonicBase = time.Now()
-
-// Monotonic is the clock of SetDeadline, in nanoseconds.
-func Monotonic() int64 { return int64(time.Since(monotonicBase)) }
-
-// interruptHandler is the engine's interrupt handler: it polls it every few
-// thousand bytecodes, and a non-zero answer throws an uncatchable
-// InternalError "interrupted".
-func interruptHandler(tls *libc.TLS, rt, opaque uintptr) int32 {
-	i := (*interrupter)(cPointer(opaque))
-	if i.stop.Load() || Monotonic() >= i.deadline.Load() {
-		return 1
-	}
-	return 0
-}
 
 // funcAddr returns what the transpiled engine takes as a C function pointer:
 // the address of the func value, static for a top-level function.
