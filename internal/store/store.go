@@ -501,6 +501,9 @@ type Store interface {
 	// ErrInvalid, and nothing of its batch is stored.
 	PutTraces(ctx context.Context, traces []Trace) error
 	TraceByID(ctx context.Context, scope Scope, id string) (Trace, error)
+	// StoredTraceIDs answers which of ids scope has stored: one query for
+	// a batch, where TraceByID reads each trace whole.
+	StoredTraceIDs(ctx context.Context, scope Scope, ids []string) (map[string]bool, error)
 	ListTraces(ctx context.Context, f TraceFilter) ([]Trace, int, error)
 	ChildTraces(ctx context.Context, scope Scope, parentID string) ([]Trace, error)
 	// PruneTraces applies one retention pass and returns how many traces it

@@ -2,7 +2,6 @@ package traceapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -78,15 +77,21 @@ func (a *API) Ingest(ctx context.Context, scope store.Scope, caller string, trac
 	if a.store == nil {
 		return res, pmlerr.New(pmlerr.Internal, "this gateway has no trace store")
 	}
-	seen := map[string]bool{}
+	ids := make([]string, len(traces))
+	for i, t := range traces {
+		ids[i] = t.TraceID
+	}
+	// Duplicates are sorted out here, rather than left to the store's ON
+	// CONFLICT, so a re-sent batch does not count its executions twice in
+	// the metrics.
+	seen, err := a.store.StoredTraceIDs(ctx, scope, ids)
+	if err != nil {
+		return res, fmt.Errorf("look up traces: %w", err)
+	}
 	var fresh []tracing.Trace
 	var rows []store.Trace
 	for _, t := range traces {
-		dup, err := a.haveTrace(ctx, scope, t.TraceID)
-		if err != nil {
-			return res, err
-		}
-		if dup || seen[t.TraceID] {
+		if seen[t.TraceID] {
 			res.Duplicates++
 			continue
 		}
@@ -141,21 +146,6 @@ func normalizeTrace(t tracing.Trace) tracing.Trace {
 		t.Decisions = []tracing.Decision{}
 	}
 	return t
-}
-
-// haveTrace reports whether scope already stored id. Duplicates are sorted
-// out here, rather than left to the store's ON CONFLICT, so a re-sent batch
-// does not count its executions twice in the metrics.
-func (a *API) haveTrace(ctx context.Context, scope store.Scope, id string) (bool, error) {
-	_, err := a.store.TraceByID(ctx, scope, id)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, store.ErrNotFound):
-		return false, nil
-	default:
-		return false, fmt.Errorf("look up trace %s: %w", id, err)
-	}
 }
 
 // observeIngested counts a package's top-level local run in the execution

@@ -78,6 +78,26 @@ func (s *Store) TraceByID(ctx context.Context, sc store.Scope, id string) (store
 	return t, wrap(ctx, "trace by id "+id, err)
 }
 
+// StoredTraceIDs answers which of ids scope has stored (store.Store).
+func (s *Store) StoredTraceIDs(ctx context.Context, sc store.Scope, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id FROM traces WHERE org = $1 AND project = $2 AND id = ANY($3)`, sc.Org, sc.Project, ids)
+	if err != nil {
+		return nil, wrap(ctx, "stored trace ids", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, wrap(ctx, "stored trace ids", err)
+	}
+	for _, id := range found {
+		out[id] = true
+	}
+	return out, nil
+}
+
 // ListTraces lists the traces of f.Scope matching every non-zero filter,
 // newest first, with the total before pagination. Since is inclusive, Until
 // exclusive.

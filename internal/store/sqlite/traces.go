@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -83,6 +84,34 @@ func (s *Store) TraceByID(ctx context.Context, scope store.Scope, id string) (st
 		WHERE org = $1 AND project = $2 AND id = $3`, scope.Org, scope.Project, id)
 	t, err := scanTrace(row)
 	return t, wrap("trace by id "+id, err)
+}
+
+// StoredTraceIDs answers which of ids scope has stored (store.Store).
+func (s *Store) StoredTraceIDs(ctx context.Context, scope store.Scope, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// A JSON array rather than one parameter per id: any batch is one
+	// statement with three parameters.
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, wrap("stored trace ids", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT id FROM traces
+		WHERE org = $1 AND project = $2 AND id IN (SELECT value FROM json_each($3))`, scope.Org, scope.Project, string(list))
+	if err != nil {
+		return nil, wrap("stored trace ids", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, wrap("stored trace ids", err)
+		}
+		out[id] = true
+	}
+	return out, wrap("stored trace ids", rows.Err())
 }
 
 // ListTraces lists the traces of f.Scope matching every non-zero filter,

@@ -33,7 +33,21 @@ func runTraces(t *testing.T, open func(t *testing.T) store.Store) {
 		"EmptyBatchAndBadTraces": testBadTraces,
 		"BodyWithNULCharacter":   testTraceBodyNUL,
 		"FilterByCaller":         testTraceCaller,
+		"StoredIDs":              testStoredTraceIDs,
 	})
+}
+
+// StoredTraceIDs answers which ids a scope stored: not another scope's, not
+// an unknown one, and an empty set for no ids.
+func testStoredTraceIDs(t *testing.T, s store.Store) {
+	noErr(t, s.PutTraces(t.Context(), []store.Trace{trace(acmeWeb, "a", 0), trace(acmeWeb, "b", time.Second), trace(acmeAPI, "c", 0)}))
+	got := must(s.StoredTraceIDs(t.Context(), acmeWeb, []string{"a", "c", "zz", "a", "it's"})).of(t)
+	if len(got) != 1 || !got["a"] {
+		t.Fatalf("StoredTraceIDs = %v, want only a", got)
+	}
+	if got := must(s.StoredTraceIDs(t.Context(), acmeAPI, nil)).of(t); len(got) != 0 {
+		t.Fatalf("no ids: %v", got)
+	}
 }
 
 // The caller is stored, read back and filtered on.
