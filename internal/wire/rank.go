@@ -343,10 +343,11 @@ const (
 	fitCover = 0.5
 	toolsFit = 0.5
 	// toolsStrong: a capability all of whose tools score this part of the
-	// best hit's score fits, whatever its words.
+	// best hit's score, and are among the crowdFree best tools, fits,
+	// whatever its words.
 	toolsStrong = 0.5
 	// minFit: a capability that fits less ranks by its own words alone,
-	// scaled by its fit, below the best hit.
+	// scaled by its fit, below the crowdFree best tools.
 	minFit    = 0.5
 	keepFirst = 0.999
 	// crowdFree is how many of the best tools a capability that does not
@@ -356,9 +357,9 @@ const (
 
 // graphLift passes part of the score of each of the graphGivers best hits
 // to the tools that follow it (what accompanies the top hits, not what
-// follows any tool a word of the query touched), weighted like Adamic-Adar by 1/log of the giver's out-degree
-// (a tool followed by everything says little about any one) and by the
-// edge's part of the giver's runs.
+// follows any tool a word of the query touched), weighted like Adamic-Adar
+// by 1/log of the giver's out-degree (a tool followed by everything says
+// little about any one) and by the edge's part of the giver's runs.
 func graphLift(score map[string]float64, graph map[string][]Neighbor) map[string]float64 {
 	lift := map[string]float64{}
 	givers := make([]string, 0, len(score))
