@@ -35,28 +35,8 @@ func eachWord(text string, fn func(string)) {
 		run = run[:0]
 	}
 	for i, r := range text {
-		if r < utf8.RuneSelf {
-			// ASCII, most of every text ranked: the same rules without the
-			// Unicode tables.
-			lower, upper := 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z'
-			word := lower || upper || '0' <= r && r <= '9'
-			if len(run) > 0 {
-				flush(i)
-			}
-			switch {
-			case upper && start >= 0 && unicode.IsLower(prev):
-				fn(strings.ToLower(text[start:i]))
-				start = i
-			case word && start < 0:
-				start = i
-			case !word && start >= 0:
-				fn(strings.ToLower(text[start:i]))
-				start = -1
-			}
-			prev = r
-			continue
-		}
-		if unspaced(r) {
+		ascii := r < utf8.RuneSelf
+		if !ascii && unspaced(r) {
 			if start >= 0 {
 				fn(strings.ToLower(text[start:i]))
 				start = -1
@@ -65,10 +45,21 @@ func eachWord(text string, fn func(string)) {
 			prev = r
 			continue
 		}
-		flush(i)
-		word := unicode.IsLetter(r) || unicode.IsDigit(r) || (start >= 0 && unicode.IsMark(r))
+		if len(run) > 0 {
+			flush(i)
+		}
+		var word, upper bool
+		if ascii {
+			// Most of every text ranked: the same rules without the
+			// Unicode tables.
+			upper = 'A' <= r && r <= 'Z'
+			word = upper || 'a' <= r && r <= 'z' || '0' <= r && r <= '9'
+		} else {
+			word = unicode.IsLetter(r) || unicode.IsDigit(r) || (start >= 0 && unicode.IsMark(r))
+			upper = unicode.IsUpper(r)
+		}
 		switch {
-		case word && start >= 0 && unicode.IsUpper(r) && unicode.IsLower(prev):
+		case word && start >= 0 && upper && unicode.IsLower(prev):
 			fn(strings.ToLower(text[start:i]))
 			start = i
 		case word && start < 0:
