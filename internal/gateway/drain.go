@@ -21,14 +21,14 @@ const drainRetry = time.Second
 type lifecycle struct {
 	notReady atomic.Bool
 	refusing atomic.Bool
-	inflight atomic.Int64 // MCP requests admitted and not yet answered
+	inflight atomic.Int64 // MCP and execute requests admitted and not yet answered
 }
 
 // BeginDrain makes GET /readyz answer 503: balancers take the replica out
 // while it goes on serving what reaches it.
 func (s *Service) BeginDrain() { s.life.notReady.Store(true) }
 
-// StopAdmitting makes new MCP requests answer 503 with Retry-After (error
+// StopAdmitting makes new MCP and execute requests answer 503 with Retry-After (error
 // "draining"): nothing of theirs ran, so a client retries them elsewhere.
 // Requests already admitted run on.
 func (s *Service) StopAdmitting() {
@@ -36,7 +36,7 @@ func (s *Service) StopAdmitting() {
 	s.life.refusing.Store(true)
 }
 
-// WaitIdle waits until no admitted MCP request is left (executions in
+// WaitIdle waits until no admitted MCP or execute request is left (executions in
 // flight have answered) or ctx ends; it reports how many are left.
 func (s *Service) WaitIdle(ctx context.Context) int64 {
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -56,7 +56,7 @@ func (s *Service) WaitIdle(ctx context.Context) int64 {
 	}
 }
 
-// InFlight is how many admitted MCP requests have not yet answered.
+// InFlight is how many admitted MCP and execute requests have not yet answered.
 func (s *Service) InFlight() int64 { return s.life.inflight.Load() }
 
 // serveReady is GET /readyz: 200 when the replica takes work, 503 when it
@@ -73,7 +73,8 @@ func (s *Service) serveReady(w http.ResponseWriter, r *http.Request) {
 	httpapi.Write(w, http.StatusOK, map[string]string{"status": "ready"})
 }
 
-// refuseWhileDraining answers new MCP requests 503 once admission stopped.
+// refuseWhileDraining answers new MCP and execute requests 503 once
+// admission stopped.
 func (s *Service) refuseWhileDraining(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.life.inflight.Add(1)

@@ -58,6 +58,7 @@ func (s *Service) handler(lim httpserve.Limits) http.Handler {
 	mux.Handle("POST /mcp", member(s.refuseWhileDraining(s.shedLoad(s.ownRuns(mcpHandler)))))
 	mux.Handle("GET /mcp", viewer(s.mcpOrCatalog(mcpHandler)))
 	mux.Handle("GET /mcp/{fqdn}", viewer(http.HandlerFunc(s.serveRegistryEntry)))
+	mux.Handle("POST "+wire.ExecutePath, member(s.refuseWhileDraining(s.shedLoad(http.HandlerFunc(s.serveExecute)))))
 	mux.Handle("POST /api/v1/capabilities", member(http.HandlerFunc(s.serveLearn)))
 	mux.Handle("DELETE /mcp", member(mcpHandler))
 	mux.Handle("GET /api/v1/routing", viewer(http.HandlerFunc(s.serveRouting)))

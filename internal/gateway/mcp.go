@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"net/http"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,17 +59,22 @@ func (s *Service) NewMCPServer() *mcp.Server {
 
 // callerOf reads the tenant the auth middleware attached and the package hint.
 func callerOf(req *mcp.CallToolRequest) Caller {
-	var c Caller
 	if req.Extra == nil {
-		return c
+		return Caller{}
 	}
+	var p principal
 	if ti := req.Extra.TokenInfo; ti != nil {
-		if p, ok := ti.Extra[principalKey].(principal); ok {
-			c.Scope, c.Role, c.Who = p.Scope, p.Role, p.Caller
-		}
+		p, _ = ti.Extra[principalKey].(principal)
 	}
-	c.IsPackage = strings.EqualFold(req.Extra.Header.Get(wire.ClientHeader), "package")
-	c.ClientNamespaces = clientNamespaces(req.Extra.Header)
+	return callerFrom(p, req.Extra.Header)
+}
+
+// callerFrom is the caller of a request from p with headers h, whichever
+// way its execute came (MCP or POST /api/v1/execute).
+func callerFrom(p principal, h http.Header) Caller {
+	c := Caller{Scope: p.Scope, Role: p.Role, Who: p.Caller}
+	c.IsPackage = strings.EqualFold(h.Get(wire.ClientHeader), "package")
+	c.ClientNamespaces = clientNamespaces(h)
 	return c
 }
 
@@ -82,6 +88,12 @@ func withRequestedTraceID(ctx context.Context, req *mcp.CallToolRequest) context
 		return ctx
 	}
 	id, _ := req.Params.GetMeta()[wire.TraceIDMeta].(string)
+	return withTraceID(ctx, id)
+}
+
+// withTraceID is withRequestedTraceID for the id itself, as
+// POST /api/v1/execute's body carries it.
+func withTraceID(ctx context.Context, id string) context.Context {
 	if !tracing.ValidTraceID(id) {
 		return ctx
 	}

@@ -8,7 +8,8 @@ import (
 	"github.com/pml-go/pml/internal/gateway/httpapi"
 )
 
-// shedLoad refuses an authenticated MCP request with 429 and Retry-After
+// shedLoad refuses an authenticated MCP request, or a POST /api/v1/execute,
+// with 429 and Retry-After
 // when admission is saturated (every execution place taken and the queue
 // full, or memory over the ceiling), before the request is parsed: under
 // such load an execute would only be refused later, at a higher price.

@@ -36,10 +36,10 @@ func (rc *requestContexts) drainContext() context.Context {
 // errDrained is the cause of the runs CancelRuns cancels.
 var errDrained = errors.New("the gateway is shutting down and its grace for running executions ran out")
 
-// CancelRuns cancels every run of an MCP request in flight, whatever its
-// client's protocol version, without ending the requests: each run stops
-// and is answered CANCELLED with its trace stored (docs/operations.md
-// "Rolling updates"). A draining gateway calls it at the end of its grace,
+// CancelRuns cancels every run of a request in flight (MCP, whatever its
+// client's protocol version, or POST /api/v1/execute), without ending the
+// requests: each run stops and is answered CANCELLED with its trace stored
+// (docs/operations.md "Rolling updates"). A draining gateway calls it at the end of its grace,
 // waits for the answers, and only then ends the requests still open.
 func (s *Service) CancelRuns() {
 	s.requests.drainContext()
@@ -80,15 +80,27 @@ func (s *Service) requestScoped(ctx context.Context, req *mcp.CallToolRequest) (
 	if id == "" {
 		return ctx, func() {}
 	}
-	scoped, cancel := context.WithCancelCause(ctx)
 	v, ok := s.requests.m.Load(id)
 	if !ok {
+		scoped, cancel := context.WithCancelCause(ctx)
 		cancel(errRequestEnded)
 		return scoped, func() {}
 	}
-	rctx, drained := v.(context.Context), s.requests.drainContext()
-	stopRequest := context.AfterFunc(rctx, func() { cancel(context.Cause(rctx)) })
+	return s.bindRun(ctx, v.(context.Context))
+}
+
+// bindRun returns ctx, also cancelled with its cause when rctx ends (nil:
+// never) or CancelRuns is called; release frees what it holds once the run
+// is over. Every run of an execute, over MCP or POST /api/v1/execute, is
+// bound so.
+func (s *Service) bindRun(ctx, rctx context.Context) (scoped context.Context, release func()) {
+	scoped, cancel := context.WithCancelCause(ctx)
+	drained := s.requests.drainContext()
 	stopDrain := context.AfterFunc(drained, func() { cancel(context.Cause(drained)) })
+	stopRequest := func() bool { return false }
+	if rctx != nil {
+		stopRequest = context.AfterFunc(rctx, func() { cancel(context.Cause(rctx)) })
+	}
 	return scoped, func() {
 		stopRequest()
 		stopDrain()

@@ -11,11 +11,12 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// overloadAware turns the gateway's 429 on its MCP endpoint into the
-// OVERLOADED error it stands for. The MCP client would report a bare "Too
-// Many Requests", which the package would take for an unreachable gateway
-// (and run client-only code offline); the error returned here travels
-// wrapped through the client, so callTool finds it and passes it on.
+// overloadAware turns the gateway's 429 on its MCP endpoint and on
+// POST /api/v1/execute into the OVERLOADED error it stands for. The MCP
+// client would report a bare "Too Many Requests", which the package would
+// take for an unreachable gateway (and run client-only code offline); the
+// error returned here travels wrapped through the client, so callTool (and
+// executePlain, through the HTTP client) finds it and passes it on.
 //
 // A 503 "draining" (a replica on its way out, docs/operations.md) admitted
 // nothing, so the request is sent again at once, and up to drainingRetries
@@ -29,7 +30,7 @@ const (
 )
 
 func (o overloadAware) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/mcp") {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/mcp") && !strings.HasSuffix(r.URL.Path, wire.ExecutePath) {
 		return o.next.RoundTrip(r)
 	}
 	resp, err := o.next.RoundTrip(r)

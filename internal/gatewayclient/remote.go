@@ -24,7 +24,7 @@ import (
 // prompt NETWORK_ERROR, not a hang.
 const ConnectTimeout = 5 * time.Second
 
-// Remote is a gateway reached over MCP Streamable HTTP.
+// Remote is a gateway reached over MCP Streamable HTTP and its HTTP API.
 type Remote struct {
 	url       string
 	urlSource string // where url came from (PML_CLOUD_URL, .pml.json cloud.url); "" when given directly
@@ -35,6 +35,10 @@ type Remote struct {
 	localNS *atomic.Pointer[string] // the ClientNamespacesHeader value
 
 	progress *progressRelay // gateway runs' progress, to the requests waiting on them
+
+	// noPlainExecute: the gateway answered 404 to POST /api/v1/execute, as
+	// one older than it does; Execute then goes over MCP.
+	noPlainExecute atomic.Bool
 
 	mu      sync.Mutex
 	session *mcp.ClientSession

@@ -49,20 +49,34 @@ func (g *Remote) callParams(ctx context.Context, params *mcp.CallToolParams) (st
 	return text.Text, res, nil
 }
 
-// Execute implements Gateway. When the request asks for progress
-// (wire.ProgressFrom), the gateway is sent a progress token of this
-// package's and its notifications for the run are forwarded to the request.
-// An answer of execute_locally comes with none: the run that follows here
-// reports its own calls, the gateway's calls among them.
+// Execute implements Gateway. The call asks the gateway to record a run it
+// makes under a fresh trace id of the package's. When ctx is cancelled
+// (Ctrl-C on `pml exec`) the request ends without an answer, the gateway
+// cancels the run and keeps its trace; the answer is then CANCELLED with that
+// trace id, as a run cancelled here is (README "Commands").
 //
-// The call asks the gateway to record a run it makes under a fresh trace id
-// of the package's (wire.TraceIDMeta). When ctx is cancelled (Ctrl-C on
-// `pml exec`) the request ends without an answer, the gateway cancels the
-// run and keeps its trace; the answer is then CANCELLED with that trace id,
-// as a run cancelled here is (README "Commands").
+// The request goes as plain JSON to POST /api/v1/execute (executePlain), and
+// over MCP (executeMCP) when it asks for progress, which only MCP's
+// notifications carry, or when the gateway predates that endpoint.
 func (g *Remote) Execute(ctx context.Context, req wire.ExecuteRequest) (wire.Answer, error) {
 	start := time.Now()
 	traceID := tracing.NewTraceID()
+	if wire.ProgressFrom(ctx) == nil && !g.noPlainExecute.Load() {
+		if a, served, err := g.executePlain(ctx, req, traceID, start); served {
+			return a, err
+		}
+	}
+	return g.executeMCP(ctx, req, traceID, start)
+}
+
+// executeMCP is Execute as an MCP tools/call, the way for a request that
+// asks for progress (wire.ProgressFrom) and for a gateway without
+// POST /api/v1/execute. With progress, the gateway is sent a progress token
+// of this package's and its notifications for the run are forwarded to the
+// request. An answer of execute_locally comes with none: the run that
+// follows here reports its own calls, the gateway's calls among them. The
+// trace id goes in the call's _meta (wire.TraceIDMeta).
+func (g *Remote) executeMCP(ctx context.Context, req wire.ExecuteRequest, traceID string, start time.Time) (wire.Answer, error) {
 	params := &mcp.CallToolParams{Name: "execute", Arguments: req}
 	if _, err := g.connect(ctx); err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {

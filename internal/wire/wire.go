@@ -24,6 +24,18 @@ type ExecuteRequest struct {
 	ContinueWorkflow *ContinueWorkflow `json:"continue_workflow,omitempty"`
 }
 
+// ExecuteCall is the body of the gateway's POST /api/v1/execute, the
+// package's execute without MCP's framing (docs/protocol.md "Plain
+// execute"): the request and the trace id the MCP call sends in its _meta
+// (TraceIDMeta).
+type ExecuteCall struct {
+	ExecuteRequest
+	TraceID string `json:"trace_id,omitempty"`
+}
+
+// ExecutePath is where the gateway serves ExecuteCall.
+const ExecutePath = "/api/v1/execute"
+
 // ExecuteOptions tune one execution.
 type ExecuteOptions struct {
 	TimeoutMS   int `json:"timeout_ms,omitempty"`    // wall clock, waiting on tools included
@@ -61,27 +73,33 @@ func DecodeExecute(raw json.RawMessage) (ExecuteRequest, error) {
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return req, argsError("execute arguments", err)
 	}
+	return req, req.Check()
+}
+
+// Check validates a decoded execute request; a malformed one is an
+// INVALID_REQUEST error that says what is wrong.
+func (req ExecuteRequest) Check() error {
 	if !isObjectOrNull(req.Args) {
-		return req, pmlerr.New(pmlerr.InvalidRequest, "args must be a JSON object")
+		return pmlerr.New(pmlerr.InvalidRequest, "args must be a JSON object")
 	}
 	if req.Options != nil && req.Options.TimeoutMS < 0 {
-		return req, pmlerr.New(pmlerr.InvalidRequest, "options.timeout_ms must be positive")
+		return pmlerr.New(pmlerr.InvalidRequest, "options.timeout_ms must be positive")
 	}
 	if req.Options != nil && req.Options.CPUBudgetMS < 0 {
-		return req, pmlerr.New(pmlerr.InvalidRequest, "options.cpu_budget_ms must be positive")
+		return pmlerr.New(pmlerr.InvalidRequest, "options.cpu_budget_ms must be positive")
 	}
 	if cw := req.ContinueWorkflow; cw != nil {
 		if cw.WorkflowID == "" {
-			return req, pmlerr.New(pmlerr.InvalidRequest, "continue_workflow.workflow_id is required")
+			return pmlerr.New(pmlerr.InvalidRequest, "continue_workflow.workflow_id is required")
 		}
 		if cw.Approved == nil {
-			return req, pmlerr.New(pmlerr.InvalidRequest, "continue_workflow.approved (true or false) is required")
+			return pmlerr.New(pmlerr.InvalidRequest, "continue_workflow.approved (true or false) is required")
 		}
 		if cw.Always && !*cw.Approved {
-			return req, pmlerr.New(pmlerr.InvalidRequest, "continue_workflow.always needs approved: true")
+			return pmlerr.New(pmlerr.InvalidRequest, "continue_workflow.always needs approved: true")
 		}
 	}
-	return req, nil
+	return nil
 }
 
 // isObjectOrNull reports whether raw, already valid JSON, is an object, null
