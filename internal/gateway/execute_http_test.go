@@ -199,7 +199,6 @@ func TestPlainExecuteOverloadAndDrain(t *testing.T) {
 	wantSuccess(t, <-parked, holdWant)
 	wantSuccess(t, <-queued, holdWant)
 
-
 	g, gate = startAdmitting(t, admission.Limits{})
 	done := make(chan wire.Answer, 1)
 	go func() {
