@@ -96,12 +96,23 @@ func TestRemoteRelaysGatewayProgress(t *testing.T) {
 // upstream server's call in flight is cancelled (the fixture notes it), the
 // call after the cancel point never starts, even under a try/catch, and the
 // next request is served. The answer is CANCELLED with the trace id the
-// gateway kept the run under (issue 30, item 3).
+// gateway kept the run under (issue 30, item 3). So it is over MCP (an
+// execute asking for progress) and over POST /api/v1/execute (one that
+// does not).
 func TestRemoteCancelStopsGatewayRun(t *testing.T) {
+	t.Run("mcp", func(t *testing.T) { cancelStopsGatewayRun(t, true) })
+	t.Run("plain", func(t *testing.T) { cancelStopsGatewayRun(t, false) })
+}
+
+func cancelStopsGatewayRun(t *testing.T, withProgress bool) {
 	g, r := startGateway(t)
 	probe := testfixture.NewCancelProbe(t)
 	log := newProgressLog()
-	ctx, cancel := context.WithCancel(wire.WithProgress(context.Background(), log.report))
+	ctx := context.Background()
+	if withProgress {
+		ctx = wire.WithProgress(ctx, log.report)
+	}
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
 	type result struct {
