@@ -58,7 +58,7 @@ func TestExecBadArgs(t *testing.T) {
 			t.Fatalf("--args %s: exit %d, stdout %q, stderr %q; want 4 and %q", tc.args, code, out, errOut, tc.want)
 		}
 	}
-	if n := len(g.rec.toolCalls("execute")); n != 0 {
+	if n := len(g.rec.executes()); n != 0 {
 		t.Fatalf("a usage error reached the gateway %d times", n)
 	}
 	out, errOut, code := runPML(t, ws, gatewayEnv(g), "", "exec", "--args", `{"n":1}`, "return args.n")

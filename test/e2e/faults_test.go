@@ -117,7 +117,7 @@ func TestStdioGatewayKilledMidRun(t *testing.T) {
 
 	ch := goExecute(p.session, `await mcp.fx.sleep({ms: 300}); return await mcp.json.parse({data: "2"})`)
 	// The gateway answered execute_locally: the code is running here.
-	waitFor(t, prompt, "the second execute", func() bool { return len(g.rec.toolCalls("execute")) == 2 })
+	waitFor(t, prompt, "the second execute", func() bool { return len(g.rec.executes()) == 2 })
 	g.kill()
 	killed := time.Now()
 	r := <-ch

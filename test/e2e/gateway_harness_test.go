@@ -56,6 +56,19 @@ func (l *requestLog) toolCalls(name string) []seenRequest {
 	return out
 }
 
+// executes returns the execute requests: POST /api/v1/execute, which the
+// package sends, and tools/call execute over MCP (the package's with
+// progress, other clients').
+func (l *requestLog) executes() []seenRequest {
+	out := l.toolCalls("execute")
+	for _, r := range l.all() {
+		if r.Path == wire.ExecutePath {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // paths returns the requests to path.
 func (l *requestLog) paths(path string) []seenRequest {
 	var out []seenRequest

@@ -48,7 +48,7 @@ func TestStdioServerOnlyRunsOnGateway(t *testing.T) {
 	if n != 42 || a.ExecutedLocally == nil || *a.ExecutedLocally {
 		t.Fatalf("want 42 run on the gateway, got %s executed_locally=%v", a.Result, a.ExecutedLocally)
 	}
-	if len(g.rec.toolCalls("execute")) != 1 || len(callsTo(g)) != 0 {
+	if len(g.rec.executes()) != 1 || len(callsTo(g)) != 0 {
 		t.Fatalf("want one execute and no call, got %+v", g.rec.all())
 	}
 	wantPackageHeaders(t, g)
@@ -76,7 +76,7 @@ func TestStdioClientOnlyRunsLocally(t *testing.T) {
 	if !slices.Equal(toolsUsed(t, a), []string{"filesystem:list_directory", "filesystem:read_file"}) {
 		t.Fatalf("tools_used %v", a.ToolsUsed)
 	}
-	if len(g.rec.toolCalls("execute")) != 1 || len(callsTo(g)) != 0 {
+	if len(g.rec.executes()) != 1 || len(callsTo(g)) != 0 {
 		t.Fatalf("want one execute (answered execute_locally) and no call, got %+v", g.rec.all())
 	}
 	wantPackageHeaders(t, g)

@@ -216,7 +216,7 @@ func TestQualifiedCallAsksFirst(t *testing.T) {
 	if ask.Status != wire.StatusApprovalRequired || ask.ApprovalType != "tool_permission" || !strings.Contains(ask.Description, "globex.web.cap:hello") {
 		t.Fatalf("want a tool_permission approval, got %+v", ask)
 	}
-	if n := len(g.rec.toolCalls("execute")); n != 0 {
+	if n := len(g.rec.executes()); n != 0 {
 		t.Fatalf("the gateway got the code before the approval (%d executes)", n)
 	}
 	ok := p.executeReq(t, wire.ExecuteRequest{ContinueWorkflow: &wire.ContinueWorkflow{WorkflowID: ask.WorkflowID, Approved: wire.Bool(true)}})

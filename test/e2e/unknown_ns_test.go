@@ -22,7 +22,7 @@ func TestExecUnknownNamespace(t *testing.T) {
 	if a := execAnswer(t, out, errOut); code != 1 || a.ErrorCode != "UNKNOWN_TOOL" || strings.Contains(errOut, "pml: approved") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	if n := len(g.rec.toolCalls("execute")); n != 0 {
+	if n := len(g.rec.executes()); n != 0 {
 		t.Fatalf("the refused code reached the gateway's execute %d times", n)
 	}
 	out, errOut, code = runPML(t, ws, gatewayEnv(dead), "", "exec", "return await mcp.nosuch.thing({})")
