@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"mime"
 	"net/http"
+	"strconv"
 
 	"github.com/pml-go/pml/internal/gateway/httpapi"
 	"github.com/pml-go/pml/internal/httpserve"
@@ -53,6 +54,8 @@ func (s *Service) serveExecute(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		out, _ = wire.Marshal(wire.ErrorAnswer(pmlerr.Wrap(pmlerr.Internal, err), ans.WorkflowID))
 	}
+	// The length lets the package read the answer into one buffer.
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	_, _ = w.Write(out)
 }

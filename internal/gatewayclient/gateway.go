@@ -14,9 +14,10 @@ import (
 	"github.com/pml-go/pml/internal/wire"
 )
 
-// Gateway is what the package needs from the gateway. Remote talks MCP over
-// HTTP to `pml gateway`; InProcess is local mode, the same service in this
-// process. Errors reaching the gateway are NETWORK_ERROR.
+// Gateway is what the package needs from the gateway. Remote talks to
+// `pml gateway` over HTTP, MCP and its API; InProcess is local mode, the
+// same service in this process. Errors reaching the gateway are
+// NETWORK_ERROR.
 type Gateway interface {
 	Execute(ctx context.Context, req wire.ExecuteRequest) (wire.Answer, error)
 	Call(ctx context.Context, req wire.CallRequest) (json.RawMessage, error)
