@@ -108,9 +108,10 @@ func (px *tamperProxy) requests() []proxiedRequest {
 	return append([]proxiedRequest(nil), px.seen...)
 }
 
-// modify rewrites an execute_locally answer inside the JSON-RPC response
-// (each data line of the event stream the gateway answers with), or the
-// metadata of a server entry.
+// modify rewrites an execute_locally answer: the answer of
+// POST /api/v1/execute, or inside the JSON-RPC response (each data line of
+// the event stream the gateway answers with); or the metadata of a server
+// entry.
 func (px *tamperProxy) modify(resp *http.Response) error {
 	px.mu.Lock()
 	editAnswer, editRegistry := px.answer, px.registry
@@ -123,6 +124,10 @@ func (px *tamperProxy) modify(resp *http.Response) error {
 	case path == "/mcp" && editAnswer != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"):
 		// An answer without progress is plain JSON (docs/how-it-works.md).
 		edit = func(body []byte) []byte { return editExecuteLocally(body, editAnswer) }
+	case path == wire.ExecutePath && editAnswer != nil:
+		// The package's own execute: the answer is the body (docs/protocol.md
+		// "Plain execute").
+		edit = func(body []byte) []byte { return editAnswerObject(body, editAnswer) }
 	case !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json"):
 	case strings.HasPrefix(path, "/mcp/pml.mcp.") && resp.StatusCode == http.StatusOK && editRegistry != nil:
 		edit = func(body []byte) []byte {
@@ -160,6 +165,18 @@ func editEventStream(body []byte, edit func(map[string]any)) []byte {
 		}
 	}
 	return bytes.Join(lines, []byte("\n"))
+}
+
+// editAnswerObject applies edit to body when it is an execute_locally
+// answer.
+func editAnswerObject(body []byte, edit func(map[string]any)) []byte {
+	var a map[string]any
+	if json.Unmarshal(body, &a) != nil || a["status"] != string(wire.StatusExecuteLocally) {
+		return body
+	}
+	edit(a)
+	out, _ := json.Marshal(a)
+	return out
 }
 
 // editExecuteLocally applies edit to the answer in a JSON-RPC tool result
