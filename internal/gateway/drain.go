@@ -28,16 +28,17 @@ type lifecycle struct {
 // while it goes on serving what reaches it.
 func (s *Service) BeginDrain() { s.life.notReady.Store(true) }
 
-// StopAdmitting makes new MCP and execute requests answer 503 with Retry-After (error
-// "draining"): nothing of theirs ran, so a client retries them elsewhere.
-// Requests already admitted run on.
+// StopAdmitting makes new MCP and execute requests answer 503 with
+// Retry-After (error "draining"): nothing of theirs ran, so a client retries
+// them elsewhere. Requests already admitted run on.
 func (s *Service) StopAdmitting() {
 	s.life.notReady.Store(true)
 	s.life.refusing.Store(true)
 }
 
-// WaitIdle waits until no admitted MCP or execute request is left (executions in
-// flight have answered) or ctx ends; it reports how many are left.
+// WaitIdle waits until no admitted MCP or execute request is left
+// (executions in flight have answered) or ctx ends; it reports how many are
+// left.
 func (s *Service) WaitIdle(ctx context.Context) int64 {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -56,7 +57,8 @@ func (s *Service) WaitIdle(ctx context.Context) int64 {
 	}
 }
 
-// InFlight is how many admitted MCP and execute requests have not yet answered.
+// InFlight is how many admitted MCP and execute requests have not yet
+// answered.
 func (s *Service) InFlight() int64 { return s.life.inflight.Load() }
 
 // serveReady is GET /readyz: 200 when the replica takes work, 503 when it

@@ -9,10 +9,10 @@ import (
 )
 
 // shedLoad refuses an authenticated MCP request, or a POST /api/v1/execute,
-// with 429 and Retry-After
-// when admission is saturated (every execution place taken and the queue
-// full, or memory over the ceiling), before the request is parsed: under
-// such load an execute would only be refused later, at a higher price.
+// with 429 and Retry-After when admission is saturated (every execution
+// place taken and the queue full, or memory over the ceiling), before the
+// request is parsed: under such load an execute would only be refused
+// later, at a higher price.
 func (s *Service) shedLoad(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		retry, shed := s.admission.Shed()

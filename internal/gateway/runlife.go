@@ -39,8 +39,9 @@ var errDrained = errors.New("the gateway is shutting down and its grace for runn
 // CancelRuns cancels every run of a request in flight (MCP, whatever its
 // client's protocol version, or POST /api/v1/execute), without ending the
 // requests: each run stops and is answered CANCELLED with its trace stored
-// (docs/operations.md "Rolling updates"). A draining gateway calls it at the end of its grace,
-// waits for the answers, and only then ends the requests still open.
+// (docs/operations.md "Rolling updates"). A draining gateway calls it at
+// the end of its grace, waits for the answers, and only then ends the
+// requests still open.
 func (s *Service) CancelRuns() {
 	s.requests.drainContext()
 	s.requests.drain(errDrained)

@@ -17,7 +17,7 @@ import (
 // executePlain sends req to the gateway's POST /api/v1/execute
 // (docs/protocol.md "Plain execute"): one JSON request and its answer,
 // without the MCP client's framing, goroutines and double decoding, which
-// were a quarter of the hybrid path's hop (docs/performance.md "The hybrid
+// were about a quarter of the hybrid path's hop (docs/performance.md "The hybrid
 // path"). The transport adds the key and the package's headers and makes
 // the gateway's 401/403, 429 and 503 draining what they are over MCP.
 //
