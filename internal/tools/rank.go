@@ -88,10 +88,12 @@ func Rank(query string, infos []Info, limit int) []Info {
 	return truncate(out, limit)
 }
 
-// Scored is a tool and its relevance to a query.
+// Scored is a tool and its relevance to a query: Score with the words runs
+// taught it (Info.Learned), Direct by what the tool says of itself alone.
 type Scored struct {
-	Info  Info
-	Score float64
+	Info   Info
+	Score  float64
+	Direct float64
 }
 
 // Score is Rank with each hit's score, every hit with a positive one, best
@@ -316,26 +318,38 @@ func (c *corpus) score(q rankQuery, named map[*serverDoc]bool, namedWeight float
 	var hits []Scored
 	for i, d := range c.docs {
 		info := c.infos[i]
-		score := bm25(q, d.tf, d.length, c.avgLen, c.df, n)
+		mult := 1.0
 		if cov := c.nameCoverage(q, d, c.servers[info.Namespace()]); cov > 0 {
-			score *= 1 + nameWeight*cov
+			mult *= 1 + nameWeight*cov
 		}
 		if named[c.servers[info.Namespace()]] {
-			score *= 1 + namedWeight
+			mult *= 1 + namedWeight
 		}
 		ctx := serverWeight * serverScore[info.Namespace()]
-		if score == 0 {
-			ctx *= orphanShare
-		}
-		score += ctx
+		var exact float64
 		switch {
 		case strings.ToLower(info.ID) == q.text:
-			score += exactIDBoost
+			exact = exactIDBoost
 		case strings.ToLower(info.Namespace()) == q.text:
-			score += namespaceBoost
+			exact = namespaceBoost
+		}
+		withCtx := func(bm float64) float64 {
+			if bm == 0 {
+				return ctx*orphanShare + exact
+			}
+			return bm*mult + ctx + exact
+		}
+		score := withCtx(bm25(q, d.tf, d.length, c.avgLen, c.df, n))
+		direct := score
+		if d.learned {
+			plain := d.plain
+			if plain == nil {
+				plain = d.tf
+			}
+			direct = withCtx(bm25(q, plain, d.plainLength, c.avgLen, c.df, n))
 		}
 		if score > 0 {
-			hits = append(hits, Scored{info, score})
+			hits = append(hits, Scored{info, score, direct})
 		}
 	}
 	SortScored(hits)
@@ -393,6 +407,12 @@ type rankDoc struct {
 	tf     []float64
 	length float64
 	name   []string
+	// learned says the tool has learned words; plain and plainLength are
+	// then tf and length without them (plain nil: none matched a term,
+	// and tf is plain).
+	learned     bool
+	plain       []float64
+	plainLength float64
 }
 
 // newRankDoc counts the terms in info's action name (weighted),
@@ -403,7 +423,20 @@ func newRankDoc(info Info, m *matcher) rankDoc {
 	_, action := Split(info.ID)
 	m.count(action, idWeight, d.tf, &d.length)
 	m.count(info.Description, 1, d.tf, &d.length)
-	m.count(info.Learned, learnedWeight, d.tf, &d.length)
+	if info.Learned != "" {
+		d.learned, d.plainLength = true, d.length
+		// Few learned words match a query's terms: tf is copied only
+		// when one does.
+		eachWord(info.Learned, func(w string) {
+			d.length += learnedWeight
+			for _, mt := range m.matches(w) {
+				if d.plain == nil {
+					d.plain = slices.Clone(d.tf)
+				}
+				d.tf[mt.j] += learnedWeight * mt.weight
+			}
+		})
+	}
 	eachWord(action, func(w string) {
 		if !slices.Contains(d.name, w) {
 			d.name = append(d.name, w)

@@ -107,10 +107,11 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 // rankNeeds ranks all for req's query, or for each of its needs
 // (tools.Needs, or req.Queries) with each need's share of the top hits:
 // the needs take turns, each its best hit not yet taken, while that hit
-// scores at least needTail of the need's best; the rest follow by their
-// best share of a need's best. Each need's scores count whenTask of the
-// whole query's besides, so the task's topic words sort among the tools
-// that do the need.
+// scores at least needTail of the need's best; a need whose best hit
+// scores under weakNeed of the strongest need's best takes no turn; the
+// rest follow by their best share of a need's best. Each need's scores
+// count wholeTask of the whole query's besides, so the task's topic words
+// sort among the tools that do the need.
 func rankNeeds(req DiscoverRequest, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, boost map[string]float64) []tools.Scored {
 	var needs []string
 	for _, q := range req.Queries {
@@ -126,27 +127,25 @@ func rankNeeds(req DiscoverRequest, all []tools.Info, meta func(string) Discover
 		whole = strings.Join(needs, ". ")
 	}
 	if len(needs) <= 1 {
-		return rerank(tools.Score(whole, all), all, meta, graph, boost, whole)
+		hits := tools.Score(whole, all)
+		return rerank(hits, all, meta, graph, boost, whole, newTaskView(whole, hits, meta))
 	}
 	if len(needs) > tools.MaxNeeds {
 		needs = append(needs[:tools.MaxNeeds-1], strings.Join(needs[tools.MaxNeeds-1:], ". "))
 	}
 	wholeHits, lists := tools.ScoreTask(whole, needs, all)
-	wholeScore := make(map[string]float64, len(wholeHits))
-	for _, s := range wholeHits {
-		wholeScore[s.Info.ID] = s.Score
-	}
+	task := newTaskView(whole, wholeHits, meta)
 	var ranked [][]tools.Scored
 	for i, list := range lists {
 		if len(list) == 0 {
 			continue
 		}
 		for i := range list {
-			list[i].Score += wholeTask * wholeScore[list[i].Info.ID]
+			list[i].Score += wholeTask * task.learned.score[list[i].Info.ID]
 		}
-		ranked = append(ranked, rerank(list, all, meta, graph, boost, needs[i]))
+		ranked = append(ranked, rerank(list, all, meta, graph, boost, needs[i], task))
 	}
-	ranked = append(ranked, rerank(wholeHits, all, meta, graph, boost, whole))
+	ranked = append(ranked, rerank(wholeHits, all, meta, graph, boost, whole, task))
 	return interleave(ranked[:len(ranked)-1], ranked)
 }
 
@@ -154,22 +153,35 @@ func rankNeeds(req DiscoverRequest, all []tools.Info, meta func(string) Discover
 const (
 	wholeTask = 0.3
 	needTail  = 0.5
+	// weakNeed: a need that finds nothing well, its best hit under this
+	// part of the strongest need's, is most often a sentence of filler
+	// ("Please ensure all findings are supported by verifiable sources"):
+	// a turn would give a top place to a tool that only shares a common
+	// word with it (docs/performance.md "Discover learns from use").
+	weakNeed = 0.3
 )
 
 // interleave merges the needs' ranked lists: turns while each need's
-// next hit is strong enough, then every hit of all by its best share of
-// its list's best score.
+// next hit is strong enough (and the need is not weak), then every hit of
+// all by its best share of its list's best score (of the strongest
+// need's, for a weak need: its best is no strong hit).
 func interleave(needs, all [][]tools.Scored) []tools.Scored {
 	taken := map[string]bool{}
 	var out []tools.Scored
 	pos := make([]int, len(needs))
+	strongest := 0.0
+	for _, list := range needs {
+		if len(list) > 0 {
+			strongest = max(strongest, list[0].Score)
+		}
+	}
 	for more := true; more; {
 		more = false
 		for i, list := range needs {
 			for pos[i] < len(list) && taken[list[pos[i]].Info.ID] {
 				pos[i]++
 			}
-			if pos[i] == len(list) || list[pos[i]].Score < needTail*list[0].Score {
+			if pos[i] == len(list) || list[pos[i]].Score < needTail*list[0].Score || list[0].Score < weakNeed*strongest {
 				continue
 			}
 			s := list[pos[i]]
@@ -179,15 +191,19 @@ func interleave(needs, all [][]tools.Scored) []tools.Scored {
 		}
 	}
 	best := map[string]tools.Scored{}
-	for _, list := range all {
+	for k, list := range all {
 		if len(list) == 0 || list[0].Score <= 0 {
 			continue
+		}
+		of := list[0].Score
+		if k < len(needs) && of < weakNeed*strongest {
+			of = strongest // a weak need's best is no strong hit
 		}
 		for _, s := range list {
 			if taken[s.Info.ID] {
 				continue
 			}
-			share := s.Score / list[0].Score
+			share := s.Score / of
 			if b, ok := best[s.Info.ID]; !ok || share > b.Score {
 				best[s.Info.ID] = tools.Scored{Info: s.Info, Score: share}
 			}
@@ -217,9 +233,10 @@ const (
 // rerank applies the capability, learned and graph rules to BM25's scores
 // for query (docs/how-it-works.md "Discover and the tool graph"):
 //   - a capability counts its own score capabilityWeight more and takes
-//     capabilityShare of its best tool's when it fits query (its text says
-//     what query asks and its tools are what query needs), or when it ran
-//     more than once (a habit) and fits half as well. One that fits less
+//     capabilityShare of its best tool's when it fits the task (taskView.fit:
+//     its text and the task say much of each other and its tools are what
+//     the task needs), or when it ran more than once (a habit) and fits
+//     half as well. One that fits less
 //     ranks by its own words, scaled by its fit, below the crowdFree best
 //     tools: a skill learned for another task, its long intent sharing a
 //     few common words with the query and its tools including the one the
@@ -230,7 +247,7 @@ const (
 //     (the graph);
 //   - what runs taught and the graph lift into the top hits, but never past
 //     the strongest direct hit, which keeps first place.
-func rerank(scored []tools.Scored, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, boost map[string]float64, query string) []tools.Scored {
+func rerank(scored []tools.Scored, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, boost map[string]float64, query string, task taskView) []tools.Scored {
 	if strings.TrimSpace(query) == "" {
 		return scored
 	}
@@ -245,24 +262,11 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 	floor := toolFloor(scored, meta)
 	for _, s := range scored {
 		if d := meta(s.Info.ID); d.Kind == "capability" {
-			best, sum, weakest := 0.0, 0.0, math.Inf(1)
+			best := 0.0
 			for _, t := range d.ToolsUsed {
 				best = max(best, score[t])
-				sum += score[t]
-				weakest = min(weakest, score[t])
 			}
-			// It fits when its text says what query asks and its tools are
-			// what query needs (on average toolsFit of the best hit's
-			// score), or when every one of its tools is a strong hit among
-			// the best tools (a query naming a server makes most of its
-			// tools strong).
-			fit := min(1, tools.Coverage(query, s.Info.ID+" "+s.Info.Description)/fitCover)
-			if n := len(d.ToolsUsed); n > 0 && top > 0 {
-				fit *= min(1, sum/float64(n)/top/toolsFit)
-				if weakest >= max(toolsStrong*top, floor) {
-					fit = 1
-				}
-			}
+			fit := task.fit(s.Info, d)
 			if fit >= minFit || d.Repeated && fit >= minFit/2 {
 				s.Score = s.Score*capabilityWeight + capabilityShare*best
 			} else {
@@ -316,6 +320,90 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 	}
 	tools.SortScored(out)
 	return out
+}
+
+// taskView is the whole task as rerank judges a capability's fit by it:
+// its text, and each tool's score for it with the words runs taught it
+// (learned) and by what the tool says of itself alone (direct), with the
+// scores a strong hit reaches in each. A skill run once taught its tools
+// the words of its intent: judged with them, its tools would be strong
+// for any task worded like that intent, which is its text counted twice.
+// A habit's runs are what taught its tools their words, and they count.
+type taskView struct {
+	text            string
+	learned, direct toolScores
+}
+
+// toolScores are the tools' scores for a task, its best and the score of
+// its crowdFree-th best tool.
+type toolScores struct {
+	score      map[string]float64
+	top, floor float64
+}
+
+func newTaskView(text string, hits []tools.Scored, meta func(string) DiscoveredTool) taskView {
+	direct := make([]tools.Scored, len(hits))
+	for i, s := range hits {
+		direct[i] = tools.Scored{Info: s.Info, Score: s.Direct}
+	}
+	return taskView{text: text, learned: newToolScores(hits, meta), direct: newToolScores(direct, meta)}
+}
+
+func newToolScores(hits []tools.Scored, meta func(string) DiscoveredTool) toolScores {
+	v := toolScores{score: make(map[string]float64, len(hits)), floor: toolFloor(hits, meta)}
+	for _, s := range hits {
+		v.score[s.Info.ID] = s.Score
+		v.top = max(v.top, s.Score)
+	}
+	return v
+}
+
+// fit is how well capability c fits the task, 0 to 1: it fits when its
+// text and the task say much of each other (skillCover) and its tools are
+// what the task needs (on average toolsFit of the best hit's score), or
+// when every one of its tools is a strong hit among the task's best tools
+// (toolsStrong of the best hit's score, and among the crowdFree best: a
+// query naming a server makes most of its tools strong). Its tools are
+// judged by the whole task, not by one need, and for a skill run once by
+// what they say of themselves.
+func (v taskView) fit(c tools.Info, d DiscoveredTool) float64 {
+	fit := min(1, skillCover(v.text, c, d.Repeated)/fitCover)
+	ts := v.direct
+	if d.Repeated {
+		ts = v.learned
+	}
+	n := len(d.ToolsUsed)
+	if n == 0 || ts.top <= 0 {
+		return fit
+	}
+	sum, weakest := 0.0, math.Inf(1)
+	for _, t := range d.ToolsUsed {
+		sum += ts.score[t]
+		weakest = min(weakest, ts.score[t])
+	}
+	if weakest >= max(toolsStrong*ts.top, ts.floor) {
+		return 1
+	}
+	return fit * min(1, sum/float64(n)/ts.top/toolsFit)
+}
+
+// skillCover is how much a capability's text and the task say of each
+// other. For a habit (a skill run more than once) it is the share of the
+// task its text says. For a skill run once it is also at most the share of
+// its intent the task says: learned for another task of the same server,
+// it says part of this one ("GitLab", "merge") but does much this one does
+// not ask ("delete the merged branches, clear my todos"), where a
+// paraphrase of the task it was learned for says most of it both ways.
+func skillCover(task string, c tools.Info, habit bool) float64 {
+	cover := tools.Coverage(task, c.ID+" "+c.Description)
+	if habit {
+		return cover
+	}
+	intent := c.Description
+	if intent == "" {
+		intent = c.ID
+	}
+	return min(cover, tools.Coverage(intent, task))
 }
 
 // toolFloor is the score of the crowdFree-th best tool of scored (of the
