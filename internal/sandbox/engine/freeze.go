@@ -6,14 +6,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"modernc.org/libc"
 )
 
 // A VM whose code waits on a slow tool call, or on a person's approval, keeps
 // its whole heap resident while it does nothing: about 200 KiB for a fresh
 // runtime with the bridge, most of it the engine's built-in objects. Freeze
 // puts that heap away in Go memory, much smaller, and gives its pages back to
-// the system; Thaw writes it back before the VM runs again
-// (docs/performance.md "What one parked execution holds").
+// the system, with the blocks of the engine's emulated C stack; Thaw writes
+// the heap back before the VM runs again (docs/performance.md "What one
+// parked execution holds").
 //
 // The image is small because VM heaps look alike: every runtime builds the
 // same built-ins in the same order, and the arena places them at the same
@@ -165,6 +168,12 @@ func (e *VM) Freeze() *HeapImage {
 	a.region.discard(base, max(base+uintptr(pages)*pageSize, base+arenaKeep))
 	*scratch = img.data
 	img.data = slices.Clone(img.data) // the image keeps no spare room
+	// The engine's emulated C stack keeps a block for every depth of C
+	// calls it ever reached, about 30 KiB once code ran, until it is
+	// closed. Nothing runs on it while the heap is away, so it is swapped
+	// for a fresh one, which grows again when the VM runs on.
+	e.tls.Close()
+	e.tls = libc.NewTLS()
 	return img
 }
 
