@@ -51,9 +51,9 @@ func takeSnapshot() snapshot {
 // TestParkedBreakdown logs what one execution parked at the barrier holds
 // (docs/performance.md "What one parked execution holds"): the goroutines,
 // Go stacks and heap the process gains per execution when a wave of n
-// waits, and the live heap after a collection. It runs only with
-// PML_PARKED_BREAKDOWN=n; PML_PARKED_HEAPPROFILE=file also writes a heap
-// profile of that moment.
+// waits, and the live heap after a collection, and fails past the bounds
+// below. It runs only with PML_PARKED_BREAKDOWN=n (1,000 for the bounds);
+// PML_PARKED_HEAPPROFILE=file also writes a heap profile of that moment.
 func TestParkedBreakdown(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("PML_PARKED_BREAKDOWN"))
 	if n == 0 {
@@ -91,9 +91,21 @@ func TestParkedBreakdown(t *testing.T) {
 	}
 	p.wave(ctx, barrierCode, barrierWant).failIfErrors(t)
 	kib := func(a, b float64) float64 { return (b - a) / 1024 / float64(n) }
+	goroutines, stacks, liveKiB := float64(at.goroutines-before.goroutines)/float64(n), kib(float64(before.stack), float64(at.stack)), kib(float64(beforeLive), float64(live))
 	t.Logf("per parked execution (wave of %d, clients and barrier server included): %.2f goroutines, Go stacks %.1f KiB, Go heap in use %.1f KiB, live after a collection %.1f KiB, RSS %.1f KiB",
-		n, float64(at.goroutines-before.goroutines)/float64(n), kib(float64(before.stack), float64(at.stack)), kib(float64(before.heap), float64(at.heap)),
-		kib(float64(beforeLive), float64(live)), kib(before.rss*1024*1024, at.rss*1024*1024))
+		n, goroutines, stacks, kib(float64(before.heap), float64(at.heap)), liveKiB, kib(before.rss*1024*1024, at.rss*1024*1024))
+	// Bounds a little above what waves of 1,000 measured (7 goroutines, a
+	// few stragglers of the warm wave at times; 67-82 KiB of stacks; 1.5-9.5
+	// KiB live), below what the execution held before: a goroutine more
+	// each, the VM goroutine's stack reserve grown back (16 KiB and more),
+	// or the decoder's 64-entry _meta maps back (12-16 KiB live) fails.
+	// Resident memory moves too much with the collector's timing to be
+	// bounded here.
+	const maxGoroutines, maxStackKiB, maxLiveKiB = 7, 96, 11
+	if goroutines >= maxGoroutines+1 || stacks > maxStackKiB || liveKiB > maxLiveKiB {
+		t.Errorf("a parked execution holds %.2f goroutines, %.1f KiB of stacks, %.1f KiB of live heap; at most %d, %d KiB, %d KiB",
+			goroutines, stacks, liveKiB, maxGoroutines, maxStackKiB, maxLiveKiB)
+	}
 	type group struct {
 		key string
 		n   int

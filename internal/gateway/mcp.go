@@ -16,6 +16,7 @@ import (
 // NewMCPServer exposes the service's tools over MCP.
 func (s *Service) NewMCPServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "pml-gateway", Version: buildinfo.Read().Version}, nil)
+	srv.AddReceivingMiddleware(wire.CompactMeta)
 	wire.AddExecuteAndDiscover(srv,
 		func(ctx context.Context, req *mcp.CallToolRequest, er wire.ExecuteRequest) *mcp.CallToolResult {
 			ctx, release := s.requestScoped(ctx, req)
