@@ -73,28 +73,3 @@ func TestSkillRunOnceFitsOnlyItsTask(t *testing.T) {
 		t.Fatalf("its own task in other words does not find the skill first: %v", got)
 	}
 }
-
-// A filler sentence of a task finds nothing well: it takes no turn among
-// the top hits, and its best tool does not rank as a need's best.
-func TestWeakNeedTakesNoTurn(t *testing.T) {
-	all := []tools.Info{
-		{ID: "weather:get_forecast", Description: "Get the weather forecast for a city: temperature, rain and wind by day."},
-		{ID: "weather:get_alerts", Description: "Get the active weather alerts for a city."},
-		{ID: "weather:get_history", Description: "Get the past weather of a city."},
-		{ID: "tickets:open_ticket", Description: "Open a ticket with customer support."},
-	}
-	query := "Get the weather forecast for Lyon for tomorrow, with rain and wind. Please ensure all findings are well supported."
-	var ids []string
-	for _, hit := range RankTools(all, DiscoverRequest{Query: query, Limit: 10}, toolHit, nil, nil).Tools {
-		ids = append(ids, hit.ID)
-	}
-	if needs := tools.Needs(query); len(needs) < 2 || needs[len(needs)-1] != "Please ensure all findings are well supported" {
-		t.Fatalf("needs: %q", needs)
-	}
-	if i := slices.Index(ids, "tickets:open_ticket"); i >= 0 && i < 3 {
-		t.Fatalf("the filler's tool takes place %d: %v", i+1, ids)
-	}
-	if len(ids) == 0 || ids[0] != "weather:get_forecast" {
-		t.Fatalf("the need's tool is not first: %v", ids)
-	}
-}

@@ -107,11 +107,10 @@ func RankTools(all []tools.Info, req DiscoverRequest, meta func(id string) Disco
 // rankNeeds ranks all for req's query, or for each of its needs
 // (tools.Needs, or req.Queries) with each need's share of the top hits:
 // the needs take turns, each its best hit not yet taken, while that hit
-// scores at least needTail of the need's best; a need whose best hit
-// scores under weakNeed of the strongest need's best takes no turn; the
-// rest follow by their best share of a need's best. Each need's scores
-// count wholeTask of the whole query's besides, so the task's topic words
-// sort among the tools that do the need.
+// scores at least needTail of the need's best; the rest follow by their
+// best share of a need's best. Each need's scores count wholeTask of the
+// whole query's besides, so the task's topic words sort among the tools
+// that do the need.
 func rankNeeds(req DiscoverRequest, all []tools.Info, meta func(string) DiscoveredTool, graph map[string][]Neighbor, boost map[string]float64) []tools.Scored {
 	var needs []string
 	for _, q := range req.Queries {
@@ -153,35 +152,22 @@ func rankNeeds(req DiscoverRequest, all []tools.Info, meta func(string) Discover
 const (
 	wholeTask = 0.3
 	needTail  = 0.5
-	// weakNeed: a need that finds nothing well, its best hit under this
-	// part of the strongest need's, is most often a sentence of filler
-	// ("Please ensure all findings are supported by verifiable sources"):
-	// a turn would give a top place to a tool that only shares a common
-	// word with it (docs/performance.md "Discover learns from use").
-	weakNeed = 0.3
 )
 
 // interleave merges the needs' ranked lists: turns while each need's
-// next hit is strong enough (and the need is not weak), then every hit of
-// all by its best share of its list's best score (of the strongest
-// need's, for a weak need: its best is no strong hit).
+// next hit is strong enough, then every hit of all by its best share of
+// its list's best score.
 func interleave(needs, all [][]tools.Scored) []tools.Scored {
 	taken := map[string]bool{}
 	var out []tools.Scored
 	pos := make([]int, len(needs))
-	strongest := 0.0
-	for _, list := range needs {
-		if len(list) > 0 {
-			strongest = max(strongest, list[0].Score)
-		}
-	}
 	for more := true; more; {
 		more = false
 		for i, list := range needs {
 			for pos[i] < len(list) && taken[list[pos[i]].Info.ID] {
 				pos[i]++
 			}
-			if pos[i] == len(list) || list[pos[i]].Score < needTail*list[0].Score || list[0].Score < weakNeed*strongest {
+			if pos[i] == len(list) || list[pos[i]].Score < needTail*list[0].Score {
 				continue
 			}
 			s := list[pos[i]]
@@ -191,19 +177,15 @@ func interleave(needs, all [][]tools.Scored) []tools.Scored {
 		}
 	}
 	best := map[string]tools.Scored{}
-	for k, list := range all {
+	for _, list := range all {
 		if len(list) == 0 || list[0].Score <= 0 {
 			continue
-		}
-		of := list[0].Score
-		if k < len(needs) && of < weakNeed*strongest {
-			of = strongest // a weak need's best is no strong hit
 		}
 		for _, s := range list {
 			if taken[s.Info.ID] {
 				continue
 			}
-			share := s.Score / of
+			share := s.Score / list[0].Score
 			if b, ok := best[s.Info.ID]; !ok || share > b.Score {
 				best[s.Info.ID] = tools.Scored{Info: s.Info, Score: share}
 			}
