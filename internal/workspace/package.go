@@ -91,6 +91,7 @@ type Workspace struct {
 	// permsChecked is the permissions and servers warnPermissions last
 	// checked, so each set is warned about once.
 	permsChecked string
+	permsLocal   *tools.Mux                       // the local tools of the configuration permsChecked came from
 	applied      map[string]upstream.ServerConfig // servers currently in the pool, as started
 	missing      map[string][]string              // server -> ${VAR}s set nowhere
 	local        *tools.Mux

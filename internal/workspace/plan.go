@@ -33,6 +33,7 @@ type lookups struct {
 	config   atomic.Int64 // refreshConfig
 	analyses atomic.Int64 // Analyze of an execute's code
 	rules    atomic.Int64 // routingRules
+	permKeys atomic.Int64 // warnPermissions comparing the permissions with the last checked
 }
 
 // readConfig fills the plan's configuration and local tools. A malformed

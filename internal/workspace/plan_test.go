@@ -123,3 +123,28 @@ func TestContinueReadsTheConfigurationAgain(t *testing.T) {
 		t.Fatalf("next execute: %+v", a)
 	}
 }
+
+// The permission rules are checked against the known tools when the
+// configuration is new, not on every execute: an execute with .pml.json
+// unchanged does not even build the comparison key, and one after an edit
+// does.
+func TestPermissionsCheckedOncePerConfiguration(t *testing.T) {
+	p, ws := openLocal(t, `{"permissions": {"allow": ["filesystem:read_file"]}}`)
+	run := func() int64 {
+		t.Helper()
+		before := p.lookups.permKeys.Load()
+		if a := p.Execute(context.Background(), wire.ExecuteRequest{Code: `return 1`}); a.Status != wire.StatusSuccess {
+			t.Fatalf("%+v", a)
+		}
+		return p.lookups.permKeys.Load() - before
+	}
+	run()
+	if n := run(); n != 0 {
+		t.Errorf("an execute with the configuration unchanged compared the permissions %d times, want 0", n)
+	}
+	testfixture.WriteFile(t, ws, ConfigFile, `{"permissions": {"allow": ["filesystem:read_file", "filesystem:write_file"]}}`)
+	p.invalidateLocal() // a write within the file's timestamp granularity
+	if n := run(); n != 1 {
+		t.Errorf("an execute after an edit of .pml.json compared the permissions %d times, want 1", n)
+	}
+}
