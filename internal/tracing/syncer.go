@@ -159,14 +159,14 @@ func (s *Syncer) attempt(ctx context.Context) (time.Duration, error) {
 
 func (s *Syncer) drain(ctx context.Context) error {
 	for {
-		batch, err := s.q.Peek(s.opts.BatchSize)
+		batch, sizes, err := s.q.peek(s.opts.BatchSize)
 		if err != nil {
 			return err
 		}
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := s.send(ctx, s.cut(batch)); err != nil {
+		if err := s.send(ctx, s.cut(batch, sizes)); err != nil {
 			return err
 		}
 	}
@@ -180,12 +180,16 @@ func (s *Syncer) maxTraceBytes() int {
 
 // cut shortens batch so its JSON stays under MaxBatchBytes. A trace heavier
 // than one batch allows (queued by an older version, or under a smaller
-// batch limit) is bounded first (Bound): cut, never dropped.
-func (s *Syncer) cut(batch []Trace) []Trace {
+// batch limit) is bounded first (Bound): cut, never dropped. sizes are the
+// traces' JSON lengths where the queue knows them (peek), else -1.
+func (s *Syncer) cut(batch []Trace, sizes []int) []Trace {
 	total := 0
 	out := make([]Trace, 0, len(batch))
-	for _, t := range batch {
-		n, err := jsonLen(t)
+	for i, t := range batch {
+		n, err := sizes[i], error(nil)
+		if n < 0 {
+			n, err = jsonLen(t)
+		}
 		if err == nil && n > s.maxTraceBytes() {
 			t = Bound(t, Limits{MaxBytes: s.maxTraceBytes()})
 			n, err = jsonLen(t)
