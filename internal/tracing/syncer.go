@@ -33,6 +33,13 @@ type SyncOptions struct {
 	// Rand returns a float in [0,1) for jitter; math/rand/v2 by default.
 	Rand   func() float64
 	Logger *slog.Logger
+	// PostOwn, when set, delivers the batches made only of traces this
+	// process pushed and the Queue held in memory since: sanitized, as Push
+	// wants them, and never read back from a log another process or
+	// version may have written. A gateway in this process may store them
+	// as they are. Traces adopted from a log go to the Syncer's post, in
+	// batches of their own.
+	PostOwn func(ctx context.Context, batch []Trace) error
 }
 
 const maxBatch = 100
@@ -166,7 +173,20 @@ func (s *Syncer) drain(ctx context.Context) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := s.send(ctx, s.cut(batch, sizes)); err != nil {
+		post := s.post
+		if s.opts.PostOwn != nil {
+			// A batch is all held traces (sizes known) or all read back.
+			own := sizes[0] >= 0
+			n := 1
+			for n < len(sizes) && (sizes[n] >= 0) == own {
+				n++
+			}
+			batch, sizes = batch[:n], sizes[:n]
+			if own {
+				post = s.opts.PostOwn
+			}
+		}
+		if err := s.send(ctx, post, s.cut(batch, sizes)); err != nil {
 			return err
 		}
 	}
@@ -215,13 +235,13 @@ func jsonLen(t Trace) (int, error) {
 	return len(b), err
 }
 
-// send posts batch. A permanent rejection of several traces is bisected so
+// send posts batch with post. A permanent rejection of several traces is bisected so
 // one bad trace does not cost the others. A single trace refused as too
 // large (413) is cut to half its size and sent again, down to the bare
 // trace; any other rejected single trace is discarded (and counted by the
 // queue) so it cannot block the queue forever.
-func (s *Syncer) send(ctx context.Context, batch []Trace) error {
-	err := s.post(ctx, batch)
+func (s *Syncer) send(ctx context.Context, post func(context.Context, []Trace) error, batch []Trace) error {
+	err := post(ctx, batch)
 	if err == nil {
 		return s.q.Ack(traceIDs(batch))
 	}
@@ -232,7 +252,7 @@ func (s *Syncer) send(ctx context.Context, batch []Trace) error {
 	if len(batch) == 1 && perm.Status == http.StatusRequestEntityTooLarge {
 		if smaller, ok := halve(batch[0]); ok {
 			s.opts.Logger.Info("trace too large for the gateway, sending it cut", "trace_id", batch[0].TraceID)
-			return s.send(ctx, []Trace{smaller})
+			return s.send(ctx, post, []Trace{smaller})
 		}
 	}
 	if len(batch) == 1 {
@@ -240,10 +260,10 @@ func (s *Syncer) send(ctx context.Context, batch []Trace) error {
 		return s.q.Discard(traceIDs(batch))
 	}
 	half := len(batch) / 2
-	if err := s.send(ctx, batch[:half]); err != nil {
+	if err := s.send(ctx, post, batch[:half]); err != nil {
 		return err
 	}
-	return s.send(ctx, batch[half:])
+	return s.send(ctx, post, batch[half:])
 }
 
 // delay is the server's Retry-After when it gave one, else exponential
