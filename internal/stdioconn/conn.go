@@ -1,6 +1,7 @@
-// Package stdioconn is the MCP client's connection to a local server over
-// its stdin and stdout: newline-delimited JSON-RPC, read as the Go SDK's
-// IOTransport reads it, with each message decoded once.
+// Package stdioconn is MCP over stdio (newline-delimited JSON-RPC) as the
+// Go SDK's IOTransport speaks it, with each incoming message decoded once:
+// the client's connection to a local server over its stdin and stdout, and
+// pml stdio's connection to its AI client.
 //
 // The SDK's connection decodes every incoming message two or three times
 // (as a batch first, then as a message, then its method), each time with a
@@ -10,9 +11,12 @@
 // call"). This connection reads with one long-lived decoder and decodes each
 // message with encoding/json, keys matched exactly as the SDK matches them.
 //
-// It is the client side only: pml sends no batches, so a batch a server
-// sends (a JSON array) is taken apart and its messages delivered in order;
-// a request among them is answered on its own line, not in an array.
+// Batches (JSON arrays, protocol versions before 2025-06-18) are taken
+// apart and their messages delivered in order. A server connection
+// (NewServer) answers a batch's requests in one array, as the SDK does, and
+// refuses batches once the session negotiated 2025-06-18 or later. pml
+// sends no batches, so on a client connection a request in a server's batch
+// is answered on its own line.
 package stdioconn
 
 import (
@@ -38,6 +42,15 @@ type Conn struct {
 
 	writeMu sync.Mutex
 
+	server bool
+	// With server: the batches whose requests are not all answered, by
+	// request id; the id of the initialize request; the protocol version
+	// its answer negotiated.
+	mu        sync.Mutex
+	batches   map[jsonrpc.ID]*batch
+	initID    jsonrpc.ID
+	negotiate string
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
@@ -48,10 +61,10 @@ type frame struct {
 	err error
 }
 
-// New returns the connection over r and w. Like the SDK's IOTransport, a
-// goroutine reads r so that Close unblocks a Read (it ends when r does), and
-// a message over maxLineLength bytes (0: mcp.DefaultMaxLineLength, negative:
-// no bound) ends the connection.
+// New returns a client's connection over r and w. Like the SDK's
+// IOTransport, a goroutine reads r so that Close unblocks a Read (it ends
+// when r does), and a message over maxLineLength bytes (0:
+// mcp.DefaultMaxLineLength, negative: no bound) ends the connection.
 func New(r io.ReadCloser, w io.WriteCloser, maxLineLength int) *Conn {
 	if maxLineLength == 0 {
 		maxLineLength = mcp.DefaultMaxLineLength
@@ -61,6 +74,30 @@ func New(r io.ReadCloser, w io.WriteCloser, maxLineLength int) *Conn {
 	go c.readLoop(r, maxLineLength, incoming)
 	return c
 }
+
+// NewServer is New for the server side of a session: it reads requests from
+// r and writes their answers to w (see the package comment on batches).
+func NewServer(r io.ReadCloser, w io.WriteCloser, maxLineLength int) *Conn {
+	c := New(r, w, maxLineLength)
+	c.server = true
+	return c
+}
+
+// Transport hands the SDK a connection made beforehand (mcp.Transport).
+type Transport struct{ Conn *Conn }
+
+// Connect implements mcp.Transport.
+func (t Transport) Connect(context.Context) (mcp.Connection, error) { return t.Conn, nil }
+
+// batch is an incoming batch's requests and their answers so far.
+type batch struct {
+	pending   map[jsonrpc.ID]int // request id -> its place in responses
+	responses []*jsonrpc.Response
+}
+
+// batchFrom is the SDK's 2025-06-18: a session of that protocol version or
+// a later one takes no batches.
+const batchFrom = "2025-06-18"
 
 // readLoop sends each JSON value read from r, or the error that ends r.
 func (c *Conn) readLoop(r io.Reader, limit int, out chan<- frame) {
@@ -145,10 +182,92 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if err != nil {
 			return nil, err
 		}
+		if c.server {
+			if err := c.addBatch(msgs); err != nil {
+				return nil, err
+			}
+		}
 		c.queue = msgs[1:]
-		return msgs[0], nil
+		return c.noteInit(msgs[0]), nil
 	}
-	return decode(f.raw)
+	msg, err := decode(f.raw)
+	if err != nil {
+		return nil, err
+	}
+	return c.noteInit(msg), nil
+}
+
+// noteInit remembers the id of a server's initialize request, whose answer
+// says the protocol version.
+func (c *Conn) noteInit(msg jsonrpc.Message) jsonrpc.Message {
+	if req, ok := msg.(*jsonrpc.Request); ok && c.server && req.Method == "initialize" {
+		c.mu.Lock()
+		c.initID = req.ID
+		c.mu.Unlock()
+	}
+	return msg
+}
+
+// addBatch records the requests of an incoming batch, to answer them in
+// one array, as the SDK does: refused once the session's protocol takes no
+// batches, or when a request id repeats one still unanswered.
+func (c *Conn) addBatch(msgs []jsonrpc.Message) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.negotiate >= batchFrom {
+		return fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchFrom, c.negotiate)
+	}
+	b := &batch{pending: map[jsonrpc.ID]int{}}
+	for _, msg := range msgs {
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok || !req.ID.IsValid() {
+			continue
+		}
+		if _, dup := b.pending[req.ID]; dup {
+			return fmt.Errorf("duplicate message ID %q", req.ID)
+		}
+		if _, dup := c.batches[req.ID]; dup {
+			return fmt.Errorf("JSON RPC invalid request: batch contains previously seen request %v", req.ID.Raw())
+		}
+		b.pending[req.ID] = len(b.responses)
+		b.responses = append(b.responses, nil)
+	}
+	if c.batches == nil {
+		c.batches = map[jsonrpc.ID]*batch{}
+	}
+	for id := range b.pending {
+		c.batches[id] = b
+	}
+	return nil
+}
+
+// answered takes a server's response: held (nil, true) while its batch
+// waits for other answers, the whole batch once complete, or (nil, false)
+// for a response to a request that came alone. It also notes the protocol
+// version the initialize answer negotiated.
+func (c *Conn) answered(resp *jsonrpc.Response) ([]*jsonrpc.Response, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.initID.IsValid() && resp.ID == c.initID {
+		var res struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(resp.Result, &res) == nil {
+			c.negotiate = res.ProtocolVersion
+		}
+		c.initID = jsonrpc.ID{}
+	}
+	b, ok := c.batches[resp.ID]
+	if !ok {
+		return nil, false
+	}
+	b.responses[b.pending[resp.ID]] = resp
+	delete(b.pending, resp.ID)
+	delete(c.batches, resp.ID)
+	if len(b.pending) > 0 {
+		return nil, true
+	}
+	return b.responses, true
 }
 
 func decodeBatch(raw json.RawMessage) ([]jsonrpc.Message, error) {
@@ -220,19 +339,45 @@ func decode(data []byte) (jsonrpc.Message, error) {
 	return resp, nil
 }
 
-// Write implements mcp.Connection: one message, one line.
+// Write implements mcp.Connection: one message, one line; on a server, the
+// answers to a batch's requests go together, in one array.
 func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	var data []byte
+	var err error
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.server {
+		if all, inBatch := c.answered(resp); inBatch {
+			if all == nil {
+				return nil
+			}
+			data, err = encodeBatch(all)
+		} else {
+			data, err = jsonrpc.EncodeMessage(msg)
+		}
+	} else {
+		data, err = jsonrpc.EncodeMessage(msg)
+	}
 	if err != nil {
 		return fmt.Errorf("encode jsonrpc message: %w", err)
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
 	_, err = c.w.Write(append(data, '\n'))
 	return err
+}
+
+func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
+	raws := make([]json.RawMessage, len(resps))
+	for i, r := range resps {
+		raw, err := jsonrpc.EncodeMessage(r)
+		if err != nil {
+			return nil, err
+		}
+		raws[i] = raw
+	}
+	return json.Marshal(raws)
 }
 
 // Close implements mcp.Connection: it closes both streams.

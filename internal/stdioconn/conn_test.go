@@ -1,8 +1,11 @@
 package stdioconn
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -188,3 +191,102 @@ func TestConnCarriesAnSDKSession(t *testing.T) {
 type connected struct{ c *Conn }
 
 func (t connected) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
+
+// serve runs an SDK server with an echo tool over a server Conn; the test
+// writes the client's lines and reads the server's.
+func serve(t *testing.T) (client io.WriteCloser, lines *bufio.Scanner) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	server := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Message string `json:"message"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Echo: " + in.Message}}}, nil, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = server.Run(ctx, Transport{NewServer(inR, outW, 0)})
+	}()
+	t.Cleanup(func() { cancel(); _ = inW.Close(); _ = outR.Close(); <-done })
+	return inW, bufio.NewScanner(outR)
+}
+
+func send(t *testing.T, w io.Writer, line string) {
+	t.Helper()
+	if _, err := io.WriteString(w, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func next(t *testing.T, lines *bufio.Scanner) string {
+	t.Helper()
+	got := make(chan string, 1)
+	go func() {
+		if lines.Scan() {
+			got <- lines.Text()
+		} else {
+			got <- "EOF: " + fmt.Sprint(lines.Err())
+		}
+	}()
+	select {
+	case l := <-got:
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
+		return ""
+	}
+}
+
+func initialize(version string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version +
+		`","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+}
+
+const initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+
+// On a session of protocol 2025-03-26 a batch's requests are answered in
+// one array, in the batch's order, as the SDK's IOTransport answers them; a
+// notification in the batch is not waited for (the SDK's IOTransport waits
+// for an answer to it too, and never answers the batch).
+func TestServerAnswersABatchInOneArray(t *testing.T) {
+	client, lines := serve(t)
+	send(t, client, initialize("2025-03-26"))
+	if l := next(t, lines); !strings.Contains(l, `"protocolVersion":"2025-03-26"`) {
+		t.Fatalf("initialize: %s", l)
+	}
+	send(t, client, initialized)
+	send(t, client, `[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"a"}}},`+
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}},`+
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"message":"b"}}}]`)
+	l := next(t, lines)
+	var batch []map[string]any
+	if err := json.Unmarshal([]byte(l), &batch); err != nil || len(batch) != 2 {
+		t.Fatalf("want one array of two answers, got %s", l)
+	}
+	if batch[0]["id"] != 2.0 || batch[1]["id"] != 3.0 || !strings.Contains(l, "Echo: a") || !strings.Contains(l, "Echo: b") {
+		t.Errorf("answers %s", l)
+	}
+	// A request alone is answered alone.
+	send(t, client, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"message":"c"}}}`)
+	if l := next(t, lines); !strings.HasPrefix(l, `{"jsonrpc":"2.0","id":4,`) || !strings.Contains(l, "Echo: c") {
+		t.Errorf("answer %s", l)
+	}
+}
+
+// Once a session negotiated 2025-06-18 or later, a batch ends it, as with
+// the SDK's IOTransport.
+func TestServerRefusesBatchesFrom20250618(t *testing.T) {
+	client, lines := serve(t)
+	send(t, client, initialize("2025-06-18"))
+	if l := next(t, lines); !strings.Contains(l, `"protocolVersion":"2025-06-18"`) {
+		t.Fatalf("initialize: %s", l)
+	}
+	send(t, client, initialized)
+	send(t, client, `[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"a"}}}]`)
+	if l := next(t, lines); !strings.HasPrefix(l, "EOF") {
+		t.Errorf("a batch after 2025-06-18 was answered: %s", l)
+	}
+}
