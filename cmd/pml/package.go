@@ -13,11 +13,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/pml-go/pml/internal/httpserve"
+	"github.com/pml-go/pml/internal/stdioconn"
 	"github.com/pml-go/pml/internal/stdioorder"
 	"github.com/pml-go/pml/internal/wire"
 	"github.com/pml-go/pml/internal/workspace"
@@ -58,8 +58,10 @@ func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
 			}
 			// Run returns when stdin closes; the deferred Close then stops every
 			// local server so nothing outlives us. stdout keeps a progress
-			// notification apart from the answer after it (see stdioorder).
-			err = pkg.NewMCPServer().Run(cmd.Context(), &mcp.IOTransport{Reader: os.Stdin, Writer: stdioorder.New(os.Stdout, 0)})
+			// notification apart from the answer after it (see stdioorder);
+			// stdioconn is the SDK's stdio transport, decoding each message once.
+			conn := stdioconn.NewServer(os.Stdin, stdioorder.New(os.Stdout, 0), 0)
+			err = pkg.NewMCPServer().Run(cmd.Context(), stdioconn.Transport{Conn: conn})
 			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 				log.Debug("stdio session ended", "err", err)
 			}

@@ -69,6 +69,8 @@ type Config struct {
 	// Global is the global layer's policy (docs/how-it-works.md "The
 	// global layer"); the zero value turns it off.
 	Global learning.GlobalConfig
+	// OwnDiscovers is learning.Config.OwnDiscovers (local mode).
+	OwnDiscovers bool
 }
 
 // Service implements the gateway's MCP tools. Safe for concurrent use; it
@@ -152,7 +154,8 @@ func New(cfg Config) *Service {
 	s.registry = s.newRegistry(cfg.Hosted)
 	san := sanitize.New(nil)
 	s.learner = learning.New(learning.Config{Store: s.store, Registry: s.registry, Analyzer: s.analyzer,
-		HasSecret: san.HasSecret, Flag: san.Flag, ArgDoc: s.argDoc, Logger: s.log, Global: cfg.Global})
+		HasSecret: san.HasSecret, Flag: san.Flag, ArgDoc: s.argDoc, Logger: s.log, Global: cfg.Global,
+		OwnDiscovers: cfg.OwnDiscovers})
 	s.traces = s.newTraceAPI(cfg.Retention, cfg.TraceIngest)
 	return s
 }

@@ -205,6 +205,9 @@ type Options struct {
 	// of the gateway's own. Local mode passes the package's, so code the
 	// package analysed is not analysed again (one cache for both).
 	Analyzer *analysis.Analyzer
+	// OwnDiscovers: learning from use learns from this process's discovers
+	// only (learning.Config.OwnDiscovers); local mode sets it.
+	OwnDiscovers bool
 }
 
 // analyzerEntries is how many analyses the gateway's analyser caches.
@@ -290,23 +293,24 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		analyzer = analysis.New(analyzerEntries)
 	}
 	svc := New(Config{
-		Store:       st,
-		Rules:       rules.WithServer(slices.Concat(std.Namespaces(), hosted)...),
-		Tools:       mux,
-		Catalog:     catalog,
-		BYOK:        byok,
-		Hosted:      hostedEntries,
-		Upstream:    pool,
-		Limits:      o.Limits,
-		Analyzer:    analyzer,
-		Logger:      log,
-		Metrics:     metrics,
-		Telemetry:   tel,
-		Admission:   o.Admission,
-		Retention:   &policy,
-		TraceIngest: ingest,
-		Tokens:      tokens,
-		Global:      o.Config.Global.learning(commonTools(ctx, stdTools, o.Config.Servers)),
+		Store:        st,
+		Rules:        rules.WithServer(slices.Concat(std.Namespaces(), hosted)...),
+		Tools:        mux,
+		Catalog:      catalog,
+		BYOK:         byok,
+		Hosted:       hostedEntries,
+		Upstream:     pool,
+		Limits:       o.Limits,
+		Analyzer:     analyzer,
+		Logger:       log,
+		Metrics:      metrics,
+		Telemetry:    tel,
+		Admission:    o.Admission,
+		Retention:    &policy,
+		TraceIngest:  ingest,
+		Tokens:       tokens,
+		Global:       o.Config.Global.learning(commonTools(ctx, stdTools, o.Config.Servers)),
+		OwnDiscovers: o.OwnDiscovers,
 	})
 	if err := svc.learner.Withdraw(ctx); err != nil {
 		svc.learner.Close()

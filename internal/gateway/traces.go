@@ -76,6 +76,12 @@ func (s *Service) IngestTraces(ctx context.Context, c Caller, traces []tracing.T
 	return s.traces.Ingest(ctx, c.Scope, c.Who, traces)
 }
 
+// IngestOwnTraces is IngestTraces for the traces of the package in this
+// process, which sanitized them (traceapi.API.IngestSanitized).
+func (s *Service) IngestOwnTraces(ctx context.Context, c Caller, traces []tracing.Trace) (traceapi.IngestResult, error) {
+	return s.traces.IngestSanitized(ctx, c.Scope, c.Who, traces)
+}
+
 // ReportTraceQueue records a package's sync backlog and the traces it
 // dropped (traceapi.API.ReportQueue).
 func (s *Service) ReportTraceQueue(depth int, dropped int64) { s.traces.ReportQueue(depth, dropped) }

@@ -43,6 +43,14 @@ type TracePoster interface {
 	PostTraces(ctx context.Context, batch []tracing.Trace, b TraceBacklog) error
 }
 
+// OwnTracePoster is a gateway in the package's process (InProcess): it also
+// takes the traces the package sanitized and held in memory since
+// (tracing.SyncOptions.PostOwn), which it stores without sanitizing them
+// again.
+type OwnTracePoster interface {
+	PostOwnTraces(ctx context.Context, batch []tracing.Trace, b TraceBacklog) error
+}
+
 // TraceBacklog travels with a batch so the gateway's /metrics show the
 // package's sync state: its queue depth once the batch is delivered, and the
 // traces it dropped since its last delivered batch.

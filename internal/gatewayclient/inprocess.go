@@ -84,6 +84,20 @@ func (g *InProcess) Registry() *regclient.Client {
 // stores the batch directly. A refused batch is permanent, as a 400 is.
 func (g *InProcess) PostTraces(ctx context.Context, batch []tracing.Trace, b TraceBacklog) error {
 	_, err := g.Service.IngestTraces(ctx, g.caller(), batch)
+	return g.ingested(err, b)
+}
+
+// PostOwnTraces implements OwnTracePoster: the package of this process
+// sanitized the batch, with its .env values, and its traces never left
+// this process's memory, so the gateway does not sanitize them again.
+func (g *InProcess) PostOwnTraces(ctx context.Context, batch []tracing.Trace, b TraceBacklog) error {
+	_, err := g.Service.IngestOwnTraces(ctx, g.caller(), batch)
+	return g.ingested(err, b)
+}
+
+// ingested is the outcome of storing a batch: on success the package's
+// backlog is reported.
+func (g *InProcess) ingested(err error, b TraceBacklog) error {
 	switch {
 	case pmlerr.CodeOf(err, "") == pmlerr.InvalidRequest:
 		return &tracing.PermanentError{Status: http.StatusBadRequest, Body: err.Error()}

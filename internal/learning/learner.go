@@ -54,6 +54,14 @@ type Config struct {
 	// Global is the global layer's policy (docs/how-it-works.md "The
 	// global layer"); the zero value turns it off.
 	Global GlobalConfig
+	// OwnDiscovers: a run learns only from the discovers this process
+	// noted, not from those another process wrote into the same store, so
+	// a run asks the store for its caller's discovers only when this
+	// process noted one since it last asked. Local mode sets it: the
+	// package's own gateway, whose discovers and runs are one AI client's.
+	// A gateway's replicas share a store, and the discover may reach one
+	// and the run another: they leave it off.
+	OwnDiscovers bool
 }
 
 // Learner is safe for concurrent use. Close waits for its background work.
@@ -112,7 +120,7 @@ func New(cfg Config) *Learner {
 	l.outcomes = map[string]string{}
 	l.shapes = ttlcache.New[shapeKey, store.Capability](memoryTTL, memorySize)
 	l.refined = ttlcache.New[refineKey, bool](memoryTTL, memorySize)
-	l.relevance = newRelevance(cfg.Store, l.later, time.Now, l.log)
+	l.relevance = newRelevance(cfg.Store, l.later, time.Now, l.log, cfg.OwnDiscovers)
 	l.words = newWords(cfg.Store, l.later, time.Now, l.global, l.scheduleFlush, cfg.Flag)
 	return l
 }

@@ -57,12 +57,46 @@ type relevance struct {
 	log   *slog.Logger
 	cache *ttlcache.Cache[store.Scope, []*family] // with a store: a tenant's families as last read
 	mem   *lru.Cache[store.Scope, *tenantRelevance]
+
+	// own is Config.OwnDiscovers. taken then holds the callers whose
+	// discovers this process took from the store and has noted none of
+	// since: their runs have nothing to learn from, and do not ask the
+	// store (a write, once per run). Only the work run by later (one at a
+	// time, in order) reads and writes it, so a discover's write comes
+	// before the take of any run after it.
+	own     bool
+	takenMu sync.Mutex
+	taken   map[seenBy]bool
 }
 
-func newRelevance(st store.Store, later func(func(context.Context)) bool, now func() time.Time, log *slog.Logger) *relevance {
-	return &relevance{store: st, later: later, now: now, log: log,
+// seenBy names whose discovers: a caller of a tenant.
+type seenBy struct {
+	scope store.Scope
+	who   string
+}
+
+func newRelevance(st store.Store, later func(func(context.Context)) bool, now func() time.Time, log *slog.Logger, own bool) *relevance {
+	return &relevance{store: st, later: later, now: now, log: log, own: own, taken: map[seenBy]bool{},
 		cache: ttlcache.New[store.Scope, []*family](graphCacheTTL, graphCacheSize),
 		mem:   lru.New[store.Scope, *tenantRelevance](maxRelevanceTenants, maxRelevanceTenants)}
+}
+
+// setTaken records whether by's discovers are all taken (see taken).
+func (r *relevance) setTaken(by seenBy, taken bool) {
+	r.takenMu.Lock()
+	defer r.takenMu.Unlock()
+	switch {
+	case !taken:
+		delete(r.taken, by)
+	case len(r.taken) < maxRelevanceTenants: // else the store is asked, as without own
+		r.taken[by] = true
+	}
+}
+
+func (r *relevance) isTaken(by seenBy) bool {
+	r.takenMu.Lock()
+	defer r.takenMu.Unlock()
+	return r.taken[by]
 }
 
 // tenantRelevance is a tenant's, in memory.
@@ -114,6 +148,7 @@ func (r *relevance) discovered(scope store.Scope, who, query string, shown []str
 	d := store.SeenDiscover{Caller: who, Family: familyKey(terms), Shown: slices.Clone(shown[:min(len(shown), store.MaxShown)]), At: r.now()}
 	if r.store != nil {
 		r.later(func(ctx context.Context) {
+			r.setTaken(seenBy{scope, who}, false)
 			if err := r.store.AddSeenDiscover(ctx, scope, d); err != nil {
 				r.log.Warn("learning: noting a discover", "err", err)
 			}
@@ -173,9 +208,19 @@ func (r *relevance) used(scope store.Scope, who string, used []string) {
 // learnStored is used with a store: it takes who's discovers since the
 // window began, learns from them and writes what changed.
 func (r *relevance) learnStored(ctx context.Context, scope store.Scope, who string, used []string, now time.Time) error {
+	by := seenBy{scope, who}
+	if r.own && r.isTaken(by) {
+		return nil
+	}
 	seen, err := r.store.TakeSeenDiscovers(ctx, scope, who, now.Add(-feedbackWindow))
-	if err != nil || len(seen) == 0 {
+	if err != nil {
 		return err
+	}
+	if r.own {
+		r.setTaken(by, true)
+	}
+	if len(seen) == 0 {
+		return nil
 	}
 	families, err := r.read(ctx, scope)
 	if err != nil {

@@ -23,7 +23,7 @@ func relevanceBackends(t *testing.T, f func(t *testing.T, r func() *relevance, c
 	now := func(clock *fakeClock) func() time.Time { return clock.now }
 	t.Run("memory", func(t *testing.T) {
 		clock := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-		r := newRelevance(nil, nil, now(clock), slog.New(slog.DiscardHandler))
+		r := newRelevance(nil, nil, now(clock), slog.New(slog.DiscardHandler), false)
 		f(t, func() *relevance { return r }, clock)
 	})
 	t.Run("store", func(t *testing.T) {
@@ -35,7 +35,7 @@ func relevanceBackends(t *testing.T, f func(t *testing.T, r func() *relevance, c
 		clock := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 		sync := func(work func(context.Context)) bool { work(t.Context()); return true }
 		// Each call is another replica: nothing cached, all from the store.
-		f(t, func() *relevance { return newRelevance(st, sync, now(clock), slog.New(slog.DiscardHandler)) }, clock)
+		f(t, func() *relevance { return newRelevance(st, sync, now(clock), slog.New(slog.DiscardHandler), false) }, clock)
 	})
 }
 
@@ -95,7 +95,7 @@ func TestRelevanceLearnsFromUse(t *testing.T) {
 
 func TestRelevanceIsBounded(t *testing.T) {
 	clock := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	r := newRelevance(nil, nil, clock.now, slog.New(slog.DiscardHandler))
+	r := newRelevance(nil, nil, clock.now, slog.New(slog.DiscardHandler), false)
 	scope := store.Scope{Org: "acme", Project: "p"}
 	for i := range 2 * maxFamilies {
 		r.discovered(scope, "k", fmt.Sprintf("query%d word%d", i, i), nil)
@@ -126,5 +126,63 @@ func TestRelevanceIsBounded(t *testing.T) {
 	}
 	if n := r.mem.Len(); n != maxRelevanceTenants {
 		t.Fatalf("%d tenants", n)
+	}
+}
+
+// takeCounter counts the store's takes of seen discovers.
+type takeCounter struct {
+	store.Store
+	takes int
+}
+
+func (c *takeCounter) TakeSeenDiscovers(ctx context.Context, sc store.Scope, caller string, since time.Time) ([]store.SeenDiscover, error) {
+	c.takes++
+	return c.Store.TakeSeenDiscovers(ctx, sc, caller, since)
+}
+
+// With OwnDiscovers (local mode), a run asks the store for its caller's
+// discovers only when this process noted one since it last asked: the runs
+// after that ask nothing, and still learn from the next discover. Without
+// it, every run asks, since another replica may have noted one.
+func TestRelevanceOwnDiscoversAskTheStoreOnlyAfterADiscover(t *testing.T) {
+	for _, own := range []bool{true, false} {
+		t.Run(fmt.Sprint("own=", own), func(t *testing.T) {
+			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "pml.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			counter := &takeCounter{Store: st}
+			clock := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			sync := func(work func(context.Context)) bool { work(t.Context()); return true }
+			r := newRelevance(counter, sync, clock.now, slog.New(slog.DiscardHandler), own)
+			acme := store.Scope{Org: "acme", Project: "p"}
+			const q = "save the quarterly report as a spreadsheet"
+
+			for range 3 {
+				r.used(acme, "", []string{"fs:read_file"})
+			}
+			want := 1
+			if !own {
+				want = 3
+			}
+			if counter.takes != want {
+				t.Errorf("three runs with no discover asked the store %d times, want %d", counter.takes, want)
+			}
+			r.discovered(acme, "", q, []string{"excel:write"})
+			r.used(acme, "", []string{"excel:write"})
+			if b := r.boost(t.Context(), acme, q); b["excel:write"] <= 0 {
+				t.Fatalf("the run after a discover did not learn: %v", b)
+			}
+			before := counter.takes
+			r.used(acme, "", []string{"excel:write"})
+			want = 0
+			if !own {
+				want = 1
+			}
+			if n := counter.takes - before; n != want {
+				t.Errorf("a run after the discover was taken asked the store %d times, want %d", n, want)
+			}
+		})
 	}
 }

@@ -50,6 +50,7 @@ type Queue struct {
 	live    int64    // bytes of the log's lines for queued traces
 	entries []queued // oldest first
 	dropped int64
+	held    int // bytes of JSON of the traces held in memory (queued.mem)
 }
 
 type queued struct {
@@ -57,7 +58,16 @@ type queued struct {
 	at         int64 // unix nanoseconds when first queued
 	off        int64 // of the trace JSON in the log
 	n          int   // its length
+	// mem is the trace as this process pushed it, while the queue holds it
+	// in memory (maxHeld): Peek returns it without reading and decoding the
+	// log line. nil for a trace adopted from the log of an ended process.
+	mem *Trace
 }
+
+// maxHeld bounds the JSON bytes of the traces a Queue also holds in memory:
+// a full batch of short runs' traces, not a long offline backlog, whose
+// traces are read back from the log.
+const maxHeld = 4 << 20
 
 // lineLen is the length of the log line of e.
 func (e queued) lineLen() int64 {
@@ -326,6 +336,10 @@ func (q *Queue) Push(t Trace) error {
 		q.live -= int64(buf.Len())
 		return fmt.Errorf("queue trace %s: %w", t.TraceID, err)
 	}
+	if q.held+len(body) <= maxHeld {
+		q.entries[len(q.entries)-1].mem = &t
+		q.held += len(body)
+	}
 	return q.trim()
 }
 
@@ -345,29 +359,44 @@ func (q *Queue) trim() error {
 
 // Peek returns up to n traces, oldest first except that a trace whose parent
 // is also queued comes right after that parent (a nested capability finishes,
-// and is pushed, before the code that called it).
+// and is pushed, before the code that called it). A trace this Queue holds
+// in memory shares its slices with the queue's copy: callers must not
+// change them in place.
 func (q *Queue) Peek(n int) ([]Trace, error) {
+	out, _, err := q.peek(n)
+	return out, err
+}
+
+// peek is Peek with, for each trace, the length of its JSON when the queue
+// knows it (a trace held in memory is the value whose encoding the log
+// holds), else -1.
+func (q *Queue) peek(n int) ([]Trace, []int, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.f == nil {
-		return nil, errClosed
+		return nil, nil, errClosed
 	}
 	var out []Trace
+	var sizes []int
 	for _, e := range parentsFirst(q.entries) {
 		if len(out) >= n {
 			break
 		}
+		if e.mem != nil {
+			out, sizes = append(out, *e.mem), append(sizes, e.n)
+			continue
+		}
 		body := make([]byte, e.n)
 		if _, err := q.f.ReadAt(body, e.off); err != nil {
-			return out, fmt.Errorf("peek trace queue: %w", err)
+			return out, sizes, fmt.Errorf("peek trace queue: %w", err)
 		}
 		var t Trace
 		if err := json.Unmarshal(body, &t); err != nil {
-			return out, fmt.Errorf("peek trace queue: trace %s: %w", e.id, err)
+			return out, sizes, fmt.Errorf("peek trace queue: trace %s: %w", e.id, err)
 		}
-		out = append(out, t)
+		out, sizes = append(out, t), append(sizes, -1)
 	}
-	return out, nil
+	return out, sizes, nil
 }
 
 // Ack removes the traces with these ids: they were delivered.
@@ -407,6 +436,9 @@ func (q *Queue) removeLocked(ids []string) error {
 		}
 		buf.WriteString("- " + e.id + "\n")
 		q.live -= e.lineLen()
+		if e.mem != nil {
+			q.held -= e.n
+		}
 		return true
 	})
 	if len(q.entries) == 0 && q.f != nil {
@@ -414,7 +446,7 @@ func (q *Queue) removeLocked(ids []string) error {
 		if err := q.f.Truncate(0); err != nil {
 			return err
 		}
-		q.size, q.live = 0, 0
+		q.size, q.live, q.held = 0, 0, 0
 		return nil
 	}
 	if err := q.write(buf.Bytes()); err != nil {
@@ -438,6 +470,7 @@ func (q *Queue) compact() error {
 			return q.keep(old, err)
 		}
 		q.stage(&buf, e.id, e.parent, e.at, body)
+		q.entries[len(q.entries)-1].mem = e.mem
 	}
 	tmp := q.path(".log.tmp")
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR|os.O_APPEND, 0o600)

@@ -284,3 +284,68 @@ func TestQueueDiscardCounts(t *testing.T) {
 		t.Errorf("len %d dropped %d", q.Len(), q.Dropped())
 	}
 }
+
+// The traces a process pushed are peeked from memory, not read back from the
+// log and decoded: the log can change underneath and Peek still returns them,
+// with the length of the JSON the log holds for each.
+func TestQueuePeeksItsOwnTracesFromMemory(t *testing.T) {
+	q := mustOpen(t, t.TempDir(), 100)
+	defer q.Close()
+	a := trace("a", "")
+	a.Tasks = []Task{{TaskID: "t1", ToolID: "fs:read", Args: json.RawMessage(`{"path":"/x"}`), Success: true}}
+	mustPush(t, q, a, trace("b", ""))
+	if err := q.f.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	got, sizes, err := q.peek(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, []Trace{a, trace("b", "")}) {
+		t.Errorf("peek = %+v", got)
+	}
+	for i, tr := range got {
+		if n, _ := jsonLen(tr); sizes[i] != n {
+			t.Errorf("trace %s: size %d, want its JSON's %d", tr.TraceID, sizes[i], n)
+		}
+	}
+}
+
+// What the queue holds in memory is bounded (maxHeld): past it, traces are
+// read back from the log, and what is removed is released.
+func TestQueueHoldsBoundedMemory(t *testing.T) {
+	dir := t.TempDir()
+	q := mustOpen(t, dir, 100)
+	defer q.Close()
+	big := strings.Repeat("x", maxHeld/4)
+	var pushed []string
+	for i := range 6 {
+		tr := trace("t"+strconv.Itoa(i), "")
+		tr.Code = big
+		mustPush(t, q, tr)
+		pushed = append(pushed, tr.TraceID)
+	}
+	if q.held > maxHeld {
+		t.Errorf("held %d bytes, over %d", q.held, maxHeld)
+	}
+	got, sizes, err := q.peek(10)
+	if err != nil || !reflect.DeepEqual(ids(got), pushed) {
+		t.Fatalf("peek = %v, %v", ids(got), err)
+	}
+	if sizes[0] < 0 || sizes[len(sizes)-1] != -1 {
+		t.Errorf("sizes %v: want the first held, the last read from the log", sizes)
+	}
+	if got[len(got)-1].Code != big {
+		t.Error("a trace read back from the log lost its code")
+	}
+	if err := q.Ack(pushed[:2]); err != nil {
+		t.Fatal(err)
+	}
+	held := q.held
+	if err := q.Ack(pushed[2:]); err != nil {
+		t.Fatal(err)
+	}
+	if held <= 0 || q.held != 0 {
+		t.Errorf("held %d after the first two were delivered, %d after all: want some, then none", held, q.held)
+	}
+}

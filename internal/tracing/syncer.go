@@ -33,6 +33,13 @@ type SyncOptions struct {
 	// Rand returns a float in [0,1) for jitter; math/rand/v2 by default.
 	Rand   func() float64
 	Logger *slog.Logger
+	// PostOwn, when set, delivers the batches made only of traces this
+	// process pushed and the Queue held in memory since: sanitized, as Push
+	// wants them, and never read back from a log another process or
+	// version may have written. A gateway in this process may store them
+	// as they are. Traces adopted from a log go to the Syncer's post, in
+	// batches of their own.
+	PostOwn func(ctx context.Context, batch []Trace) error
 }
 
 const maxBatch = 100
@@ -159,14 +166,27 @@ func (s *Syncer) attempt(ctx context.Context) (time.Duration, error) {
 
 func (s *Syncer) drain(ctx context.Context) error {
 	for {
-		batch, err := s.q.Peek(s.opts.BatchSize)
+		batch, sizes, err := s.q.peek(s.opts.BatchSize)
 		if err != nil {
 			return err
 		}
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := s.send(ctx, s.cut(batch)); err != nil {
+		post := s.post
+		if s.opts.PostOwn != nil {
+			// A batch is all held traces (sizes known) or all read back.
+			own := sizes[0] >= 0
+			n := 1
+			for n < len(sizes) && (sizes[n] >= 0) == own {
+				n++
+			}
+			batch, sizes = batch[:n], sizes[:n]
+			if own {
+				post = s.opts.PostOwn
+			}
+		}
+		if err := s.send(ctx, post, s.cut(batch, sizes)); err != nil {
 			return err
 		}
 	}
@@ -180,12 +200,16 @@ func (s *Syncer) maxTraceBytes() int {
 
 // cut shortens batch so its JSON stays under MaxBatchBytes. A trace heavier
 // than one batch allows (queued by an older version, or under a smaller
-// batch limit) is bounded first (Bound): cut, never dropped.
-func (s *Syncer) cut(batch []Trace) []Trace {
+// batch limit) is bounded first (Bound): cut, never dropped. sizes are the
+// traces' JSON lengths where the queue knows them (peek), else -1.
+func (s *Syncer) cut(batch []Trace, sizes []int) []Trace {
 	total := 0
 	out := make([]Trace, 0, len(batch))
-	for _, t := range batch {
-		n, err := jsonLen(t)
+	for i, t := range batch {
+		n, err := sizes[i], error(nil)
+		if n < 0 {
+			n, err = jsonLen(t)
+		}
 		if err == nil && n > s.maxTraceBytes() {
 			t = Bound(t, Limits{MaxBytes: s.maxTraceBytes()})
 			n, err = jsonLen(t)
@@ -211,13 +235,13 @@ func jsonLen(t Trace) (int, error) {
 	return len(b), err
 }
 
-// send posts batch. A permanent rejection of several traces is bisected so
+// send posts batch with post. A permanent rejection of several traces is bisected so
 // one bad trace does not cost the others. A single trace refused as too
 // large (413) is cut to half its size and sent again, down to the bare
 // trace; any other rejected single trace is discarded (and counted by the
 // queue) so it cannot block the queue forever.
-func (s *Syncer) send(ctx context.Context, batch []Trace) error {
-	err := s.post(ctx, batch)
+func (s *Syncer) send(ctx context.Context, post func(context.Context, []Trace) error, batch []Trace) error {
+	err := post(ctx, batch)
 	if err == nil {
 		return s.q.Ack(traceIDs(batch))
 	}
@@ -228,7 +252,7 @@ func (s *Syncer) send(ctx context.Context, batch []Trace) error {
 	if len(batch) == 1 && perm.Status == http.StatusRequestEntityTooLarge {
 		if smaller, ok := halve(batch[0]); ok {
 			s.opts.Logger.Info("trace too large for the gateway, sending it cut", "trace_id", batch[0].TraceID)
-			return s.send(ctx, []Trace{smaller})
+			return s.send(ctx, post, []Trace{smaller})
 		}
 	}
 	if len(batch) == 1 {
@@ -236,10 +260,10 @@ func (s *Syncer) send(ctx context.Context, batch []Trace) error {
 		return s.q.Discard(traceIDs(batch))
 	}
 	half := len(batch) / 2
-	if err := s.send(ctx, batch[:half]); err != nil {
+	if err := s.send(ctx, post, batch[:half]); err != nil {
 		return err
 	}
-	return s.send(ctx, batch[half:])
+	return s.send(ctx, post, batch[half:])
 }
 
 // delay is the server's Retry-After when it gave one, else exponential

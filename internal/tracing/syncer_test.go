@@ -316,3 +316,33 @@ func TestSyncerFlushBoundedByContext(t *testing.T) {
 		t.Errorf("only %d attempts before the deadline", len(batches))
 	}
 }
+
+// With PostOwn, the traces this process pushed go to it and the traces
+// adopted from an ended process's log to post, never in one batch; all are
+// delivered, oldest first.
+func TestSyncerPostsOwnTracesApart(t *testing.T) {
+	dir := t.TempDir()
+	old := mustOpen(t, dir, 100)
+	mustPush(t, old, trace("adopted1", ""), trace("adopted2", ""))
+	crash(old)
+	q := mustOpen(t, dir, 100)
+	defer q.Close()
+	mustPush(t, q, trace("own1", ""), trace("own2", ""))
+	var posted, own [][]string
+	record := func(into *[][]string) func(context.Context, []Trace) error {
+		return func(_ context.Context, batch []Trace) error {
+			*into = append(*into, traceIDs(batch))
+			return nil
+		}
+	}
+	s := NewSyncer(q, record(&posted), SyncOptions{PostOwn: record(&own)})
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(posted, [][]string{{"adopted1", "adopted2"}}, slices.Equal) || !slices.EqualFunc(own, [][]string{{"own1", "own2"}}, slices.Equal) {
+		t.Errorf("posted %v, own %v", posted, own)
+	}
+	if q.Len() != 0 {
+		t.Errorf("queue still holds %d", q.Len())
+	}
+}

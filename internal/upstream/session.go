@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/stdioconn"
 	"github.com/pml-go/pml/internal/tools"
 )
 
@@ -71,7 +72,8 @@ func (s *Server) connect(ctx context.Context) (*session, error) {
 		if err != nil {
 			return nil, err
 		}
-		ss.conn, err = (&mcp.IOTransport{Reader: ss.proc.stdout, Writer: ss.proc.stdin}).Connect(ctx)
+		// The SDK's IOTransport, but decoding each message once (stdioconn).
+		ss.conn = stdioconn.New(ss.proc.stdout, ss.proc.stdin, 0)
 	case TypeSSE:
 		ss.conn, err = connectSSE(ctx, s.cfg.URL, httpClient(s.pool.transport, s.cfg.Headers, s.pool.opts.StopGrace))
 	default:

@@ -18,6 +18,7 @@ import (
 	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -162,11 +163,32 @@ func (r *report) ref(wait time.Duration) *wire.CapabilityRef {
 // change (secretFilters): it is asked twice per execution, once before the
 // gateway round trip (noLearn) and once before the answer (learn), and
 // building a sanitizer for a .env of twenty values takes most of a
-// millisecond (docs/performance.md "The hybrid path").
+// millisecond (docs/performance.md "The hybrid path"). Its answer is kept
+// per sanitizer, code and intent: the second ask of an execution, and the
+// code an AI client sends again, do not run the rules again.
 func (p *Workspace) holdsSecret(code, intent string) bool {
 	san, _ := p.secretFilters()
-	return san.HasSecret(code) || san.HasSecret(intent)
+	key := secretCheck{san: san, code: code, intent: intent}
+	if held, ok := p.secretChecks.Get(key); ok {
+		return held
+	}
+	p.lookups.secretChecks.Add(1)
+	held := san.HasSecret(code) || san.HasSecret(intent)
+	return p.secretChecks.Add(key, held, len(code)+len(intent))
 }
+
+// secretCheck is what holdsSecret's answer depends on: a sanitizer is
+// built anew when the secret values change.
+type secretCheck struct {
+	san          *tracing.Sanitizer
+	code, intent string
+}
+
+// Bounds of the holdsSecret answers kept: the code of recent executions.
+const (
+	secretChecksEntries = 256
+	secretChecksBytes   = 4 << 20
+)
 
 // noLearn is req asking the gateway not to learn it when it holds a secret
 // the gateway cannot know of (a .env value), or any other.

@@ -56,10 +56,12 @@ func Open(ctx context.Context, dir string, log *slog.Logger) (*Workspace, error)
 		}
 		gw = r
 	} else {
-		// Local mode serves one tenant: no global layer to share with.
+		// Local mode serves one tenant: no global layer to share with. Its
+		// discovers and runs are this process's AI client's: another
+		// process of the workspace has a client of its own.
 		off := 0
 		svc, closer, err := gateway.Open(ctx, gateway.Options{DB: filepath.Join(ws, StateDir, "gateway.db"), Logger: log, Limits: limits, Admission: ctrl,
-			Analyzer: analyzer, Config: gateway.FileConfig{Global: &gateway.GlobalLayer{K: &off}}})
+			Analyzer: analyzer, Config: gateway.FileConfig{Global: &gateway.GlobalLayer{K: &off}}, OwnDiscovers: true})
 		if err != nil {
 			return nil, fmt.Errorf("local mode: %w", err)
 		}

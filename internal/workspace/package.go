@@ -19,6 +19,7 @@ import (
 	"github.com/pml-go/pml/internal/approval"
 	"github.com/pml-go/pml/internal/atomicfile"
 	"github.com/pml-go/pml/internal/gatewayclient"
+	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/runner"
@@ -91,6 +92,7 @@ type Workspace struct {
 	// permsChecked is the permissions and servers warnPermissions last
 	// checked, so each set is warned about once.
 	permsChecked string
+	permsLocal   *tools.Mux                       // the local tools of the configuration permsChecked came from
 	applied      map[string]upstream.ServerConfig // servers currently in the pool, as started
 	missing      map[string][]string              // server -> ${VAR}s set nowhere
 	local        *tools.Mux
@@ -105,6 +107,8 @@ type Workspace struct {
 
 	cfgWrite sync.Mutex // serializes the package's own edits of .pml.json ("always")
 	recordMu sync.Mutex // serializes this process's writes of the server records
+
+	secretChecks *lru.Cache[secretCheck, bool] // holdsSecret's answers
 
 	secretMu   sync.Mutex // guards the secret filters, rebuilt when the values change
 	secretVals []string
@@ -147,6 +151,8 @@ func New(o Options) (*Workspace, error) {
 		applied:   map[string]upstream.ServerConfig{},
 		catalog:   map[string]catalogLookup{},
 		learned:   map[string]*report{},
+
+		secretChecks: lru.New[secretCheck, bool](secretChecksEntries, secretChecksBytes),
 	}
 	p.pool = upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger, MinimalEnv: true,
 		OnStart: p.noteServerStart, OnTools: p.noteServerTools})

@@ -53,6 +53,7 @@ func (p *Workspace) startRun(ctx context.Context, run func(context.Context) wire
 	stopOnClose := context.AfterFunc(p.closing, cancel)
 	p.runs.Add(1)
 	go func() {
+		reserveStack()
 		defer p.runs.Done()
 		defer close(lr.done)
 		defer cancel()

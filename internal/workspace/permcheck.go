@@ -21,6 +21,17 @@ import (
 // name a tool of a server not started yet, or one the gateway adds later,
 // and a rule that matches nothing changes nothing.
 func (p *Workspace) warnPermissions(ctx context.Context, cfg Config, local *tools.Mux) {
+	// The local tools are rebuilt with every reload of .pml.json: the same
+	// mux is the same configuration, checked already, and the key below
+	// (an encoding per execute) is not worth building again.
+	p.mu.Lock()
+	same := local == p.permsLocal
+	p.permsLocal = local
+	p.mu.Unlock()
+	if same {
+		return
+	}
+	p.lookups.permKeys.Add(1)
 	key, _ := json.Marshal([]any{cfg.Permissions, slices.Sorted(maps.Keys(cfg.MCPServers))})
 	p.mu.Lock()
 	seen := p.permsChecked == string(key)

@@ -33,6 +33,9 @@ type lookups struct {
 	config   atomic.Int64 // refreshConfig
 	analyses atomic.Int64 // Analyze of an execute's code
 	rules    atomic.Int64 // routingRules
+	permKeys atomic.Int64 // warnPermissions comparing the permissions with the last checked
+	// secretChecks counts holdsSecret running the sanitizer's rules.
+	secretChecks atomic.Int64
 }
 
 // readConfig fills the plan's configuration and local tools. A malformed

@@ -123,3 +123,60 @@ func TestContinueReadsTheConfigurationAgain(t *testing.T) {
 		t.Fatalf("next execute: %+v", a)
 	}
 }
+
+// The permission rules are checked against the known tools when the
+// configuration is new, not on every execute: an execute with .pml.json
+// unchanged does not even build the comparison key, and one after an edit
+// does.
+func TestPermissionsCheckedOncePerConfiguration(t *testing.T) {
+	p, ws := openLocal(t, `{"permissions": {"allow": ["filesystem:read_file"]}}`)
+	run := func() int64 {
+		t.Helper()
+		before := p.lookups.permKeys.Load()
+		if a := p.Execute(context.Background(), wire.ExecuteRequest{Code: `return 1`}); a.Status != wire.StatusSuccess {
+			t.Fatalf("%+v", a)
+		}
+		return p.lookups.permKeys.Load() - before
+	}
+	run()
+	if n := run(); n != 0 {
+		t.Errorf("an execute with the configuration unchanged compared the permissions %d times, want 0", n)
+	}
+	testfixture.WriteFile(t, ws, ConfigFile, `{"permissions": {"allow": ["filesystem:read_file", "filesystem:write_file"]}}`)
+	p.invalidateLocal() // a write within the file's timestamp granularity
+	if n := run(); n != 1 {
+		t.Errorf("an execute after an edit of .pml.json compared the permissions %d times, want 1", n)
+	}
+}
+
+// Whether an execution's code holds a secret is asked before the gateway
+// round trip and again before the answer: the rules run once for both, and
+// not at all for code sent again, until the secret values change.
+func TestSecretCheckOncePerCode(t *testing.T) {
+	p, ws := openLocal(t, `{"permissions": {"allow": ["filesystem:read_file"]}}`)
+	checks := func(code string) int64 {
+		t.Helper()
+		before := p.lookups.secretChecks.Load()
+		if a := p.Execute(context.Background(), wire.ExecuteRequest{Code: code}); a.Status != wire.StatusSuccess {
+			t.Fatalf("%+v", a)
+		}
+		return p.lookups.secretChecks.Load() - before
+	}
+	const code = `return "first-value-7f3a9c2e".length`
+	if n := checks(code); n != 1 {
+		t.Errorf("an execute ran the secret rules %d times, want 1", n)
+	}
+	if n := checks(code); n != 0 {
+		t.Errorf("the same code again ran the secret rules %d times, want 0", n)
+	}
+	testfixture.WriteFile(t, ws, ".env", "TOKEN=first-value-7f3a9c2e\n")
+	if err := p.env.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if n := checks(code); n != 1 {
+		t.Errorf("after a .env edit the code was checked %d times, want 1", n)
+	}
+	if !p.holdsSecret(code, "") {
+		t.Error("the code holds the new .env value")
+	}
+}

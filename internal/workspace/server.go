@@ -22,8 +22,20 @@ func (p *Workspace) NewMCPServer() *mcp.Server {
 		})
 	srv.AddTool(p.adminTool())
 	exposed := &exposedTools{p: p, srv: srv, added: map[string]bool{}}
-	srv.AddReceivingMiddleware(exposed.middleware, unlistAdmin)
+	srv.AddReceivingMiddleware(exposed.middleware, unlistAdmin, reserveCallStack)
 	return srv
+}
+
+// reserveCallStack gives a tool call's goroutine, which the SDK starts for
+// each request, its stack before the call decodes its arguments
+// (reserveStack).
+func reserveCallStack(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			reserveStack()
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // unlistAdmin leaves admin out of tools/list while it stays callable: the

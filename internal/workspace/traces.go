@@ -92,18 +92,13 @@ func startTraceSync(ws string, gw gatewayclient.Gateway, opts tracing.SyncOption
 		close(ts.done)
 		return ts, nil
 	}
-	ts.post = func(ctx context.Context, batch []tracing.Trace) error {
-		ts.mu.Lock()
-		defer ts.mu.Unlock()
-		dropped := q.Dropped()
-		b := gatewayclient.TraceBacklog{Depth: max(q.Len()-len(batch), 0), Dropped: dropped - ts.reported}
-		if err := poster.PostTraces(ctx, batch, b); err != nil {
-			return err
-		}
-		ts.reported = dropped
-		return nil
+	ts.post = ts.withBacklog(poster.PostTraces)
+	if own, ok := gw.(gatewayclient.OwnTracePoster); ok {
+		// Local mode: the gateway in this process takes the traces this
+		// process sanitized as they are.
+		ts.opts.PostOwn = ts.withBacklog(own.PostOwnTraces)
 	}
-	ts.syncer = tracing.NewSyncer(q, ts.post, opts)
+	ts.syncer = tracing.NewSyncer(q, ts.post, ts.opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	ts.cancel = cancel
 	go func() {
@@ -113,6 +108,21 @@ func startTraceSync(ws string, gw gatewayclient.Gateway, opts tracing.SyncOption
 	// Traces left by an earlier run (a crash, an offline period) go now.
 	ts.syncer.Notify()
 	return ts, nil
+}
+
+// withBacklog makes post deliver a batch with the queue's backlog.
+func (ts *traceSync) withBacklog(post func(context.Context, []tracing.Trace, gatewayclient.TraceBacklog) error) func(context.Context, []tracing.Trace) error {
+	return func(ctx context.Context, batch []tracing.Trace) error {
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		dropped := ts.queue.Dropped()
+		b := gatewayclient.TraceBacklog{Depth: max(ts.queue.Len()-len(batch), 0), Dropped: dropped - ts.reported}
+		if err := post(ctx, batch, b); err != nil {
+			return err
+		}
+		ts.reported = dropped
+		return nil
+	}
 }
 
 // errGiveUp ends the shutdown flush at its first failure.

@@ -244,3 +244,38 @@ func TestLocalModeTraces(t *testing.T) {
 		t.Errorf("local executions counted %v", got)
 	}
 }
+
+// In local mode the in-process gateway stores the package's traces without
+// sanitizing them a second time (the package did, with the .env values the
+// gateway's sanitizer does not know): what it stores is still sanitized.
+func TestLocalModeStoresTracesSanitized(t *testing.T) {
+	svc, closer, err := gateway.Open(context.Background(), gateway.Options{DB: t.TempDir() + "/g.db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const envSecret = "hunter2-correct-horse-battery"
+	ws := trWorkspace(t, map[string]string{
+		".env":     "PAYMENTS_SECRET_VALUE=" + envSecret + "\n",
+		"data.txt": "pass " + envSecret + "; key sk-abcdefghijklmnopqrstuvwx0123456789; mail bob@example.com",
+	})
+	p, err := New(Options{Workspace: ws, Gateway: &gatewayclient.InProcess{Service: svc, Closer: closer.Close}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	a := trExec(t, p, `return (await mcp.filesystem.read_file({ path: "data.txt" })).length`)
+	var stored []byte
+	trWaitFor(t, "the trace in process", func() bool {
+		tr, err := svc.Store().TraceByID(context.Background(), gateway.LocalScope, a.TraceID)
+		stored = tr.Body
+		return err == nil
+	})
+	for _, leak := range []string{envSecret, "sk-abcdefghijklmnopqrstuvwx0123456789", "bob@example.com"} {
+		if strings.Contains(string(stored), leak) {
+			t.Errorf("stored trace leaks %q: %s", leak, stored)
+		}
+	}
+	if !strings.Contains(string(stored), tracing.Redacted) || !strings.Contains(string(stored), "[EMAIL]") {
+		t.Errorf("stored trace not sanitized: %s", stored)
+	}
+}

@@ -330,3 +330,31 @@ func TestKeepGroupsKeepTenantsApart(t *testing.T) {
 		t.Fatalf("%d traces dropped, want the bad one", got)
 	}
 }
+
+// Ingest sanitizes what a package posts; IngestSanitized, for the traces
+// the package of the same process sanitized itself (local mode), checks and
+// stores them as they are.
+func TestIngestSanitizedSkipsOnlyTheSecondPass(t *testing.T) {
+	api, _, st := newAPI(t)
+	ctx := context.Background()
+	posted := localTrace("posted", "")
+	posted.Tasks[0].Args = json.RawMessage(`{"mail":"bob@example.com"}`)
+	own := posted
+	own.TraceID = "own"
+	if _, err := api.Ingest(ctx, acme, "", []tracing.Trace{posted}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := api.IngestSanitized(ctx, acme, "", []tracing.Trace{own, own}); err != nil || res != (traceapi.IngestResult{Stored: 1, Duplicates: 1}) {
+		t.Fatalf("IngestSanitized: %+v, %v", res, err)
+	}
+	for id, want := range map[string]string{"posted": "[EMAIL]", "own": "bob@example.com"} {
+		tr, err := st.TraceByID(ctx, acme, id)
+		if err != nil || !strings.Contains(string(tr.Body), want) {
+			t.Errorf("trace %s stored as %s (%v), want %q in it", id, tr.Body, err, want)
+		}
+	}
+	bad := localTrace("bad id!", "")
+	if _, err := api.IngestSanitized(ctx, acme, "", []tracing.Trace{bad}); pmlerr.CodeOf(err, "") != pmlerr.InvalidRequest {
+		t.Errorf("IngestSanitized took a malformed trace: %v", err)
+	}
+}

@@ -64,6 +64,18 @@ type IngestResult struct {
 // pmlerr.Unknown in the metrics and the dashboard. Storing is idempotent on
 // trace_id.
 func (a *API) Ingest(ctx context.Context, scope store.Scope, caller string, traces []tracing.Trace) (IngestResult, error) {
+	return a.ingestBatch(ctx, scope, caller, traces, true)
+}
+
+// IngestSanitized is Ingest for traces this process's own package
+// sanitized (local mode: tracing.SyncOptions.PostOwn), with the .env
+// values this gateway's sanitizer does not even know: they are checked
+// and stored as Ingest does, without the sanitizer's second pass.
+func (a *API) IngestSanitized(ctx context.Context, scope store.Scope, caller string, traces []tracing.Trace) (IngestResult, error) {
+	return a.ingestBatch(ctx, scope, caller, traces, false)
+}
+
+func (a *API) ingestBatch(ctx context.Context, scope store.Scope, caller string, traces []tracing.Trace, sanitize bool) (IngestResult, error) {
 	var res IngestResult
 	if len(traces) > MaxTracesPerRequest {
 		return res, pmlerr.New(pmlerr.InvalidRequest, "%d traces in one request; at most %d", len(traces), MaxTracesPerRequest)
@@ -96,7 +108,10 @@ func (a *API) Ingest(ctx context.Context, scope store.Scope, caller string, trac
 			continue
 		}
 		seen[t.TraceID] = true
-		t = a.sanitizer.Trace(normalizeTrace(t))
+		t = normalizeTrace(t)
+		if sanitize {
+			t = a.sanitizer.Trace(t)
+		}
 		t.Caller = caller // who sent it, not who it claims
 		row, err := t.StoreRecord(scope)
 		if err != nil {
