@@ -215,14 +215,14 @@ const (
 // rerank applies the capability, learned and graph rules to BM25's scores
 // for query (docs/how-it-works.md "Discover and the tool graph"):
 //   - a capability counts its own score capabilityWeight more and takes
-//     capabilityShare of its best tool's when it fits the task (taskView.fit:
-//     its text and the task say much of each other and its tools are what
-//     the task needs), or when it ran more than once (a habit) and fits
-//     half as well. One that fits less
-//     ranks by its own words, scaled by its fit, below the crowdFree best
-//     tools: a skill learned for another task, its long intent sharing a
-//     few common words with the query and its tools including the one the
-//     query needs, does not take the place of the tools this task needs;
+//     capabilityShare of its best tool's when it fits the task
+//     (taskView.fit: its text and the task say much of each other and its
+//     tools are what the task needs), or when it ran more than once (a
+//     habit) and fits half as well. One that fits less ranks by its own
+//     words, scaled by its fit, below the crowdFree best tools: a skill
+//     learned for another task, its long intent sharing a few common
+//     words with the query and its tools including the one the query
+//     needs, does not take the place of the tools this task needs;
 //   - a tool the tenant's runs taught for query (boost: learned words, the
 //     query's family) gains boostShare of the best hit's score;
 //   - each of the best hits lifts the tools that usually follow it in runs
