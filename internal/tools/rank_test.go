@@ -110,3 +110,25 @@ func TestRankParaphrases(t *testing.T) {
 		t.Errorf("Rank(folder) = %v, want the directory tool through its synonym", got)
 	}
 }
+
+// Direct is a tool's score by what it says of itself: its learned words
+// lift Score, not Direct, and a tool that learned none scores the same
+// both ways.
+func TestDirectLeavesLearnedWordsOut(t *testing.T) {
+	infos := []Info{
+		{ID: "weather:get_forecast", Description: "Get the weather forecast for a city."},
+		{ID: "stocks:get_history", Description: "Get the price history of a stock.", Learned: "historical prices chart nvda "},
+	}
+	hits := Score("historical prices of NVDA over the last year", infos)
+	by := map[string]Scored{}
+	for _, h := range hits {
+		by[h.Info.ID] = h
+	}
+	h := by["stocks:get_history"]
+	if h.Score <= h.Direct || h.Direct <= 0 {
+		t.Fatalf("a tool whose learned words match: Score %.3f, Direct %.3f; want Score above a positive Direct", h.Score, h.Direct)
+	}
+	if h, ok := by["weather:get_forecast"]; ok && h.Direct != h.Score {
+		t.Fatalf("a tool without learned words: Score %.3f, Direct %.3f", h.Score, h.Direct)
+	}
+}
