@@ -119,7 +119,7 @@ func TestDirectLeavesLearnedWordsOut(t *testing.T) {
 		{ID: "weather:get_forecast", Description: "Get the weather forecast for a city."},
 		{ID: "stocks:get_history", Description: "Get the price history of a stock.", Learned: "historical prices chart nvda "},
 	}
-	hits := Score("historical prices of NVDA over the last year", infos)
+	hits := Score("historical prices of NVDA, and the weather forecast", infos)
 	by := map[string]Scored{}
 	for _, h := range hits {
 		by[h.Info.ID] = h
@@ -128,7 +128,7 @@ func TestDirectLeavesLearnedWordsOut(t *testing.T) {
 	if h.Score <= h.Direct || h.Direct <= 0 {
 		t.Fatalf("a tool whose learned words match: Score %.3f, Direct %.3f; want Score above a positive Direct", h.Score, h.Direct)
 	}
-	if h, ok := by["weather:get_forecast"]; ok && h.Direct != h.Score {
+	if h := by["weather:get_forecast"]; h.Score <= 0 || h.Direct != h.Score {
 		t.Fatalf("a tool without learned words: Score %.3f, Direct %.3f", h.Score, h.Direct)
 	}
 }
