@@ -314,6 +314,9 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 type taskView struct {
 	text            string
 	learned, direct toolScores
+	// fits are the capabilities' fits found so far: a fit depends on the
+	// task alone, and every need's ranking asks it again.
+	fits map[string]float64
 }
 
 // toolScores are the tools' scores for a task, its best and the score of
@@ -328,7 +331,7 @@ func newTaskView(text string, hits []tools.Scored, meta func(string) DiscoveredT
 	for i, s := range hits {
 		direct[i] = tools.Scored{Info: s.Info, Score: s.Direct}
 	}
-	return taskView{text: text, learned: newToolScores(hits, meta), direct: newToolScores(direct, meta)}
+	return taskView{text: text, learned: newToolScores(hits, meta), direct: newToolScores(direct, meta), fits: map[string]float64{}}
 }
 
 func newToolScores(hits []tools.Scored, meta func(string) DiscoveredTool) toolScores {
@@ -349,6 +352,16 @@ func newToolScores(hits []tools.Scored, meta func(string) DiscoveredTool) toolSc
 // judged by the whole task, not by one need, and for a skill run once by
 // what they say of themselves.
 func (v taskView) fit(c tools.Info, d DiscoveredTool) float64 {
+	if fit, ok := v.fits[c.ID]; ok {
+		return fit
+	}
+	fit := v.fitOf(c, d)
+	v.fits[c.ID] = fit
+	return fit
+}
+
+// fitOf is fit, found.
+func (v taskView) fitOf(c tools.Info, d DiscoveredTool) float64 {
 	fit := min(1, skillCover(v.text, c, d.Repeated)/fitCover)
 	ts := v.direct
 	if d.Repeated {
