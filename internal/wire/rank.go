@@ -360,7 +360,7 @@ func (v taskView) fit(c tools.Info, d DiscoveredTool) float64 {
 	return fit
 }
 
-// fitOf is fit, found.
+// fitOf works out fit, which caches it.
 func (v taskView) fitOf(c tools.Info, d DiscoveredTool) float64 {
 	fit := min(1, skillCover(v.text, c, d.Repeated)/fitCover)
 	ts := v.direct
