@@ -295,7 +295,7 @@ func (s *Service) discoverCapabilities(ctx context.Context, c Caller) map[string
 		uses := cp.TimesRun()
 		out[id] = wire.DiscoveredTool{ID: id, Kind: "capability", Description: desc, Routing: cp.Routing,
 			FQDN: e.FQDN(), Owner: registry.Owner(cp.Scope), InputSchema: registry.RequireLifted(cp.ArgsSchema), OutputSchema: cp.OutputSchema,
-			Uses: &uses, Undescribed: cp.Description == "" && cp.TimesRun() <= 1, Repeated: cp.TimesRun() > 1,
+			Uses: &uses, Undescribed: cp.Description == "" && cp.TimesRun() <= 1, Repeated: cp.Habit(),
 			ToolsUsed: cp.ToolsUsed, SuccessRate: learning.SuccessRate(*cp)}
 	}
 	return out

@@ -38,6 +38,24 @@ func TestCapabilityLearnAndDedupe(t *testing.T) {
 		!strings.Contains(string(c.ArgsSchema), `"a"`) || c.Description != "Sum two numbers" {
 		t.Fatalf("stored %+v (args schema %s)", c, c.ArgsSchema)
 	}
+	// Run for another task, it is not yet a habit; run again for its own
+	// intent (in other case), it is (store.Capability.Habit).
+	habit := func() bool {
+		t.Helper()
+		d, err := g.Service.Discover(context.Background(), gateway.Caller{Scope: store.Scope{Org: "acme", Project: "web"}},
+			wire.DiscoverRequest{Name: first.Name, Schemas: true})
+		if err != nil || len(d.Tools) != 1 {
+			t.Fatalf("discover %s: %+v, %v", first.Name, d, err)
+		}
+		return d.Tools[0].Repeated
+	}
+	if habit() {
+		t.Fatal("a capability run once for its intent and once for another task is a habit")
+	}
+	learn(t, s, sumCode, "sum two NUMBERS")
+	if !habit() {
+		t.Fatal("a capability run twice for its intent is not a habit")
+	}
 	// A failed run is not saved.
 	a := gatewaytest.Execute(t, s, wire.ExecuteRequest{Code: "throw new Error('no')", Intent: "fails"})
 	if a.Status != wire.StatusError || a.Capability != nil {

@@ -176,8 +176,10 @@ func (l *Learner) Learn(ctx context.Context, r Run) (c store.Capability, ok bool
 	k, now := shapeKey{r.Scope, shape.Hash}, time.Now()
 	if known, ok := l.shapes.Get(k, now); ok {
 		// A shape this process saved lately: one write to count the use,
-		// as before lifting; the rest after the answer.
+		// as before lifting; the rest after the answer. Its intent says
+		// whether the run is a habit's (store.Capability.Habit).
 		known.Code, known.ArgsSchema, known.OutputSchema, known.ParamsLifted = r.Code, nil, nil, false
+		known.Description = r.Intent
 		saved, err := l.registry.Save(ctx, known)
 		if err != nil {
 			return store.Capability{}, false, fmt.Errorf("saving capability: %w", err)

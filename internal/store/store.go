@@ -81,8 +81,14 @@ type Capability struct {
 	// first saved it, each later one saved it again), and Uses its calls
 	// by name (CountCapabilityUse). What every surface shows as a
 	// capability's uses is their sum, TimesRun (docs/protocol.md).
-	UsageCount int64     `json:"usage_count"`
-	Uses       int64     `json:"uses"`
+	UsageCount int64 `json:"usage_count"`
+	Uses       int64 `json:"uses"`
+	// IntentRuns counts the learned runs whose intent was Description (in
+	// any case): the first, and each later one saved with the same intent.
+	// Two different tasks that happen to run one shape both count in
+	// UsageCount, only one here. Learning's ranking input (Habit), not
+	// shown.
+	IntentRuns int64     `json:"-"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 }
@@ -93,6 +99,12 @@ type Capability struct {
 // twice. Discover, the catalog, the admin tool and the dashboard all show
 // this as `uses` (docs/protocol.md), so one number means one thing.
 func (c Capability) TimesRun() int64 { return c.UsageCount + c.Uses }
+
+// Habit reports whether the capability ran more than once for what it is
+// for: learned again for the intent it was learned for, or called by name.
+// Discover holds a skill that is not a habit to more before it ranks it
+// first (docs/how-it-works.md "Discover and the tool graph").
+func (c Capability) Habit() bool { return c.IntentRuns+c.Uses > 1 }
 
 // CapabilityName is what code calls a capability: namespace:action.
 type CapabilityName struct {
@@ -416,8 +428,9 @@ type Store interface {
 	TakePendingRun(ctx context.Context, scope Scope, id string) ([]byte, error)
 
 	// Capabilities. SaveCapability inserts c, or, when c.Scope already has a
-	// capability with the same CodeHash, increments its UsageCount and returns
-	// that one unchanged otherwise (deduplication by code hash).
+	// capability with the same CodeHash, increments its UsageCount (and its
+	// IntentRuns when c.Description is its description, in any case) and
+	// returns that one unchanged otherwise (deduplication by code hash).
 	SaveCapability(ctx context.Context, c Capability) (Capability, error)
 	CapabilityByID(ctx context.Context, id string) (Capability, error)
 	// CapabilityByName finds namespace:action among the capabilities visible to viewer,

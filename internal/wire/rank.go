@@ -217,12 +217,12 @@ const (
 //   - a capability counts its own score capabilityWeight more and takes
 //     capabilityShare of its best tool's when it fits the task
 //     (taskView.fit: its text and the task say much of each other and its
-//     tools are what the task needs), or when it ran more than once (a
-//     habit) and fits half as well. One that fits less ranks by its own
-//     words, scaled by its fit, below the crowdFree best tools: a skill
-//     learned for another task, its long intent sharing a few common
-//     words with the query and its tools including the one the query
-//     needs, does not take the place of the tools this task needs;
+//     tools are what the task needs), or when it ran again for what it
+//     was learned for (a habit) and fits half as well. One that fits less
+//     ranks by its own words, scaled by its fit, below the crowdFree best
+//     tools: a skill learned for another task, its long intent sharing a
+//     few common words with the query and its tools including the one the
+//     query needs, does not take the place of the tools this task needs;
 //   - a tool the tenant's runs taught for query (boost: learned words, the
 //     query's family) gains boostShare of the best hit's score;
 //   - each of the best hits lifts the tools that usually follow it in runs
@@ -307,8 +307,9 @@ func rerank(scored []tools.Scored, all []tools.Info, meta func(string) Discovere
 // taskView is the whole task as rerank judges a capability's fit by it:
 // its text, and each tool's score for it with the words runs taught it
 // (learned) and by what the tool says of itself alone (direct), with the
-// scores a strong hit reaches in each. A skill run once taught its tools
-// the words of its intent: judged with them, its tools would be strong
+// scores a strong hit reaches in each. A skill that is no habit (run
+// once, or once for each of several tasks) taught its tools the words of
+// its intent: judged with them, its tools would be strong
 // for any task worded like that intent, which is its text counted twice.
 // A habit's runs are what taught its tools their words, and they count.
 type taskView struct {
@@ -349,8 +350,8 @@ func newToolScores(hits []tools.Scored, meta func(string) DiscoveredTool) toolSc
 // when every one of its tools is a strong hit among the task's best tools
 // (toolsStrong of the best hit's score, and among the crowdFree best: a
 // query naming a server makes most of its tools strong). Its tools are
-// judged by the whole task, not by one need, and for a skill run once by
-// what they say of themselves.
+// judged by the whole task, not by one need, and for a skill that is no
+// habit by what they say of themselves.
 func (v taskView) fit(c tools.Info, d DiscoveredTool) float64 {
 	if fit, ok := v.fits[c.ID]; ok {
 		return fit
@@ -383,8 +384,8 @@ func (v taskView) fitOf(c tools.Info, d DiscoveredTool) float64 {
 }
 
 // skillCover is how much a capability's text and the task say of each
-// other. For a habit (a skill run more than once) it is the share of the
-// task its text says. For a skill run once it is also at most the share of
+// other. For a habit (DiscoveredTool.Repeated) it is the share of the
+// task its text says. For another skill it is also at most the share of
 // its intent the task says: learned for another task of the same server,
 // it says part of this one ("GitLab", "merge") but does much this one does
 // not ask ("delete the merged branches, clear my todos"), where a

@@ -379,9 +379,10 @@ type DiscoveredTool struct {
 	// Undescribed marks a capability learned without an intent: it ranks
 	// below tools unless the query names it.
 	Undescribed bool `json:"undescribed,omitempty"`
-	// Repeated marks a capability that ran more than once (its learning
-	// runs and calls together): a habit, which ranks by its words and
-	// tools; one run of another task must also fit the query to rank so.
+	// Repeated marks a habit: a capability run again for what it was
+	// learned for (a learning run with its own intent, or a call by name;
+	// store.Capability.Habit), which ranks by its words and tools; a skill
+	// run once, or for different tasks, must also fit the query to rank so.
 	Repeated bool `json:"repeated,omitempty"`
 	// ToolsUsed are a capability's tools, and SuccessRate the share of its
 	// recent runs that succeeded (absent before any was counted): discover

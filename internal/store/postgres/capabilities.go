@@ -21,9 +21,10 @@ func (s *Store) SaveCapability(ctx context.Context, c store.Capability) (store.C
 	row := s.pool.QueryRow(ctx, `
 		INSERT INTO capabilities (id, org, project, namespace, action, description, code, code_hash,
 			tools_used, routing, args_schema, visibility, usage_count, created_at, updated_at,
-			output_schema, params_lifted)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-		ON CONFLICT (org, project, code_hash) DO UPDATE SET usage_count = capabilities.usage_count + 1
+			output_schema, params_lifted, intent_runs)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $13)
+		ON CONFLICT (org, project, code_hash) DO UPDATE SET usage_count = capabilities.usage_count + 1,
+			intent_runs = capabilities.intent_runs + (lower(capabilities.description) = lower(excluded.description))::int
 		RETURNING `+storeutil.CapabilityColumns,
 		c.ID, c.Scope.Org, c.Scope.Project, c.Namespace, c.Action, c.Description, c.Code, c.CodeHash,
 		c.ToolsUsed, c.Routing, nullJSON(c.ArgsSchema), string(c.Visibility), c.UsageCount,
@@ -96,7 +97,7 @@ func scanCapability(row scanner) (store.Capability, error) {
 	)
 	err := row.Scan(&c.ID, &c.Scope.Org, &c.Scope.Project, &c.Namespace, &c.Action, &c.Description,
 		&c.Code, &c.CodeHash, &c.ToolsUsed, &c.Routing, &args, &vis, &c.UsageCount, &c.CreatedAt, &c.UpdatedAt, &c.Uses,
-		&output, &c.ParamsLifted, &c.RecentRuns)
+		&output, &c.ParamsLifted, &c.RecentRuns, &c.IntentRuns)
 	if err != nil {
 		return store.Capability{}, err
 	}

@@ -20,26 +20,27 @@ func capability(sc store.Scope, ns, action, code string, vis store.Visibility) s
 
 func runCapabilities(t *testing.T, open func(t *testing.T) store.Store) {
 	subtests(t, open, map[string]func(t *testing.T, s store.Store){
-		"SaveFillsDefaults":          testSaveFillsDefaults,
-		"SaveDedupesByScopeAndHash":  testSaveDedupes,
-		"ByID":                       testCapabilityByID,
-		"VisibilityByName":           testVisibilityByName,
-		"OwnScopePreferredOnClash":   testNamePreference,
-		"LatestVersionByName":        testLatestVersion,
-		"ListVisibilityAndPaging":    testListCapabilities,
-		"UpdateAndRename":            testUpdateCapability,
-		"UpdateOtherScopeNotFound":   testUpdateOtherScope,
-		"InvalidCapabilityRejected":  testInvalidCapability,
-		"RoundTripsEveryField":       testCapabilityRoundTrip,
-		"SameCodeInOtherScopeIsNew":  testSameCodeOtherScope,
-		"UsageCountGivenIsKept":      testUsageCountKept,
-		"ListEmptyAndOffsetPastEnd":  testListEmpty,
-		"ListOwnersApartCurrentOnly": testListOwnersApart,
-		"RenameKeepsOldNameForget":   testRenameAndForget,
-		"ByNameUnknownIsNotFound":    testByNameUnknown,
-		"UpdateUnknownIDIsNotFound":  testUpdateUnknown,
-		"UpdateMakesNameFindable":    testUpdateVisibilityOpensAccess,
-		"UpdateKeepsCodeAndCounters": testUpdateKeepsRest,
+		"SaveFillsDefaults":           testSaveFillsDefaults,
+		"SaveDedupesByScopeAndHash":   testSaveDedupes,
+		"ByID":                        testCapabilityByID,
+		"VisibilityByName":            testVisibilityByName,
+		"OwnScopePreferredOnClash":    testNamePreference,
+		"LatestVersionByName":         testLatestVersion,
+		"ListVisibilityAndPaging":     testListCapabilities,
+		"UpdateAndRename":             testUpdateCapability,
+		"UpdateOtherScopeNotFound":    testUpdateOtherScope,
+		"InvalidCapabilityRejected":   testInvalidCapability,
+		"RoundTripsEveryField":        testCapabilityRoundTrip,
+		"SameCodeInOtherScopeIsNew":   testSameCodeOtherScope,
+		"UsageCountGivenIsKept":       testUsageCountKept,
+		"ListEmptyAndOffsetPastEnd":   testListEmpty,
+		"ListOwnersApartCurrentOnly":  testListOwnersApart,
+		"RenameKeepsOldNameForget":    testRenameAndForget,
+		"ByNameUnknownIsNotFound":     testByNameUnknown,
+		"UpdateUnknownIDIsNotFound":   testUpdateUnknown,
+		"UpdateMakesNameFindable":     testUpdateVisibilityOpensAccess,
+		"UpdateKeepsCodeAndCounters":  testUpdateKeepsRest,
+		"IntentRunsCountItsOwnIntent": testIntentRuns,
 	})
 }
 
@@ -459,5 +460,36 @@ func testInvalidCapability(t *testing.T, s store.Store) {
 	good.Visibility = ""
 	if err := s.UpdateCapability(t.Context(), good); err == nil {
 		t.Error("update to an empty visibility accepted")
+	}
+}
+
+// testIntentRuns: a save of the same code counts an intent run only when
+// its description is the stored one, in any case; a habit is that or a
+// call by name.
+func testIntentRuns(t *testing.T, s store.Store) {
+	c := capability(acmeWeb, "logs", "errors", "return 'errors'", store.VisibilityPrivate)
+	c.Description = "Pull the last hour of errors"
+	first := must(s.SaveCapability(t.Context(), c)).of(t)
+	if first.IntentRuns != 1 || first.Habit() {
+		t.Fatalf("new capability: IntentRuns = %d, habit %v; want 1, false", first.IntentRuns, first.Habit())
+	}
+	other := c
+	other.Description = "Count yesterday's failed deploys"
+	if got := must(s.SaveCapability(t.Context(), other)).of(t); got.IntentRuns != 1 || got.UsageCount != 2 || got.Habit() {
+		t.Errorf("another task's run: IntentRuns %d, UsageCount %d, habit %v; want 1, 2, false", got.IntentRuns, got.UsageCount, got.Habit())
+	}
+	same := c
+	same.Description = "PULL the last hour of ERRORS"
+	if got := must(s.SaveCapability(t.Context(), same)).of(t); got.IntentRuns != 2 || got.UsageCount != 3 || !got.Habit() {
+		t.Errorf("its own intent again: IntentRuns %d, UsageCount %d, habit %v; want 2, 3, true", got.IntentRuns, got.UsageCount, got.Habit())
+	}
+	if got := must(s.CapabilityByID(t.Context(), first.ID)).of(t); got.IntentRuns != 2 {
+		t.Errorf("stored IntentRuns = %d, want 2", got.IntentRuns)
+	}
+	called := capability(acmeWeb, "logs", "called", "return 'called'", store.VisibilityPrivate)
+	saved := must(s.SaveCapability(t.Context(), called)).of(t)
+	noErr(t, s.CountCapabilityUse(t.Context(), saved.ID))
+	if got := must(s.CapabilityByID(t.Context(), saved.ID)).of(t); !got.Habit() {
+		t.Errorf("a capability called by name once after its run is not a habit: %+v", got)
 	}
 }

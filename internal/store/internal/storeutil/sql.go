@@ -12,7 +12,7 @@ import (
 // the order the backends' scanners read.
 const CapabilityColumns = `id, org, project, namespace, action, description, code, code_hash,
 	tools_used, routing, args_schema, visibility, usage_count, created_at, updated_at, uses,
-	output_schema, params_lifted, recent_runs`
+	output_schema, params_lifted, recent_runs, intent_runs`
 
 // VisibleTo is the visibility rule for viewer ($1 org, $2 project): own
 // scope sees everything it owns, the same org sees "org" and "public",
