@@ -25,6 +25,11 @@ func TestNeeds(t *testing.T) {
 		// Clauses of stop words only are no needs; a version's dots end no sentence.
 		{"Tag v2.1.0 and then push it. And so on.", []string{"Tag v2.1.0", "push it"}},
 		{"用高德地图查一下驾车路线，再看看明天的天气。", []string{"用高德地图查一下驾车路线", "再看看明天的天气"}},
+		// After a comma or colon, a clause that starts with no verb goes on
+		// with the one before (a list), and one of manners alone is none.
+		{"Compare solar and wind on lifecycle emissions, land use, etc. Could you: - Give me a short summary, - pull out five facts.",
+			[]string{"Compare solar and wind on lifecycle emissions, land use, etc", "- Give me a short summary", "- pull out five facts"}},
+		{"Hey, please list my repos: the public ones, with stars", []string{"Hey, please list my repos: the public ones, with stars"}},
 	}
 	for _, c := range cases {
 		if got := Needs(c.query); !slices.Equal(got, c.want) {

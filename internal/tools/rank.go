@@ -641,7 +641,14 @@ func queryWords(q string) (own, implied []string) {
 }
 
 // isStopWord reports an English stop word ("the", "it", "to").
-func isStopWord(w string) bool { return english.IsStopWord(w) }
+func isStopWord(w string) bool { return english.IsStopWord(w) || fillerWords[w] }
+
+// fillerWords are words of a request's manners that the stemmer's stop
+// words lack ("Could you: …", "… etc."): they name no tool, and a clause
+// of them alone is no need (Needs).
+var fillerWords = map[string]bool{"could": true, "would": true, "should": true, "might": true, "must": true,
+	"shall": true, "etc": true, "please": true, "hey": true, "hi": true, "hello": true, "thanks": true,
+	"thank": true, "really": true}
 
 // Coverage is the share of what query says (its own words, stop words
 // aside) that text says too, directly, through a synonym or by a prefix: how

@@ -145,11 +145,15 @@ var fileKinds = map[string][]string{
 
 // Needs splits a task-sized query into the needs it states, so that
 // discover gives each its share of the top hits (docs/how-it-works.md
-// "Discover and the tool graph"): sentences, clauses after a comma, colon
-// or semicolon, and the parts an "and", "then" or "also" joins when a verb
-// follows it ("read the file and post it"; not "issues and pull
-// requests"). A part with no word but stop words is dropped; past MaxNeeds
-// parts, the rest join the last. A query of one need is itself.
+// "Discover and the tool graph"): sentences, clauses after a semicolon, a
+// comma or a colon, and the parts an "and", "then" or "also" joins when a
+// verb follows it ("read the file and post it"; not "issues and pull
+// requests"). A clause after a comma or colon states a need of its own only
+// when it starts with a verb ("read the file, summarize it"); else it goes
+// on with the clause before it (a list: "lifecycle emissions, land use,
+// etc."), which it would have cost a turn in the top hits. A part with no
+// word but stop words is dropped; past MaxNeeds parts, the rest join the
+// last. A query of one need is itself.
 func Needs(query string) []string {
 	q := clip(query, maxQueryBytes)
 	var parts []string
@@ -237,11 +241,35 @@ func splitSentences(q string) []string {
 			}
 		}
 		if end >= 0 {
-			out = append(out, q[start:end])
+			out = appendPart(out, q, start, end)
 			start = end + len(string(r))
 		}
 	}
-	return append(out, q[start:])
+	return appendPart(out, q, start, len(q))
+}
+
+// appendPart appends q[start:end] to parts, or to the last of them when a
+// comma or colon ends that one and this part does not start with a verb
+// (Needs).
+func appendPart(parts []string, q string, start, end int) []string {
+	part := q[start:end]
+	if len(parts) > 0 && (q[start-1] == ',' || q[start-1] == ':') && !startsWithVerb(part) {
+		parts[len(parts)-1] += q[start-1 : end]
+		return parts
+	}
+	return append(parts, part)
+}
+
+// startsWithVerb reports whether part's first word, after joiners and list
+// marks ("- ", "* "), is one of verbs.
+func startsWithVerb(part string) bool {
+	for w := range strings.FieldsSeq(part) {
+		w = strings.ToLower(strings.Trim(w, "-*•"))
+		if w != "" && !joiner[w] {
+			return verbs[w]
+		}
+	}
+	return false
 }
 
 // splitClauses splits a sentence at "and", "then", "also", … (joiner)

@@ -40,8 +40,8 @@ func TestDiscoverLearnsFromUse(t *testing.T) {
 		name, about string
 		want        learningTargets
 	}{
-		{"discover500", "this project's tasks", learningTargets{othersR5: 0.02, othersNDCG: 0.02, ownR5: 0.02, ownNDCG: 0.02}},
-		{"discover_public", "MCP-Bench's tasks, written outside this project", learningTargets{othersR5: 0.12, othersNDCG: 0.10, ownR5: 0.25, ownNDCG: 0.10}},
+		{"discover500", "this project's tasks", learningTargets{othersR5: 0.01, othersNDCG: 0.02, ownR5: 0.01, ownNDCG: 0.02}},
+		{"discover_public", "MCP-Bench's tasks, written outside this project", learningTargets{othersR5: 0.12, othersNDCG: 0.10, ownR5: 0.25, ownNDCG: 0.10, othersMinR5: 0.50, othersMinNDCG: 0.45}},
 	} {
 		t.Run(set.name, func(t *testing.T) {
 			servers, _, tasks := testfixture.LoadDiscoverSet(t, set.name)
@@ -54,9 +54,12 @@ func TestDiscoverLearnsFromUse(t *testing.T) {
 
 // learningTargets are what a set's results must reach: "others" and "own"
 // R@5 and NDCG@5 at least that much over "none" (negative: at most that much
-// below).
+// below), and "others" at least the levels othersMin (issue 40's targets
+// for a newcomer on tasks written by others, the level of a ranker trained
+// on them).
 type learningTargets struct {
 	othersR5, othersNDCG, ownR5, ownNDCG float64
+	othersMinR5, othersMinNDCG           float64
 }
 
 // foldCount is the cross-validation's folds.
@@ -158,6 +161,10 @@ func (r learningResults) check(t *testing.T, want learningTargets) {
 	if others.r5 < none.r5+want.othersR5 || others.ndcg5 < none.ndcg5+want.othersNDCG {
 		t.Errorf("others' runs move a new org by R@5 %+.3f, NDCG@5 %+.3f; want at least %+.3f, %+.3f",
 			others.r5-none.r5, others.ndcg5-none.ndcg5, want.othersR5, want.othersNDCG)
+	}
+	if others.r5 < want.othersMinR5 || others.ndcg5 < want.othersMinNDCG {
+		t.Errorf("a new org after others' runs: R@5 %.3f, NDCG@5 %.3f; want at least %.3f, %.3f",
+			others.r5, others.ndcg5, want.othersMinR5, want.othersMinNDCG)
 	}
 	if own.r5 < none.r5+want.ownR5 || own.ndcg5 < none.ndcg5+want.ownNDCG {
 		t.Errorf("an org's own history moves new tasks by R@5 %+.3f, NDCG@5 %+.3f; want at least %+.3f, %+.3f",
