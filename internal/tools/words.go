@@ -229,7 +229,16 @@ func hasContent(words []string) bool {
 // line breaks and CJK sentence and clause punctuation.
 func splitSentences(q string) []string {
 	var out []string
-	start := 0
+	// A clause after a comma or colon that starts with no verb goes on
+	// with the part before it (Needs): that part then starts at from.
+	start, from := 0, 0
+	add := func(end int) {
+		if len(out) > 0 && (q[start-1] == ',' || q[start-1] == ':') && !startsWithVerb(q[start:end]) {
+			out[len(out)-1] = q[from:end]
+			return
+		}
+		out, from = append(out, q[start:end]), start
+	}
 	for i, r := range q {
 		end := -1
 		switch r {
@@ -241,23 +250,12 @@ func splitSentences(q string) []string {
 			}
 		}
 		if end >= 0 {
-			out = appendPart(out, q, start, end)
+			add(end)
 			start = end + len(string(r))
 		}
 	}
-	return appendPart(out, q, start, len(q))
-}
-
-// appendPart appends q[start:end] to parts, or to the last of them when a
-// comma or colon ends that one and this part does not start with a verb
-// (Needs).
-func appendPart(parts []string, q string, start, end int) []string {
-	part := q[start:end]
-	if len(parts) > 0 && (q[start-1] == ',' || q[start-1] == ':') && !startsWithVerb(part) {
-		parts[len(parts)-1] += q[start-1 : end]
-		return parts
-	}
-	return append(parts, part)
+	add(len(q))
+	return out
 }
 
 // startsWithVerb reports whether part's first word, after joiners and list
