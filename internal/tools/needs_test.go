@@ -113,6 +113,7 @@ func TestRankBadInput(t *testing.T) {
 		"unknown script": strings.Repeat("ᚠᚢᚦᚨᚱᚲ ", 2000),
 		"one long word":  strings.Repeat("a", 100<<10),
 		"CJK 100 KB":     strings.Repeat("查询天气预报", 6000),
+		"a long list":    strings.Repeat("spreadsheet, ", 100<<10/13),
 	}
 	for name, q := range cases {
 		start := time.Now()
