@@ -32,13 +32,15 @@ func plainCalls(ir *mcp.InitializeResult) bool {
 // the code sees is the same either way. id is the tool's id, action its
 // name on the server, arguments a compact JSON object.
 func callDirect(ctx context.Context, conn *stdioconn.Conn, id, action string, arguments json.RawMessage) (out json.RawMessage, res *mcp.CallToolResult, err error) {
-	params, err := json.Marshal(struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}{action, arguments})
+	// {"name":…,"arguments":…}, as the SDK writes CallToolParams; arguments
+	// is compact already, so it is not encoded again.
+	name, err := json.Marshal(action)
 	if err != nil {
 		return nil, nil, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
+	params := make([]byte, 0, len(`{"name":,"arguments":}`)+len(name)+len(arguments))
+	params = append(append(append(params, `{"name":`...), name...), `,"arguments":`...)
+	params = append(append(params, arguments...), '}')
 	raw, err := conn.Call(ctx, "tools/call", params)
 	if err != nil {
 		return nil, nil, err
