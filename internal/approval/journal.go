@@ -35,7 +35,11 @@ const JournalDiverged pmlerr.Code = "REPLAY_DIVERGED"
 type Journal struct {
 	mu      sync.Mutex
 	entries map[int]JournalEntry
-	tape    json.RawMessage
+	// args holds the arguments of each recorded call whose ArgsHash is not
+	// taken yet: a run that never pauses never needs it, so it is taken
+	// when an entry is read (lookup, Entries), not on every call.
+	args map[int]json.RawMessage
+	tape json.RawMessage
 }
 
 // Values is the time and randomness the paused run read, for the re-run to
@@ -73,7 +77,7 @@ type ErrorRecord struct {
 
 // NewJournal returns an empty journal.
 func NewJournal() *Journal {
-	return &Journal{entries: map[int]JournalEntry{}}
+	return &Journal{entries: map[int]JournalEntry{}, args: map[int]json.RawMessage{}}
 }
 
 // Len is the number of recorded calls.
@@ -87,6 +91,9 @@ func (j *Journal) Len() int {
 func (j *Journal) Entries() []JournalEntry {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for seq := range j.args {
+		j.hashed(seq)
+	}
 	out := slices.Collect(maps.Values(j.entries))
 	slices.SortFunc(out, func(a, b JournalEntry) int { return a.Seq - b.Seq })
 	return out
@@ -111,9 +118,8 @@ func (j *Journal) Wrap(next tools.CallFunc, isHalt func(error) bool) tools.CallF
 		if !ok {
 			seq = int(issued.Add(1) - 1)
 		}
-		hash := ArgsHash(args)
 		if e, ok := j.lookup(seq); ok {
-			if e.Tool != tool || e.ArgsHash != hash {
+			if hash := ArgsHash(args); e.Tool != tool || e.ArgsHash != hash {
 				return nil, diverged(e, tool, hash)
 			}
 			return e.replay()
@@ -122,7 +128,7 @@ func (j *Journal) Wrap(next tools.CallFunc, isHalt func(error) bool) tools.CallF
 		if err != nil && ((isHalt != nil && isHalt(err)) || ctx.Err() != nil) {
 			return res, err
 		}
-		j.record(seq, tool, hash, res, err)
+		j.record(seq, tool, args, res, err)
 		return res, err
 	}
 }
@@ -130,20 +136,35 @@ func (j *Journal) Wrap(next tools.CallFunc, isHalt func(error) bool) tools.CallF
 func (j *Journal) lookup(seq int) (JournalEntry, bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	e, ok := j.entries[seq]
-	return e, ok
+	if _, ok := j.entries[seq]; !ok {
+		return JournalEntry{}, false
+	}
+	return j.hashed(seq), true
 }
 
-func (j *Journal) record(seq int, tool, hash string, res json.RawMessage, err error) {
-	e := JournalEntry{Seq: seq, Tool: tool, ArgsHash: hash}
+// hashed is the entry at seq with its ArgsHash taken. j.mu must be held.
+func (j *Journal) hashed(seq int) JournalEntry {
+	e := j.entries[seq]
+	if args, ok := j.args[seq]; ok {
+		e.ArgsHash = ArgsHash(args)
+		j.entries[seq] = e
+		delete(j.args, seq)
+	}
+	return e
+}
+
+func (j *Journal) record(seq int, tool string, args, res json.RawMessage, err error) {
+	e := JournalEntry{Seq: seq, Tool: tool}
 	if err != nil {
 		e.Err = errorRecord(err)
 	} else {
 		e.Result = bytes.Clone(res)
 	}
+	args = bytes.Clone(args)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.entries[seq] = e
+	j.args[seq] = args
 }
 
 func errorRecord(err error) *ErrorRecord {

@@ -197,6 +197,32 @@ func TestJournalCallsPastTheJournalAreAppended(t *testing.T) {
 	}
 }
 
+// A call's ArgsHash is taken when the journal is read, from the arguments
+// as they were at the call: a caller reusing their buffer changes nothing.
+func TestJournalHashesArgumentsWhenRead(t *testing.T) {
+	j := NewJournal()
+	call := j.Wrap(func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`true`), nil
+	}, nil)
+	args := []byte(`{"b": 2, "a": 1}`)
+	if _, err := call(context.Background(), "a:x", args); err != nil {
+		t.Fatal(err)
+	}
+	copy(args, `{"b": 3, "a": 9}`)
+	if e := j.Entries(); len(e) != 1 || e[0].ArgsHash != ArgsHash(json.RawMessage(`{"a":1,"b":2}`)) {
+		t.Fatalf("entries = %+v", e)
+	}
+	// The re-run with the first arguments replays; with others it diverges.
+	call = j.Wrap(nil, nil)
+	if res, err := call(context.Background(), "a:x", json.RawMessage(`{"a":1,"b":2}`)); err != nil || string(res) != "true" {
+		t.Fatalf("replay = %s, %v", res, err)
+	}
+	call = j.Wrap(nil, nil)
+	if _, err := call(context.Background(), "a:x", json.RawMessage(`{"a":9,"b":3}`)); pmlerr.CodeOf(err, "") != JournalDiverged {
+		t.Fatalf("other arguments: %v", err)
+	}
+}
+
 func TestJournalDivergence(t *testing.T) {
 	tests := []struct {
 		name, tool, args string

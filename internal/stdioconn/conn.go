@@ -26,6 +26,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -54,9 +55,18 @@ type Conn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
+
+	// The requests Call sent and is waiting on, and the end of the stream
+	// they wait for besides their answer (call.go).
+	calls    pending
+	readDone chan struct{} // closed when readLoop stops reading
+	readErr  error         // why; set before readDone is closed
 }
 
+// frame is one message read: decoded (msg), a batch still to take apart
+// (raw), or the error that ended the stream.
 type frame struct {
+	msg jsonrpc.Message
 	raw json.RawMessage
 	err error
 }
@@ -70,7 +80,7 @@ func New(r io.ReadCloser, w io.WriteCloser, maxLineLength int) *Conn {
 		maxLineLength = mcp.DefaultMaxLineLength
 	}
 	incoming := make(chan frame)
-	c := &Conn{r: r, w: w, incoming: incoming, closed: make(chan struct{})}
+	c := &Conn{r: r, w: w, incoming: incoming, closed: make(chan struct{}), readDone: make(chan struct{})}
 	go c.readLoop(r, maxLineLength, incoming)
 	return c
 }
@@ -99,7 +109,9 @@ type batch struct {
 // a later one takes no batches.
 const batchFrom = "2025-06-18"
 
-// readLoop sends each JSON value read from r, or the error that ends r.
+// readLoop sends each message read from r, decoded unless it is a batch,
+// or the error that ends r. The answer to a request of Call goes to its
+// caller instead, from here, without a hand-off to the SDK's reader.
 func (c *Conn) readLoop(r io.Reader, limit int, out chan<- frame) {
 	var lim *frameLimit
 	if limit > 0 {
@@ -120,12 +132,31 @@ func (c *Conn) readLoop(r io.Reader, limit int, out chan<- frame) {
 				err = rerr
 			}
 		}
+		f := frame{raw: raw, err: err}
+		if err == nil && !bytes.HasPrefix(raw, []byte("[")) {
+			f.msg, f.err = decode(raw)
+			f.raw = nil
+			if f.err == nil && c.calls.claim(f.msg) {
+				if lim != nil {
+					lim.count = 0
+				}
+				continue
+			}
+		}
+		if f.err != nil {
+			c.readErr = f.err
+			close(c.readDone)
+		}
 		select {
-		case out <- frame{raw: raw, err: err}:
+		case out <- f:
 		case <-c.closed:
+			if f.err == nil {
+				c.readErr = io.EOF
+				close(c.readDone)
+			}
 			return
 		}
-		if err != nil {
+		if f.err != nil {
 			return
 		}
 		if lim != nil {
@@ -177,24 +208,25 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	if bytes.HasPrefix(f.raw, []byte("[")) {
-		msgs, err := decodeBatch(f.raw)
-		if err != nil {
-			return nil, err
-		}
-		if c.server {
-			if err := c.addBatch(msgs); err != nil {
-				return nil, err
-			}
-		}
-		c.queue = msgs[1:]
-		return c.noteInit(msgs[0]), nil
+	if f.msg != nil {
+		return c.noteInit(f.msg), nil
 	}
-	msg, err := decode(f.raw)
+	msgs, err := decodeBatch(f.raw)
 	if err != nil {
 		return nil, err
 	}
-	return c.noteInit(msg), nil
+	if c.server {
+		if err := c.addBatch(msgs); err != nil {
+			return nil, err
+		}
+	}
+	// Answers to Call's requests in a server's batch go to their callers.
+	msgs = slices.DeleteFunc(msgs, c.calls.claim)
+	if len(msgs) == 0 {
+		return c.Read(ctx)
+	}
+	c.queue = msgs[1:]
+	return c.noteInit(msgs[0]), nil
 }
 
 // noteInit remembers the id of a server's initialize request, whose answer

@@ -40,6 +40,14 @@ type Sanitizer struct {
 	// hybrid path"). The result depends on nothing but the input and s.
 	dagsOnce sync.Once
 	dags     *lru.Cache[string, json.RawMessage]
+
+	// values keeps the sanitized form of recent small call arguments and
+	// results, by their JSON, for the same reason: code run again calls its
+	// tools with the same arguments, often getting the same results, and
+	// sanitizing each as it is recorded was most of recording a call
+	// (docs/performance.md "What code mode costs over a direct call").
+	valuesOnce sync.Once
+	values     *lru.Cache[string, json.RawMessage]
 }
 
 // NewSanitizer returns a Sanitizer that also redacts every exact occurrence
@@ -56,19 +64,42 @@ const (
 	dagCacheMaxInput = 64 << 10
 )
 
+// The value cache's bounds: the arguments and results of calls, up to
+// 1 KiB each; a larger one is sanitized each time rather than kept.
+const (
+	valueCacheEntries  = 1024
+	valueCacheBytes    = 2 << 20
+	valueCacheMaxInput = 1 << 10
+)
+
 // dag sanitizes a trace's DAG through s.dags.
 func (s *Sanitizer) dag(v json.RawMessage) json.RawMessage {
 	if len(v) == 0 || len(v) > dagCacheMaxInput {
 		return s.Value(v)
 	}
 	s.dagsOnce.Do(func() { s.dags = lru.New[string, json.RawMessage](dagCacheEntries, dagCacheBytes) })
+	return s.cachedValue(s.dags, v)
+}
+
+// value sanitizes a call's arguments or result through s.values.
+func (s *Sanitizer) value(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 || len(v) > valueCacheMaxInput {
+		return s.Value(v)
+	}
+	s.valuesOnce.Do(func() { s.values = lru.New[string, json.RawMessage](valueCacheEntries, valueCacheBytes) })
+	return s.cachedValue(s.values, v)
+}
+
+// cachedValue is s.Value(v) through cache. The result depends on nothing
+// but v and s's rules and secret values, which a Sanitizer never changes.
+func (s *Sanitizer) cachedValue(cache *lru.Cache[string, json.RawMessage], v json.RawMessage) json.RawMessage {
 	key := string(v)
-	if out, ok := s.dags.Get(key); ok {
+	if out, ok := cache.Get(key); ok {
 		return slices.Clone(out)
 	}
 	out := s.Value(v)
 	// Callers get their own copy of a kept value, which they may change.
-	return slices.Clone(s.dags.Add(key, slices.Clone(out), 2*len(key)+len(out)))
+	return slices.Clone(cache.Add(key, slices.Clone(out), 2*len(key)+len(out)))
 }
 
 // Trace returns t with every free-text and JSON field sanitized: task args,
@@ -140,10 +171,10 @@ const (
 // task sanitizes the parts of task that dirty names.
 func (s *Sanitizer) task(task Task, dirty taskParts) Task {
 	if dirty&partArgs != 0 {
-		task.Args = s.Value(task.Args)
+		task.Args = s.value(task.Args)
 	}
 	if dirty&partResult != 0 {
-		task.Result = s.Value(task.Result)
+		task.Result = s.value(task.Result)
 	}
 	if dirty&partError != 0 {
 		task.Error = s.String(task.Error)

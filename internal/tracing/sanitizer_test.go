@@ -81,6 +81,43 @@ func TestSanitizerDAGCache(t *testing.T) {
 	}
 }
 
+// A call's arguments and result are sanitized through a cache of small
+// values: the same output as without it, secrets masked on every hit, each
+// caller with its own copy, and a value over the bound not kept.
+func TestSanitizerValueCache(t *testing.T) {
+	s := NewSanitizer([]string{"hunter2-very-secret"})
+	values := []string{
+		`{"message":"one"}`,
+		`"Echo: one"`,
+		`{"password":"pw","note":"hunter2-very-secret"}`,
+		`"mail me at someone@example.com"`,
+		`[1,2,{"token":"abc"}]`,
+	}
+	for _, v := range values {
+		want := string(s.Value(json.RawMessage(v)))
+		for i := range 3 {
+			task := s.task(Task{Args: json.RawMessage(v), Result: json.RawMessage(v)}, partArgs|partResult)
+			if string(task.Args) != want || string(task.Result) != want {
+				t.Fatalf("run %d of %s: %s and %s, want %s", i, v, task.Args, task.Result, want)
+			}
+			if strings.Contains(want, "hunter2") || strings.Contains(want, "someone@") || strings.Contains(want, `"pw"`) {
+				t.Fatalf("a secret left in %s", want)
+			}
+			clear(task.Args) // a caller's change stays in its copy
+		}
+	}
+	if n := s.values.Len(); n != len(values) {
+		t.Fatalf("%d values kept, want %d", n, len(values))
+	}
+	big := json.RawMessage(`"` + strings.Repeat("a", valueCacheMaxInput) + `"`)
+	if got := s.task(Task{Result: big}, partResult).Result; string(got) != string(s.Value(big)) {
+		t.Fatal("a large value is sanitized as before")
+	}
+	if n := s.values.Len(); n != len(values) {
+		t.Fatalf("a value over %d bytes was kept", valueCacheMaxInput)
+	}
+}
+
 // Traces finished at once share a sanitizer and its DAG cache.
 func TestSanitizerDAGCacheConcurrent(t *testing.T) {
 	s := NewSanitizer(nil)

@@ -18,6 +18,7 @@ func benchmarkCall(b *testing.B, cfg upstream.ServerConfig) {
 	if _, err := s.Call(ctx, "echo", args); err != nil {
 		b.Fatal(err)
 	}
+	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := s.Call(ctx, "echo", args); err != nil {
 			b.Fatal(err)
@@ -28,6 +29,12 @@ func benchmarkCall(b *testing.B, cfg upstream.ServerConfig) {
 // BenchmarkCallStdio is one tools/call round trip to a running stdio server.
 func BenchmarkCallStdio(b *testing.B) {
 	benchmarkCall(b, upstream.ServerConfig{Name: "fx", Command: testfixture.BuildServer(b)})
+}
+
+// BenchmarkCallStdioDirect is the same round trip to a server negotiating
+// 2025-11-25, which the package calls without the SDK's client (callDirect).
+func BenchmarkCallStdioDirect(b *testing.B) {
+	benchmarkCall(b, upstream.ServerConfig{Name: "fx", Command: testfixture.BuildServer(b), Args: []string{"-protocol", "2025-11-25"}})
 }
 
 // BenchmarkCallHTTP is one tools/call round trip to a Streamable HTTP server.

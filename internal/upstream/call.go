@@ -90,12 +90,13 @@ func serverText(ir *mcp.InitializeResult) string {
 func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 	action := strings.TrimPrefix(tool, s.name+":")
 	id := s.name + ":" + action
-	params := &mcp.CallToolParams{Name: action, Arguments: json.RawMessage(`{}`)}
+	arguments := json.RawMessage(`{}`)
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
-		if trimmed[0] != '{' || !json.Valid(trimmed) {
+		var compact bytes.Buffer
+		if trimmed[0] != '{' || json.Compact(&compact, trimmed) != nil {
 			return nil, pmlerr.New(pmlerr.InvalidRequest, "arguments of %s must be a JSON object", id).With("tool", id)
 		}
-		params.Arguments = json.RawMessage(trimmed)
+		arguments = compact.Bytes()
 	}
 
 	ss, err := s.acquire(ctx)
@@ -104,7 +105,15 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (j
 	}
 	defer s.release(ss)
 
-	res, err := ss.cs.CallTool(ctx, params)
+	var res *mcp.CallToolResult
+	if ss.direct != nil {
+		var out json.RawMessage
+		if out, res, err = callDirect(ctx, ss.direct, id, action, arguments); err == nil && res == nil {
+			return out, nil
+		}
+	} else {
+		res, err = ss.cs.CallTool(ctx, &mcp.CallToolParams{Name: action, Arguments: arguments})
+	}
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		if errors.As(err, &rpcErr) && s.isUnknown(ctx, ss, action) {

@@ -25,17 +25,23 @@ func convertResult(id string, res *mcp.CallToolResult) (json.RawMessage, error) 
 	}
 	if len(res.Content) == 1 {
 		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, []byte(tc.Text)); err == nil {
-				return buf.Bytes(), nil
-			}
-			return marshalResult(id, tc.Text)
+			return textResult(id, tc.Text)
 		}
 	}
 	if res.Content == nil {
 		return json.RawMessage(`[]`), nil
 	}
 	return marshalResult(id, res.Content)
+}
+
+// textResult is the value of a result's single text item: its JSON when
+// it parses, else the text as a JSON string.
+func textResult(id, text string) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(text)); err == nil {
+		return buf.Bytes(), nil
+	}
+	return marshalResult(id, text)
 }
 
 func marshalResult(id string, v any) (json.RawMessage, error) {

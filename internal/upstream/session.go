@@ -19,6 +19,10 @@ type session struct {
 	cs   *mcp.ClientSession
 	conn mcp.Connection // closed directly to fail in-flight calls: cs.Close waits for them
 	proc *process       // nil for http servers
+	// direct, for a stdio server whose session speaks a protocol before
+	// 2026-07-28, is the connection tools/call goes through without the
+	// SDK's client (callDirect); nil otherwise.
+	direct *stdioconn.Conn
 
 	deadOnce sync.Once
 	dead     chan struct{} // closed once the session may serve no more calls
@@ -66,6 +70,7 @@ func (s *Server) connect(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	ss := &session{dead: make(chan struct{})}
+	var stdio *stdioconn.Conn
 	switch typ {
 	case TypeStdio:
 		ss.proc, err = startProcess(s.cfg, s.pool.opts.MinimalEnv, s.pool.opts.Logger)
@@ -73,7 +78,8 @@ func (s *Server) connect(ctx context.Context) (*session, error) {
 			return nil, err
 		}
 		// The SDK's IOTransport, but decoding each message once (stdioconn).
-		ss.conn = stdioconn.New(ss.proc.stdout, ss.proc.stdin, 0)
+		stdio = stdioconn.New(ss.proc.stdout, ss.proc.stdin, 0)
+		ss.conn = stdio
 	case TypeSSE:
 		ss.conn, err = connectSSE(ctx, s.cfg.URL, httpClient(s.pool.transport, s.cfg.Headers, s.pool.opts.StopGrace))
 	default:
@@ -88,6 +94,9 @@ func (s *Server) connect(ctx context.Context) (*session, error) {
 	}
 	if err != nil {
 		return nil, s.handshakeError(ctx, ss, err)
+	}
+	if stdio != nil && plainCalls(ss.cs.InitializeResult()) {
+		ss.direct = stdio
 	}
 	return ss, nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,6 +73,48 @@ func benchReadFile(b *testing.B, p *workspace.Workspace, ws string) {
 		ds = append(ds, time.Since(start))
 	}
 	b.ReportMetric(testfixture.MedianMS(ds), "p50-ms")
+}
+
+// BenchmarkLocalModeExecuteStdio3 is issue 42's path in-process: one
+// execute in local mode making three calls to a local stdio server that
+// negotiates 2025-11-25, as the MCP reference servers do
+// (docs/performance.md "What code mode costs over a direct call"). It
+// reports the p50 and this process's CPU per execution (the server's is
+// not counted).
+func BenchmarkLocalModeExecuteStdio3(b *testing.B) {
+	p, _ := openLocalMode(b, map[string]any{"fx": map[string]any{
+		"command": testfixture.BuildServer(b), "args": []string{"-protocol", "2025-11-25"}}})
+	req := wire.ExecuteRequest{Code: `const a = await mcp.fx.echo({text: "one"});
+const b = await mcp.fx.echo({text: "two"});
+const c = await mcp.fx.echo({text: "three"});
+return [a, b, c];`}
+	ctx := context.Background()
+	run := func() {
+		if a := p.Execute(ctx, req); a.Status != wire.StatusSuccess || string(a.Result) != `["one","two","three"]` {
+			b.Fatalf("%+v", a)
+		}
+	}
+	for range 50 {
+		run()
+	}
+	var ds []time.Duration
+	cpu := selfCPU(b)
+	for b.Loop() {
+		start := time.Now()
+		run()
+		ds = append(ds, time.Since(start))
+	}
+	b.ReportMetric(testfixture.MedianMS(ds), "p50-ms")
+	b.ReportMetric(float64(selfCPU(b)-cpu)/float64(time.Millisecond)/float64(b.N), "CPU-ms/op")
+}
+
+// selfCPU is the CPU time this process used so far.
+func selfCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 const promiseAllCode = `const r = await Promise.all(Array.from({length: 20}, () => mcp.fx.sleep({ms: 50})));

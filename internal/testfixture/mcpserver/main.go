@@ -31,7 +31,16 @@ func main() {
 	auth := flag.String("auth", "", "with -http: answer 401 to requests without Authorization: Bearer TOKEN")
 	pageSize := flag.Int("page-size", 0, "tools/list page size (0: SDK default), to exercise pagination")
 	replayFile := flag.String("replay", "", "serve the server saved in this file (a discover500 capture) instead of the fixture's tools")
+	protocol := flag.String("protocol", "", "negotiate no protocol version newer than this one (empty: the SDK's newest)")
 	flag.Parse()
+	var versions []string
+	if *protocol != "" {
+		for _, v := range mcp.SupportedProtocolVersions() {
+			if v <= *protocol {
+				versions = append(versions, v)
+			}
+		}
+	}
 
 	// The banner goes to stderr so clients can check that stderr is captured.
 	fmt.Fprintf(os.Stderr, "mcpserver: ready pid=%d\n", os.Getpid())
@@ -45,7 +54,7 @@ func main() {
 		}
 	} else {
 		server = mcp.NewServer(&mcp.Implementation{Name: "pml-testfixture", Version: "1.0.0"},
-			&mcp.ServerOptions{PageSize: *pageSize})
+			&mcp.ServerOptions{PageSize: *pageSize, SupportedProtocolVersions: versions})
 		addTools(server)
 	}
 
