@@ -146,13 +146,56 @@ func (d *directCalls) protocolAgrees(h http.Header, call directCall) bool {
 	if h.Get(methodHeader) != methodCallTool || h.Get(nameHeader) != call.params.Name {
 		return false
 	}
+	// The SDK reads both with its own decoder, which takes a 32 KiB buffer
+	// each time: the shapes every client sends are known to read, and to
+	// declare no elicitation, without it.
 	req := &mcp.CallToolRequest{Params: call.params}
-	caps := req.ClientCapabilities()
-	if caps == nil || caps.Elicitation != nil {
+	if !plainCapabilities(meta[mcp.MetaKeyClientCapabilities]) {
+		if caps := req.ClientCapabilities(); caps == nil || caps.Elicitation != nil {
+			return false
+		}
+	}
+	if info, present := meta[mcp.MetaKeyClientInfo]; present && !plainClientInfo(info) && req.ClientInfo() == nil {
 		return false
 	}
-	if _, present := meta[mcp.MetaKeyClientInfo]; present && req.ClientInfo() == nil {
+	return true
+}
+
+// plainCapabilities reports whether v, decoded JSON, is client capabilities
+// the SDK reads and that declare no elicitation: an object with at most
+// roots, whose only member is a boolean listChanged. False says nothing:
+// the SDK's own reading decides.
+func plainCapabilities(v any) bool {
+	caps, ok := v.(map[string]any)
+	if !ok {
 		return false
+	}
+	for k, c := range caps {
+		roots, ok := c.(map[string]any)
+		if k != "roots" || !ok {
+			return false
+		}
+		for rk, rv := range roots {
+			if _, ok := rv.(bool); rk != "listChanged" || !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// plainClientInfo reports whether v, decoded JSON, is client info the SDK
+// reads: an object of name, title, version and websiteUrl strings. False
+// says nothing: the SDK's own reading decides.
+func plainClientInfo(v any) bool {
+	info, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, e := range info {
+		if _, ok := e.(string); !ok || (k != "name" && k != "title" && k != "version" && k != "websiteUrl") {
+			return false
+		}
 	}
 	return true
 }
