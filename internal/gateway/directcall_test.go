@@ -292,3 +292,24 @@ func TestSDKClientCallsAreServedDirectly(t *testing.T) {
 		t.Errorf("%d tool calls seen, want 2", calls)
 	}
 }
+
+// gatewaytest.RawExecute's requests, an old-protocol client's stateless
+// POST, take the direct path when they name their version: so
+// TestDisconnectedClientsLeaveAdmissionAtZero and
+// TestDrainCancelsRunsOfEveryProtocol check that a client going away, or a
+// drain, cancels a direct run (and, without the header, an SDK one).
+func TestRawExecuteIsServedDirectly(t *testing.T) {
+	g := gatewaytest.Start(t, gateway.Options{})
+	body := []byte(callBody("execute", okArgs, ""))
+	for _, version := range oldProtocols {
+		hdr := http.Header{}
+		hdr.Set("Content-Type", "application/json")
+		hdr.Set("Accept", "application/json, text/event-stream")
+		if version != "" {
+			hdr.Set("Mcp-Protocol-Version", version)
+		}
+		if got := g.Service.ServesDirectly(hdr, body); got != (version != "") {
+			t.Errorf("version %q: served directly %v", version, got)
+		}
+	}
+}
