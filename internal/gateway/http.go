@@ -28,7 +28,14 @@ func (s *Service) HTTPServer(lim httpserve.Limits) *httpserve.Server {
 }
 
 func (s *Service) handler(lim httpserve.Limits) http.Handler {
-	srv := s.NewMCPServer()
+	return s.handlerWith(lim, true)
+}
+
+// handlerWith is handler, with the direct tools/call path (directCalls) or
+// with the SDK's handler serving every MCP request.
+func (s *Service) handlerWith(lim httpserve.Limits, direct bool) http.Handler {
+	tools := s.mcpTools()
+	srv := newMCPServer(tools)
 	// Stateless: every request carries everything it needs, so any replica
 	// behind a round-robin load balancer can serve it (no session affinity).
 	// The end of a request (its client gone or cancelling) cancels its
@@ -41,7 +48,11 @@ func (s *Service) handler(lim httpserve.Limits) http.Handler {
 	stream := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &opts)
 	opts.JSONResponse = true
 	plain := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &opts)
-	mcpHandler := hostGuard(lim.PublicHosts, plainUnlessProgress(stream, plain))
+	var mcpHandler http.Handler = plainUnlessProgress(stream, plain)
+	if direct {
+		mcpHandler = newDirectCalls(tools, mcpHandler, s.log)
+	}
+	mcpHandler = hostGuard(lim.PublicHosts, mcpHandler)
 
 	// The key is checked before any body is read: a request without one
 	// gets its 401 from the headers alone.

@@ -14,10 +14,32 @@ import (
 )
 
 // NewMCPServer exposes the service's tools over MCP.
-func (s *Service) NewMCPServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "pml-gateway", Version: buildinfo.Read().Version}, nil)
-	srv.AddReceivingMiddleware(wire.CompactMeta)
-	wire.AddExecuteAndDiscover(srv,
+func (s *Service) NewMCPServer() *mcp.Server { return newMCPServer(s.mcpTools()) }
+
+// newMCPServer is an MCP server of tools.
+func newMCPServer(tools []wire.ServerTool) *mcp.Server {
+	srv := mcp.NewServer(mcpImplementation(), nil)
+	srv.AddReceivingMiddleware(mcpReceiving()...)
+	for _, t := range tools {
+		srv.AddTool(t.Tool, t.Handler)
+	}
+	return srv
+}
+
+// mcpImplementation names the gateway to MCP clients.
+func mcpImplementation() *mcp.Implementation {
+	return &mcp.Implementation{Name: "pml-gateway", Version: buildinfo.Read().Version}
+}
+
+// mcpReceiving is the receiving middleware every MCP request of the gateway
+// goes through, on the SDK's server and on the direct tools/call path alike
+// (directCalls).
+func mcpReceiving() []mcp.Middleware { return []mcp.Middleware{wire.CompactMeta} }
+
+// mcpTools are the gateway's MCP tools and their handlers: the SDK's server
+// and the direct tools/call path serve the same ones.
+func (s *Service) mcpTools() []wire.ServerTool {
+	tools := wire.ExecuteAndDiscover(
 		func(ctx context.Context, req *mcp.CallToolRequest, er wire.ExecuteRequest) *mcp.CallToolResult {
 			ctx, release := s.requestScoped(ctx, req)
 			defer release()
@@ -28,21 +50,20 @@ func (s *Service) NewMCPServer() *mcp.Server {
 			defer release()
 			return s.Discover(ctx, callerOf(req), dr)
 		})
-	srv.AddTool(wire.CallTool(),
-		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			ctx, release := s.requestScoped(ctx, req)
-			defer release()
-			var cr wire.CallRequest
-			if err := wire.DecodeArgs(req.Params.Arguments, &cr); err != nil {
-				return wire.ErrorResult(err), nil
-			}
-			out, err := s.Call(ctx, callerOf(req), cr)
-			if err != nil {
-				return wire.ErrorResult(err), nil
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}, nil
-		})
-	srv.AddTool(wire.AdminTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	call := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, release := s.requestScoped(ctx, req)
+		defer release()
+		var cr wire.CallRequest
+		if err := wire.DecodeArgs(req.Params.Arguments, &cr); err != nil {
+			return wire.ErrorResult(err), nil
+		}
+		out, err := s.Call(ctx, callerOf(req), cr)
+		if err != nil {
+			return wire.ErrorResult(err), nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}, nil
+	}
+	admin := func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, release := s.requestScoped(ctx, req)
 		defer release()
 		ar, err := wire.DecodeAdmin(req.Params.Arguments)
@@ -54,8 +75,8 @@ func (s *Service) NewMCPServer() *mcp.Server {
 			return wire.ErrorResult(err), nil
 		}
 		return wire.JSONResult(out), nil
-	})
-	return srv
+	}
+	return append(tools, wire.ServerTool{Tool: wire.CallTool(), Handler: call}, wire.ServerTool{Tool: wire.AdminTool(), Handler: admin})
 }
 
 // callerOf reads the tenant the auth middleware attached and the package hint.

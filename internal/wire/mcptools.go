@@ -50,6 +50,14 @@ func ToolDefinitions() (execute, discover *mcp.Tool) {
 		&mcp.Tool{Name: "discover", Description: discoverDescription, InputSchema: discoverSchema}
 }
 
+// ServerTool is a tool and the handler that serves it: what an MCP server
+// registers, and what the gateway's direct tools/call path calls
+// (docs/architecture.md "The MCP endpoint").
+type ServerTool struct {
+	Tool    *mcp.Tool
+	Handler mcp.ToolHandler
+}
+
 // AddExecuteAndDiscover adds the execute and discover tools to srv: both
 // sides decode their arguments and shape their results the same way, and
 // differ only in what runs. execute's result is AnswerResult of its answer,
@@ -58,26 +66,39 @@ func AddExecuteAndDiscover(srv *mcp.Server,
 	execute func(context.Context, *mcp.CallToolRequest, ExecuteRequest) *mcp.CallToolResult,
 	discover func(context.Context, *mcp.CallToolRequest, DiscoverRequest) (DiscoverAnswer, error),
 ) {
+	for _, t := range ExecuteAndDiscover(execute, discover) {
+		srv.AddTool(t.Tool, t.Handler)
+	}
+}
+
+// ExecuteAndDiscover are the execute and discover tools of
+// AddExecuteAndDiscover, for a server that adds them itself.
+func ExecuteAndDiscover(
+	execute func(context.Context, *mcp.CallToolRequest, ExecuteRequest) *mcp.CallToolResult,
+	discover func(context.Context, *mcp.CallToolRequest, DiscoverRequest) (DiscoverAnswer, error),
+) []ServerTool {
 	execTool, discoverTool := ToolDefinitions()
-	srv.AddTool(execTool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		er, err := DecodeExecute(req.Params.Arguments)
-		if err != nil {
-			return AnswerResult(ErrorAnswer(err, "")), nil
-		}
-		progress, sent := countedProgress(req)
-		return withProgressSent(execute(WithProgress(ctx, progress), req, er), sent), nil
-	})
-	srv.AddTool(discoverTool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var dr DiscoverRequest
-		if err := DecodeArgs(req.Params.Arguments, &dr); err != nil {
-			return ErrorResult(err), nil
-		}
-		out, err := discover(ctx, req, dr)
-		if err != nil {
-			return ErrorResult(err), nil
-		}
-		return JSONResult(out), nil
-	})
+	return []ServerTool{
+		{Tool: execTool, Handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			er, err := DecodeExecute(req.Params.Arguments)
+			if err != nil {
+				return AnswerResult(ErrorAnswer(err, "")), nil
+			}
+			progress, sent := countedProgress(req)
+			return withProgressSent(execute(WithProgress(ctx, progress), req, er), sent), nil
+		}},
+		{Tool: discoverTool, Handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var dr DiscoverRequest
+			if err := DecodeArgs(req.Params.Arguments, &dr); err != nil {
+				return ErrorResult(err), nil
+			}
+			out, err := discover(ctx, req, dr)
+			if err != nil {
+				return ErrorResult(err), nil
+			}
+			return JSONResult(out), nil
+		}},
+	}
 }
 
 // DecodeArgs decodes a tool's arguments into v; none leaves v as it is. A
