@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/httpserve"
+	"github.com/pml-go/pml/internal/mcpdirect"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -89,7 +89,7 @@ func (d *directCalls) serve(w http.ResponseWriter, r *http.Request, call directC
 		Header:    r.Header,
 	}}
 	resp := &jsonrpc.Response{ID: call.id}
-	res, err := d.handle(ctx, methodCallTool, req)
+	res, err := d.handle(ctx, mcpdirect.MethodCallTool, req)
 	if err != nil {
 		resp.Error = err
 	} else if resp.Result, err = d.result(res, call.newProtocol); err != nil {
@@ -109,9 +109,6 @@ func (d *directCalls) serve(w http.ResponseWriter, r *http.Request, call directC
 	}
 	_, _ = w.Write(data)
 }
-
-// methodCallTool is the JSON-RPC method of a tool call.
-const methodCallTool = "tools/call"
 
 // resultTypeComplete opens a result of protocol 2026-07-28, which the SDK
 // marks complete; the field is not settable from outside the SDK.
@@ -141,7 +138,7 @@ func (d *directCalls) result(res mcp.Result, newProtocol bool) (json.RawMessage,
 			out.Meta = m
 		}
 	}
-	data, err := marshalNoEscape(&out)
+	data, err := mcpdirect.MarshalNoEscape(&out)
 	if err != nil {
 		return nil, err
 	}
@@ -149,18 +146,6 @@ func (d *directCalls) result(res mcp.Result, newProtocol bool) (json.RawMessage,
 		data = append([]byte(resultTypeComplete), data[1:]...)
 	}
 	return data, nil
-}
-
-// marshalNoEscape is json.Marshal without HTML escaping, as the SDK writes
-// its messages.
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // errorStatus is the HTTP status of a JSON-RPC error answer on protocol
