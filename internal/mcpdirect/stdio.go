@@ -50,7 +50,7 @@ func serveStdio(ctx context.Context, srv *mcp.Server, conn *stdioconn.Conn, take
 	if err != nil {
 		return fmt.Errorf("connecting the stdio session: %w", err)
 	}
-	s.session.Store(ss)
+	s.session.CompareAndSwap(nil, ss)
 	closed := make(chan error, 1)
 	go func() { closed <- ss.Wait() }()
 	select {
@@ -85,10 +85,17 @@ type stdioCalls struct {
 }
 
 // capture is a receiving middleware that keeps the handler it wraps, the
-// server's whole receiving chain, and adds nothing to the SDK's path.
+// server's whole receiving chain, and adds nothing to the SDK's path but
+// noting the session at initialize: the first call after it may come
+// before Connect has returned the session to serveStdio.
 func (s *stdioCalls) capture(next mcp.MethodHandler) mcp.MethodHandler {
 	s.handle = next
-	return next
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "initialize" {
+			s.session.CompareAndSwap(nil, ss)
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // take serves msg when it is a call the direct path answers as the SDK
