@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -67,6 +68,16 @@ func testServer(gate <-chan struct{}, started chan<- string) *mcp.Server {
 			return nil, ctx.Err()
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "released"}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "asking"}); err != nil {
+			return nil, err
+		}
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "ok?", RequestedSchema: &jsonschema.Schema{Type: "object"}})
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answer: " + res.Action}}}, nil
 	})
 	// A receiving middleware, as pml stdio's server has: its mark is in
 	// every result it passes, on both paths.
@@ -323,5 +334,40 @@ func TestStdioAnswersAfterEOF(t *testing.T) {
 	close(gate)
 	if m := p.recv(); m["id"] != float64(1) || m["error"] != nil {
 		t.Fatalf("answer: %v", m)
+	}
+}
+
+// A direct call has the real session: it logs to the client and asks it
+// for input, and the client's answer reaches it.
+func TestStdioDirectCallUsesTheSession(t *testing.T) {
+	p := startStdio(t, testServer(nil, nil), true)
+	p.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}`)
+	if m := p.recv(); m["id"] != "init" {
+		t.Fatalf("initialize: %v", m)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}`)
+	p.send(`{"jsonrpc":"2.0","method":"logging/setLevel","id":"lvl","params":{"level":"info"}}`)
+	if m := p.recv(); m["id"] != "lvl" {
+		t.Fatalf("setLevel: %v", m)
+	}
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{}}}`)
+	if m := p.recv(); m["method"] != "notifications/message" {
+		t.Fatalf("want the log message first, got %v", m)
+	}
+	ask := p.recv()
+	if ask["method"] != "elicitation/create" {
+		t.Fatalf("want elicitation/create, got %v", ask)
+	}
+	id, _ := json.Marshal(ask["id"])
+	p.send(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"action":"accept","content":{}}}`)
+	m := p.recv()
+	if m["id"] != float64(1) || m["error"] != nil {
+		t.Fatalf("answer: %v", m)
+	}
+	if text := m["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]; text != "answer: accept" {
+		t.Fatalf("text: %v", text)
+	}
+	if p.tookCalls() != 1 {
+		t.Fatalf("the direct path took %d calls", p.tookCalls())
 	}
 }
