@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/pml-go/pml/internal/httpserve"
+	"github.com/pml-go/pml/internal/mcpdirect"
 	"github.com/pml-go/pml/internal/stdioconn"
 	"github.com/pml-go/pml/internal/stdioorder"
 	"github.com/pml-go/pml/internal/wire"
@@ -59,9 +60,11 @@ func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
 			// Run returns when stdin closes; the deferred Close then stops every
 			// local server so nothing outlives us. stdout keeps a progress
 			// notification apart from the answer after it (see stdioorder);
-			// stdioconn is the SDK's stdio transport, decoding each message once.
+			// stdioconn is the SDK's stdio transport, decoding each message once;
+			// mcpdirect serves plain tool calls without the SDK's server around
+			// them (docs/architecture.md "pml stdio").
 			conn := stdioconn.NewServer(os.Stdin, stdioorder.New(os.Stdout, 0), 0)
-			err = pkg.NewMCPServer().Run(cmd.Context(), stdioconn.Transport{Conn: conn})
+			err = mcpdirect.ServeStdio(cmd.Context(), pkg.NewMCPServer(), conn)
 			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 				log.Debug("stdio session ended", "err", err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/httpserve"
+	"github.com/pml-go/pml/internal/mcpdirect"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -88,7 +89,7 @@ func (d *directCalls) serve(w http.ResponseWriter, r *http.Request, call directC
 		Header:    r.Header,
 	}}
 	resp := &jsonrpc.Response{ID: call.id}
-	res, err := d.handle(ctx, methodCallTool, req)
+	res, err := d.handle(ctx, mcpdirect.MethodCallTool, req)
 	if err != nil {
 		resp.Error = err
 	} else if resp.Result, err = d.result(res, call.newProtocol); err != nil {
@@ -108,9 +109,6 @@ func (d *directCalls) serve(w http.ResponseWriter, r *http.Request, call directC
 	}
 	_, _ = w.Write(data)
 }
-
-// methodCallTool is the JSON-RPC method of a tool call.
-const methodCallTool = "tools/call"
 
 // resultTypeComplete opens a result of protocol 2026-07-28, which the SDK
 // marks complete; the field is not settable from outside the SDK.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/mcpdirect"
 )
 
 // directCall is a tools/call request the direct path serves.
@@ -47,7 +49,7 @@ const newProtocolVersion = "2026-07-28"
 func (d *directCalls) parse(h http.Header, body []byte) (directCall, bool) {
 	var none directCall
 	if len(body) == 0 || len(body) > mcp.DefaultMaxRequestBodyBytes ||
-		bytes.Contains(body, []byte(`"progressToken"`)) ||
+		mcpdirect.HasProgressToken(body) ||
 		h.Get(sessionIDHeader) != "" || len(h.Values(lastEventIDHeader)) > 0 {
 		return none, false
 	}
@@ -74,7 +76,7 @@ func (d *directCalls) parse(h http.Header, body []byte) (directCall, bool) {
 	var tag, method string
 	var rawID any
 	if json.Unmarshal(msg["jsonrpc"], &tag) != nil || tag != "2.0" ||
-		json.Unmarshal(msg["method"], &method) != nil || method != methodCallTool ||
+		json.Unmarshal(msg["method"], &method) != nil || method != mcpdirect.MethodCallTool ||
 		json.Unmarshal(msg["id"], &rawID) != nil {
 		return none, false
 	}
@@ -95,33 +97,10 @@ func (d *directCalls) parse(h http.Header, body []byte) (directCall, bool) {
 }
 
 // parseParams decodes a tools/call's params as the SDK's
-// CallToolParamsRaw, for a gateway tool's call and keys the direct path
-// knows (no input responses or request state: those go to the SDK).
+// CallToolParamsRaw (mcpdirect.CallParams), for a gateway tool's call.
 func (d *directCalls) parseParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) != nil || fields == nil {
-		return nil, false
-	}
-	p := &mcp.CallToolParamsRaw{}
-	for k, v := range fields {
-		switch k {
-		case "name":
-			if json.Unmarshal(v, &p.Name) != nil {
-				return nil, false
-			}
-		case "arguments":
-			p.Arguments = v
-		case "_meta":
-			var meta map[string]any
-			if json.Unmarshal(v, &meta) != nil {
-				return nil, false
-			}
-			p.Meta = meta
-		default:
-			return nil, false
-		}
-	}
-	if !d.tools[p.Name] {
+	p, ok := mcpdirect.CallParams(raw)
+	if !ok || !d.tools[p.Name] {
 		return nil, false
 	}
 	return p, true
@@ -143,7 +122,7 @@ func (d *directCalls) protocolAgrees(h http.Header, call directCall) bool {
 	if v, _ := meta[mcp.MetaKeyProtocolVersion].(string); v != h.Get(protocolVersionHeader) {
 		return false
 	}
-	if h.Get(methodHeader) != methodCallTool || h.Get(nameHeader) != call.params.Name {
+	if h.Get(methodHeader) != mcpdirect.MethodCallTool || h.Get(nameHeader) != call.params.Name {
 		return false
 	}
 	// The SDK reads both with its own decoder, which takes a 32 KiB buffer

@@ -28,6 +28,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,6 +43,9 @@ type Conn struct {
 	queue    []jsonrpc.Message // the rest of a batch; Read is not concurrent
 
 	writeMu sync.Mutex
+
+	// take, when set, is offered each message read on its own (SetTake).
+	take atomic.Pointer[func(jsonrpc.Message) bool]
 
 	server bool
 	// With server: the batches whose requests are not all answered, by
@@ -136,7 +140,7 @@ func (c *Conn) readLoop(r io.Reader, limit int, out chan<- frame) {
 		if err == nil && !bytes.HasPrefix(raw, []byte("[")) {
 			f.msg, f.err = decode(raw)
 			f.raw = nil
-			if f.err == nil && c.calls.claim(f.msg) {
+			if f.err == nil && (c.calls.claim(f.msg) || c.taken(f.msg)) {
 				if lim != nil {
 					lim.count = 0
 				}
@@ -163,6 +167,19 @@ func (c *Conn) readLoop(r io.Reader, limit int, out chan<- frame) {
 			lim.count = 0
 		}
 	}
+}
+
+// SetTake has the reading goroutine offer take each message read on its
+// own (a batch's go to Read whole), before Read would deliver it: a
+// message take reports taken is not delivered. take runs on the reading
+// goroutine and must not block. pml stdio's direct tools/call path takes
+// its calls here (docs/architecture.md "pml stdio").
+func (c *Conn) SetTake(take func(jsonrpc.Message) bool) { c.take.Store(&take) }
+
+// taken offers msg to the function SetTake set.
+func (c *Conn) taken(msg jsonrpc.Message) bool {
+	take := c.take.Load()
+	return take != nil && (*take)(msg)
 }
 
 // errFrameTooLarge ends a connection whose server sent a message over the
