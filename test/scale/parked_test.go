@@ -4,10 +4,12 @@ package scale_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -108,7 +110,7 @@ func parkWave(sessions []*mcp.ClientSession, n int, code string) []error {
 	defer cancel()
 	for i := range n {
 		wg.Go(func() {
-			err := executeOnce(ctx, sessions[i%len(sessions)], code)
+			err := executeOnce(ctx, sessions[i%len(sessions)], code, `"released"`)
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, err)
@@ -120,7 +122,9 @@ func parkWave(sessions []*mcp.ClientSession, n int, code string) []error {
 	return errs
 }
 
-func executeOnce(ctx context.Context, s *mcp.ClientSession, code string) error {
+// executeOnce runs code over s and fails unless it answers success with a
+// result equal to want's JSON.
+func executeOnce(ctx context.Context, s *mcp.ClientSession, code, want string) error {
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "execute", Arguments: wire.ExecuteRequest{Code: code}})
 	if err != nil {
 		return err
@@ -133,8 +137,10 @@ func executeOnce(ctx context.Context, s *mcp.ClientSession, code string) error {
 	if err != nil {
 		return err
 	}
-	if a.Status != wire.StatusSuccess || string(a.Result) != `"released"` {
-		return fmt.Errorf("answer %s", text)
+	var got, wanted any
+	if a.Status != wire.StatusSuccess || json.Unmarshal(a.Result, &got) != nil || json.Unmarshal([]byte(want), &wanted) != nil ||
+		!reflect.DeepEqual(got, wanted) {
+		return fmt.Errorf("answer %s, want the result %s", text, want)
 	}
 	return nil
 }

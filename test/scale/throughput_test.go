@@ -4,8 +4,6 @@ package scale_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"path/filepath"
 	"sync"
@@ -14,8 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/pml-go/pml/internal/wire"
 )
 
 // threeStdCalls is internal/gateway's BenchmarkThroughput64 snippet: three
@@ -83,7 +79,7 @@ func runThroughput(ctx context.Context, sessions []*mcp.ClientSession, n int) er
 	for _, s := range sessions {
 		wg.Go(func() {
 			for left.Add(-1) >= 0 {
-				if err := executeStd(ctx, s); err != nil {
+				if err := executeOnce(ctx, s, threeStdCalls, threeStdCallsResult); err != nil {
 					once.Do(func() { first = err })
 					return
 				}
@@ -92,28 +88,4 @@ func runThroughput(ctx context.Context, sessions []*mcp.ClientSession, n int) er
 	}
 	wg.Wait()
 	return first
-}
-
-func executeStd(ctx context.Context, s *mcp.ClientSession) error {
-	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "execute", Arguments: wire.ExecuteRequest{Code: threeStdCalls}})
-	if err != nil {
-		return err
-	}
-	text, err := resultText("execute", res)
-	if err != nil {
-		return err
-	}
-	a, err := decodeAnswer(text)
-	if err != nil {
-		return err
-	}
-	var got, want any
-	if err := json.Unmarshal(a.Result, &got); err != nil || a.Status != wire.StatusSuccess {
-		return fmt.Errorf("answer %s", text)
-	}
-	_ = json.Unmarshal([]byte(threeStdCallsResult), &want)
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		return fmt.Errorf("result %s, want %s", a.Result, threeStdCallsResult)
-	}
-	return nil
 }
