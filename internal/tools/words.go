@@ -151,9 +151,9 @@ var fileKinds = map[string][]string{
 // requests"). A clause after a comma or colon states a need of its own only
 // when it starts with a verb ("read the file, summarize it"); else it goes
 // on with the clause before it (a list: "lifecycle emissions, land use,
-// etc."), which it would have cost a turn in the top hits. A part with no
-// word but stop words is dropped; past MaxNeeds parts, the rest join the
-// last. A query of one need is itself.
+// etc."), where each item, a need of its own, would take a turn in the top
+// hits. A part with no word but stop words is dropped; past MaxNeeds
+// parts, the rest join the last. A query of one need is itself.
 func Needs(query string) []string {
 	q := clip(query, maxQueryBytes)
 	var parts []string
