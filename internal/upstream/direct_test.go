@@ -110,30 +110,3 @@ func TestDirectCallDeadlineAndCancel(t *testing.T) {
 		t.Fatalf("server restarted after a timeout and a cancel (pid %d, was %d)", got, pid)
 	}
 }
-
-// A direct call in flight fails at once when the server dies, with its exit
-// status, and the next call restarts it.
-func TestDirectCallFailsWhenTheServerDies(t *testing.T) {
-	p, _ := newPool(t, upstream.Options{})
-	s := p.Add(olderFixture(t, "fx"))
-	before := pidOf(t, s)
-	slow := make(chan error, 1)
-	go func() {
-		_, err := s.Call(ctxTimeout(t, 60*time.Second), "sleep", json.RawMessage(`{"ms":30000}`))
-		slow <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
-	_, err := s.Call(ctxTimeout(t, 60*time.Second), "crash", nil)
-	if pe := wantCode(t, err, pmlerr.ToolError); !strings.Contains(pe.Message, "exit status 3") {
-		t.Fatalf("crash error = %q, want the exit status", pe.Message)
-	}
-	select {
-	case err := <-slow:
-		wantCode(t, err, pmlerr.ToolError)
-	case <-time.After(5 * time.Second):
-		t.Fatal("in-flight call still waiting 5 s after the crash")
-	}
-	if after := pidOf(t, s); after == before || !upstream.CallsDirect(s) {
-		t.Fatalf("after the crash: pid %d (was %d), direct %v", after, before, upstream.CallsDirect(s))
-	}
-}

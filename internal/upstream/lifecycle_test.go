@@ -75,10 +75,26 @@ func TestConcurrentCallsShareOneSession(t *testing.T) {
 	}
 }
 
+// A crash fails the calls in flight at once, with the exit status and the
+// end of stderr, and the next call restarts the server: through the SDK's
+// client, and on the direct path of a server of an older protocol.
 func TestCrashFailsInFlightCallsAndRestarts(t *testing.T) {
+	for name, direct := range map[string]bool{"sdk": false, "direct": true} {
+		t.Run(name, func(t *testing.T) { testCrashFailsInFlightCalls(t, direct) })
+	}
+}
+
+func testCrashFailsInFlightCalls(t *testing.T, direct bool) {
 	p, starts := newPool(t, upstream.Options{})
-	s := p.Add(fixture(t, "fx"))
+	cfg := fixture(t, "fx")
+	if direct {
+		cfg = olderFixture(t, "fx")
+	}
+	s := p.Add(cfg)
 	before := pidOf(t, s)
+	if upstream.CallsDirect(s) != direct {
+		t.Fatalf("calls direct: %v, want %v", upstream.CallsDirect(s), direct)
+	}
 
 	// A slow call in flight must fail with the crash, not wait out its 30 s.
 	slow := make(chan error, 1)
@@ -111,8 +127,8 @@ func TestCrashFailsInFlightCallsAndRestarts(t *testing.T) {
 	}
 
 	after := pidOf(t, s)
-	if after == before {
-		t.Fatal("call after the crash ran in the crashed process")
+	if after == before || upstream.CallsDirect(s) != direct {
+		t.Fatalf("after the crash: pid %d (was %d), calls direct %v", after, before, upstream.CallsDirect(s))
 	}
 	if got := starts.get(); !slices.Equal(got, []bool{false, true}) {
 		t.Fatalf("OnStart restart flags = %v, want [false true]", got)
