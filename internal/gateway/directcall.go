@@ -15,6 +15,7 @@ import (
 
 	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/mcpdirect"
+	"github.com/pml-go/pml/internal/stdioconn"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -96,7 +97,7 @@ func (d *directCalls) serve(w http.ResponseWriter, r *http.Request, call directC
 		d.log.Error("mcp: writing a tool result", "tool", call.params.Name, "err", err)
 		resp.Result, resp.Error = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 	}
-	data, err := encodeResponse(resp)
+	data, err := stdioconn.EncodeMessage(resp)
 	if err != nil {
 		d.log.Error("mcp: encoding a response", "tool", call.params.Name, "err", err)
 		http.Error(w, "encoding the response failed", http.StatusInternalServerError)
@@ -138,9 +139,7 @@ func (d *directCalls) result(res mcp.Result, newProtocol bool) (json.RawMessage,
 			out.Meta = m
 		}
 	}
-	// The SDK's own encoding of a result; not wrapped in another encoder,
-	// which would check and compact the same bytes again.
-	data, err := out.MarshalJSON()
+	data, err := mcpdirect.EncodeResult(&out)
 	if err != nil {
 		return nil, err
 	}
@@ -148,23 +147,6 @@ func (d *directCalls) result(res mcp.Result, newProtocol bool) (json.RawMessage,
 		data = append([]byte(resultTypeComplete), data[1:]...)
 	}
 	return data, nil
-}
-
-// encodeResponse is jsonrpc.EncodeMessage(resp). A result, encoded by
-// result, goes into the envelope as it is: EncodeMessage would check and
-// compact its bytes once more, a few percent of a gateway's CPU under load
-// (docs/performance.md "The direct tools/call path").
-func encodeResponse(resp *jsonrpc.Response) ([]byte, error) {
-	if resp.Error != nil || resp.Result == nil {
-		return jsonrpc.EncodeMessage(resp)
-	}
-	id, err := json.Marshal(resp.ID.Raw())
-	if err != nil {
-		return nil, err
-	}
-	data := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(id)+len(resp.Result))
-	data = append(append(append(data, `{"jsonrpc":"2.0","id":`...), id...), `,"result":`...)
-	return append(append(data, resp.Result...), '}'), nil
 }
 
 // errorStatus is the HTTP status of a JSON-RPC error answer on protocol

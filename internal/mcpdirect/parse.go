@@ -53,9 +53,18 @@ func CallParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
 // a call that does is the SDK's to answer on both paths.
 func HasProgressToken(raw []byte) bool { return bytes.Contains(raw, []byte(`"progressToken"`)) }
 
-// MarshalNoEscape is json.Marshal without HTML escaping, as the SDK writes
-// its messages.
-func MarshalNoEscape(v any) ([]byte, error) {
+// EncodeResult is a result as the SDK's connection writes it: its own JSON
+// (a tool call's result encodes itself), once; any other without HTML
+// escaping, as the SDK's encoder writes it.
+func EncodeResult(res mcp.Result) ([]byte, error) {
+	if m, ok := res.(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return marshalNoEscape(res)
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping.
+func marshalNoEscape(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

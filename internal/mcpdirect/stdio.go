@@ -201,9 +201,9 @@ func (s *stdioCalls) cancel(raw json.RawMessage) {
 // Response is the JSON-RPC answer the SDK's connection writes for a
 // handler's result and error: the error when there is one (its code, or 0
 // for an error that is not a *jsonrpc.Error nor wraps one, as
-// jsonrpc.EncodeMessage reads it), else the result encoded without HTML
-// escaping. A result that cannot be encoded is an internal error (the SDK
-// would leave the request unanswered).
+// jsonrpc.EncodeMessage reads it), else the result as the SDK encodes it
+// (EncodeResult). A result that cannot be encoded is an internal error (the
+// SDK would leave the request unanswered).
 func Response(id jsonrpc.ID, res mcp.Result, err error) *jsonrpc.Response {
 	resp := &jsonrpc.Response{ID: id}
 	if err != nil {
@@ -214,7 +214,7 @@ func Response(id jsonrpc.ID, res mcp.Result, err error) *jsonrpc.Response {
 		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "a handler returned no result"}
 		return resp
 	}
-	data, err := MarshalNoEscape(res)
+	data, err := EncodeResult(res)
 	if err != nil {
 		resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("encoding the result: %v", err)}
 		return resp

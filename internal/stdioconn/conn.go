@@ -405,10 +405,10 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			}
 			data, err = encodeBatch(all)
 		} else {
-			data, err = jsonrpc.EncodeMessage(msg)
+			data, err = EncodeMessage(msg)
 		}
 	} else {
-		data, err = jsonrpc.EncodeMessage(msg)
+		data, err = EncodeMessage(msg)
 	}
 	if err != nil {
 		return fmt.Errorf("encode jsonrpc message: %w", err)
@@ -420,13 +420,33 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func encodeBatch(resps []*jsonrpc.Response) ([]byte, error) {
 	raws := make([]json.RawMessage, len(resps))
 	for i, r := range resps {
-		raw, err := jsonrpc.EncodeMessage(r)
+		raw, err := EncodeMessage(r)
 		if err != nil {
 			return nil, err
 		}
 		raws[i] = raw
 	}
 	return json.Marshal(raws)
+}
+
+// EncodeMessage is jsonrpc.EncodeMessage(msg), but for a response with a
+// result, which is JSON already (encoded by the SDK or by the direct
+// tools/call paths): it goes into the envelope as it is, where
+// EncodeMessage would check and compact its bytes once more, a few percent
+// of a busy server's CPU (docs/performance.md "The direct tools/call
+// path").
+func EncodeMessage(msg jsonrpc.Message) ([]byte, error) {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.Error != nil || resp.Result == nil {
+		return jsonrpc.EncodeMessage(msg)
+	}
+	id, err := json.Marshal(resp.ID.Raw())
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(id)+len(resp.Result))
+	data = append(append(append(data, `{"jsonrpc":"2.0","id":`...), id...), `,"result":`...)
+	return append(append(data, resp.Result...), '}'), nil
 }
 
 // Close implements mcp.Connection: it closes both streams.

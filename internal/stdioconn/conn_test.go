@@ -290,3 +290,31 @@ func TestServerRefusesBatchesFrom20250618(t *testing.T) {
 		t.Errorf("a batch after 2025-06-18 was answered: %s", l)
 	}
 }
+
+// EncodeMessage writes what jsonrpc.EncodeMessage writes, a response's
+// result put in as it is.
+func TestEncodeMessageAgreesWithTheSDK(t *testing.T) {
+	num, _ := jsonrpc.MakeID(float64(7))
+	str, _ := jsonrpc.MakeID("a\"b")
+	for _, msg := range []jsonrpc.Message{
+		&jsonrpc.Response{ID: num, Result: json.RawMessage(`{"content":[{"type":"text","text":"<b>&"}]}`)},
+		&jsonrpc.Response{ID: str, Result: json.RawMessage(`{}`)},
+		&jsonrpc.Response{ID: num, Error: &jsonrpc.Error{Code: -32602, Message: "bad"}},
+		&jsonrpc.Response{ID: num, Error: errors.New("plain")},
+		&jsonrpc.Request{ID: num, Method: "tools/call", Params: json.RawMessage(`{"name":"x"}`)},
+		&jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":7}`)},
+	} {
+		got, err := EncodeMessage(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g, w any
+		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Errorf("EncodeMessage = %s, the SDK's %s", got, want)
+		}
+	}
+}
