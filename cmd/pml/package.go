@@ -18,7 +18,9 @@ import (
 
 	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/mcpdirect"
+	"github.com/pml-go/pml/internal/procscale"
 	"github.com/pml-go/pml/internal/stdioconn"
+	"github.com/pml-go/pml/internal/stdiofile"
 	"github.com/pml-go/pml/internal/stdioorder"
 	"github.com/pml-go/pml/internal/wire"
 	"github.com/pml-go/pml/internal/workspace"
@@ -62,9 +64,14 @@ func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
 			// notification apart from the answer after it (see stdioorder);
 			// stdioconn is the SDK's stdio transport, decoding each message once;
 			// mcpdirect serves plain tool calls without the SDK's server around
-			// them (docs/architecture.md "pml stdio").
-			conn := stdioconn.NewServer(os.Stdin, stdioorder.New(os.Stdout, 0), 0)
-			err = mcpdirect.ServeStdio(cmd.Context(), pkg.NewMCPServer(), conn)
+			// them (docs/architecture.md "pml stdio"). Both pipes wait in
+			// the poller (see stdiofile).
+			in, out := stdiofile.Pollable(os.Stdin), stdiofile.Pollable(os.Stdout)
+			conn := stdioconn.NewServer(in, stdioorder.New(out, 0), 0)
+			// GOMAXPROCS follows the requests in flight (see procscale).
+			srv := pkg.NewMCPServer()
+			srv.AddReceivingMiddleware(procscale.New().Middleware)
+			err = mcpdirect.ServeStdio(cmd.Context(), srv, conn)
 			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 				log.Debug("stdio session ended", "err", err)
 			}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package stdiofile
+
+import "os"
+
+// Pollable returns f: outside Unix the runtime waits on f as it is.
+func Pollable(f *os.File) *os.File { return f }
