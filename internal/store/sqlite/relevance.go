@@ -34,8 +34,23 @@ func (s *Store) AddSeenDiscover(ctx context.Context, sc store.Scope, d store.See
 	return wrap("add seen discover: commit", tx.Commit())
 }
 
+// anySeenSQL says whether TakeSeenDiscovers would find anything.
+const anySeenSQL = `SELECT EXISTS (SELECT 1 FROM seen_discovers WHERE org = $1 AND project = $2 AND caller = $3 AND seen_at >= $4)`
+
 // TakeSeenDiscovers returns and deletes scope's discovers of caller since.
+// The learner takes after every run, and most callers have nothing to
+// take: a reader answers that, and the writer, which the traces' commits
+// wait for, deletes only what is there. A discover added after the check
+// is taken by the caller's next run, as if this run had ended a little
+// earlier.
 func (s *Store) TakeSeenDiscovers(ctx context.Context, sc store.Scope, caller string, since time.Time) ([]store.SeenDiscover, error) {
+	var found bool
+	if err := s.anySeen.QueryRowContext(ctx, sc.Org, sc.Project, caller, formatTime(since)).Scan(&found); err != nil {
+		return nil, wrap("take seen discovers", err)
+	}
+	if !found {
+		return []store.SeenDiscover{}, nil
+	}
 	rows, err := s.w.QueryContext(ctx, `DELETE FROM seen_discovers WHERE org = $1 AND project = $2 AND caller = $3 AND seen_at >= $4
 		RETURNING family, shown, seen_at`, sc.Org, sc.Project, caller, formatTime(since))
 	if err != nil {

@@ -39,6 +39,11 @@ type Store struct {
 	// transaction: parsing them was most of a lone trace's write.
 	mu       sync.Mutex
 	prepared map[string]*sql.Stmt
+
+	// anySeen asks the readers whether a caller has discovers to take: a
+	// run asks after every execution and almost always finds none
+	// (TakeSeenDiscovers).
+	anySeen *sql.Stmt
 }
 
 var _ store.Store = (*Store)(nil)
@@ -91,6 +96,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err := s.Ping(ctx); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
+	if err := s.prepareReads(ctx); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
 	return s, nil
 }
 
@@ -115,7 +123,19 @@ func openMemory(ctx context.Context) (*Store, error) {
 	if err := s.prepareWrites(ctx); err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
+	if err := s.prepareReads(ctx); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
 	return s, nil
+}
+
+// prepareReads prepares the statements every run reads with.
+func (s *Store) prepareReads(ctx context.Context) (err error) {
+	s.anySeen, err = s.r.PrepareContext(ctx, anySeenSQL)
+	if err != nil {
+		return fmt.Errorf("sqlite: prepare: %w", err)
+	}
+	return nil
 }
 
 // prepareWrites prepares the hot write path's statements on the writer.
@@ -165,6 +185,9 @@ func (s *Store) Close() error {
 	}
 	s.prepared = nil
 	s.mu.Unlock()
+	if s.anySeen != nil {
+		errs = append(errs, s.anySeen.Close())
+	}
 	if s.r != nil && s.r != s.w {
 		errs = append(errs, s.r.Close())
 	}
