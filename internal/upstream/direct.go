@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -57,12 +58,23 @@ func callDirect(ctx context.Context, conn *stdioconn.Conn, id, action string, ar
 	return nil, res, nil
 }
 
+// The compact form of a single text result, around the text's JSON string.
+var compactTextPrefix, compactTextSuffix = []byte(`{"content":[{"type":"text","text":`), []byte(`}]}`)
+
 // singleText is the text of a result that holds exactly one text item and
 // nothing else a caller reads: {"content":[{"type":"text","text":"…"}]},
 // with "isError": false at most. Keys are matched exactly, as the SDK's
 // decoder matches them; anything else (structured content, an error, _meta,
 // annotations, other items) is left to the SDK's decoding.
 func singleText(raw json.RawMessage) (string, bool) {
+	// Most servers write that result compact, in this order: then only the
+	// text is decoded (and must be one JSON string, nothing after it).
+	if bytes.HasPrefix(raw, compactTextPrefix) && bytes.HasSuffix(raw, compactTextSuffix) {
+		var s string
+		if json.Unmarshal(raw[len(compactTextPrefix):len(raw)-len(compactTextSuffix)], &s) == nil {
+			return s, true
+		}
+	}
 	var res map[string]json.RawMessage
 	if json.Unmarshal(raw, &res) != nil {
 		return "", false

@@ -240,7 +240,9 @@ func AdminTool() *mcp.Tool {
 // structuredContent (for clients that read typed results), isError when the
 // status is error.
 func AnswerResult(a Answer) *mcp.CallToolResult {
-	body, err := Marshal(a)
+	// Its own encoding, as Marshal would write it, without the encoder
+	// checking and compacting those bytes once more.
+	body, err := a.MarshalJSON()
 	if err != nil {
 		body, _ = Marshal(ErrorAnswer(pmlerr.Wrap(pmlerr.Internal, err), a.WorkflowID))
 	}
