@@ -11,9 +11,9 @@
 // between collections, tens of megabytes here, and that cost mostly goes.
 //
 // Five times is too much once the live data is large: a gateway holding
-// 10,000 parked executions has over a gigabyte of live heap and goroutine
-// stacks, and at 400 it would gather four times that in garbage before
-// collecting. So after every collection the pace is set again, so that the
+// 10,000 parked executions has most of a gigabyte of live heap and
+// goroutine stacks, and at 400 it would gather four times that in garbage
+// before collecting. So after every collection the pace is set again, so that the
 // garbage gathered before the next one stays under MaxHeadroom, but never
 // below MinPercent, where collecting would take most of the CPU.
 package gcpolicy
@@ -31,12 +31,16 @@ const (
 	Percent = 400
 	// MaxHeadroom is the most garbage the heap may gather between two
 	// collections once the live data is large enough for Percent to
-	// allow more.
-	MaxHeadroom = 384 << 20
+	// allow more. 10,000 parked executions peak as they are answered, with
+	// most of their live data still held and the answers' garbage on top:
+	// 160 MiB kept that wave under 1 GiB, for a sixth more of the gateway's
+	// CPU than 384 MiB, which peaked at 1.3 GiB (issue 42;
+	// docs/performance.md "Near the floor (issue 42)").
+	MaxHeadroom = 160 << 20
 	// MinPercent is the lowest pace the headroom bound sets: with more live
-	// data than MaxHeadroom*100/MinPercent (1.16 GiB), the headroom grows with
+	// data than MaxHeadroom*100/MinPercent (941 MiB), the headroom grows with
 	// it.
-	MinPercent = 33
+	MinPercent = 17
 )
 
 // Apply sets the collector's pace to Percent, bounded by MaxHeadroom, unless

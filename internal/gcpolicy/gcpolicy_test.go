@@ -40,9 +40,10 @@ func TestPercentFor(t *testing.T) {
 	}{
 		{0, 0, Percent},
 		{20 * mib, 4 * mib, Percent},       // small: 400 gathers 96 MiB
-		{96 * mib, 0, Percent},             // 400 gathers exactly the bound
-		{384 * mib, 0, 100},                // the bound: 384 MiB
-		{600 * mib, 700 * mib, MinPercent}, // 10,000 parked: 384 MiB would be 29%
+		{40 * mib, 0, Percent},             // 400 gathers exactly the bound
+		{160 * mib, 0, 100},                // the bound: 160 MiB
+		{400 * mib, 400 * mib, 20},         // 10,000 parked: 160 MiB is 20%
+		{600 * mib, 700 * mib, MinPercent}, // 160 MiB would be 12%
 		{8 << 30, 0, MinPercent},
 	} {
 		if got := percentFor(c.live, c.roots, MaxHeadroom); got != c.want {

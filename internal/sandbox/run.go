@@ -225,13 +225,15 @@ func growStack() {
 	touch(pad[:])
 }
 
-// stackReserve makes the stack 32 KiB, about what running a small snippet
-// takes (a deeper run grows it on). The VM goroutine waits inside the slow
-// calls it makes (callInline) on that stack, which the collector shrinks
-// only at a collection and only while three quarters of it are unused: a
-// reserve of 64 KiB made every parked execution hold a 128 KiB stack
-// (docs/performance.md "What one parked execution holds").
-const stackReserve = 16 << 10
+// stackReserve makes the stack 16 KiB (a deeper run grows it on). The VM
+// goroutine waits inside the slow calls it makes (callInline) on that
+// stack, which the collector shrinks only at a collection and only while
+// three quarters of it are unused: a reserve of 64 KiB made every parked
+// execution hold a 128 KiB stack (docs/performance.md "What one parked
+// execution holds"), and one of 16 KiB a 32 KiB stack until a collection
+// came: 10,000 parked executions peaked 56–157 MiB higher with it in three
+// paired runs (docs/performance.md "Under 1 GiB (issue 42)").
+const stackReserve = 8 << 10
 
 //go:noinline
 func touch(b []byte) { b[len(b)-1] = 0 }

@@ -134,6 +134,35 @@ func (a *API) Keep(ctx context.Context, scope store.Scope, t tracing.Trace) stri
 	if a.store == nil {
 		return t.TraceID
 	}
+	// The trace is encoded and committed on a goroutine of its own, which
+	// ends with it. Both run deep (encoding/json's encoders, SQLite), and a
+	// run's request goroutine calls Keep 11 KiB down its stack already:
+	// there they grew that stack to 32 or 64 KiB, which it kept into its
+	// connection's next request. A request parked in a run uses 13 KiB of
+	// it, and the collector halves a stack only while under a quarter of it
+	// is in use: in the 10,000 wave 4,096 of those stacks stayed 32 KiB
+	// rather than 16 (docs/performance.md "Near the floor (issue 42)").
+	done := make(chan keepOutcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- keepOutcome{panicked: p}
+			}
+		}()
+		a.storeTrace(ctx, scope, t)
+		done <- keepOutcome{}
+	}()
+	if out := <-done; out.panicked != nil {
+		panic(out.panicked)
+	}
+	return t.TraceID
+}
+
+// keepOutcome is how Keep's goroutine ends: a panic goes on in Keep's caller.
+type keepOutcome struct{ panicked any }
+
+// storeTrace stores t, or counts and logs it as dropped.
+func (a *API) storeTrace(ctx context.Context, scope store.Scope, t tracing.Trace) {
 	row, err := t.StoreRecord(scope)
 	if err == nil {
 		err = a.commits.store(ctx, row)
@@ -141,9 +170,8 @@ func (a *API) Keep(ctx context.Context, scope store.Scope, t tracing.Trace) stri
 	if err != nil {
 		a.obs.TracesDropped(1)
 		a.log.Warn("storing trace", "trace_id", t.TraceID, "err", err)
-		return t.TraceID
+		return
 	}
 	a.retention.noteWrites(scope, 1)
 	a.learn(scope, t)
-	return t.TraceID
 }
