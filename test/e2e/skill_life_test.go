@@ -6,6 +6,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
@@ -189,10 +190,14 @@ func TestSkillChecksItsArguments(t *testing.T) {
 		wantSuccess(t, a, nil)
 		outerName = a.Capability.Name
 	}
-	d := p.discover(t, wire.DiscoverRequest{Name: outerName}).Tools
-	if len(d) != 1 || !strings.Contains(d[0].Declaration, "data: string") {
-		t.Fatalf("the skill built on a qualified call: %+v", d)
-	}
+	// The package reports each run to be learned after answering it: the
+	// second run's report, which makes data an input of its own, may land
+	// after the answer.
+	var d []wire.DiscoveredTool
+	waitFor(t, 10*time.Second, "the skill built on a qualified call taking data", func() bool {
+		d = p.discover(t, wire.DiscoverRequest{Name: outerName}).Tools
+		return len(d) == 1 && strings.Contains(d[0].Declaration, "data: string")
+	})
 	var got int
 	wantSuccess(t, p.execute(t, `return await mcp.`+strings.Replace(outerName, ":", ".", 1)+`({data: "[5, 6, 7]"})`), &got)
 	if got != 2*(3+100) {
