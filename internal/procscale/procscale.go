@@ -10,8 +10,8 @@
 // fastest rate: in a profile of pml stdio serving three-call executions
 // back to back, about a fifth of its CPU. On one processor the hand-offs
 // stay on one thread, which took a sixth off pml stdio's CPU per execution
-// and 0.2 ms off its latency (docs/performance.md "What code mode costs
-// over a direct call"). Concurrent requests still run in parallel.
+// and 0.2 ms off its latency (docs/performance.md "pml stdio's threads").
+// Concurrent requests still run in parallel.
 package procscale
 
 import (

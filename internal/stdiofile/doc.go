@@ -8,6 +8,6 @@
 // at its fastest rate. pml stdio waits on stdin between every two messages,
 // so that cost came with each request: in a profile of pml stdio serving
 // three-call executions back to back, the monitor's wake-ups and the thread
-// hand-offs were a quarter of the process's CPU (docs/performance.md "What
-// code mode costs over a direct call").
+// hand-offs were a quarter of the process's CPU (docs/performance.md "pml
+// stdio's threads").
 package stdiofile
