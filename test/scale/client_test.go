@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,6 +42,26 @@ func (k keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+k.key)
 	return k.next.RoundTrip(r)
+}
+
+// connectSessions opens n sessions of the Go SDK client named name to the
+// gateway at baseURL, over one pool of up to conns idle connections kept
+// for idle; they close when tb ends.
+func connectSessions(tb testing.TB, baseURL, key, name string, n, conns int, idle time.Duration) []*mcp.ClientSession {
+	tr := &http.Transport{MaxIdleConnsPerHost: conns, IdleConnTimeout: idle}
+	tb.Cleanup(tr.CloseIdleConnections)
+	httpClient := &http.Client{Transport: keyTransport{key: key, next: tr}}
+	sessions := make([]*mcp.ClientSession, n)
+	for i := range sessions {
+		s, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "0"}, nil).Connect(context.Background(),
+			&mcp.StreamableClientTransport{Endpoint: baseURL + "/mcp", HTTPClient: httpClient, DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			tb.Fatalf("session %d: %v", i, err)
+		}
+		tb.Cleanup(func() { _ = s.Close() })
+		sessions[i] = s
+	}
+	return sessions
 }
 
 func newMCPClient(baseURL, key string) *mcpClient {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -57,19 +56,7 @@ func BenchmarkTenThousandParkedGateway(b *testing.B) {
 	key := createKey(b, db)
 
 	// Every session's calls go out at once, each on a connection of its own.
-	tr := &http.Transport{MaxIdleConnsPerHost: n, IdleConnTimeout: 5 * time.Minute}
-	b.Cleanup(tr.CloseIdleConnections)
-	httpClient := &http.Client{Transport: keyTransport{key: key, next: tr}}
-	sessions := make([]*mcp.ClientSession, n/20)
-	for i := range sessions {
-		s, err := mcp.NewClient(&mcp.Implementation{Name: "parked", Version: "0"}, nil).Connect(context.Background(),
-			&mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", HTTPClient: httpClient, DisableStandaloneSSE: true}, nil)
-		if err != nil {
-			b.Fatalf("session %d: %v", i, err)
-		}
-		b.Cleanup(func() { _ = s.Close() })
-		sessions[i] = s
-	}
+	sessions := connectSessions(b, r.url, key, "parked", n/20, n, 5*time.Minute)
 	code := fmt.Sprintf(`return await mcp.fx.barrier({ n: %d })`, n)
 	pid := r.cmd.Process.Pid
 	var peaks []float64

@@ -4,7 +4,6 @@ package scale_test
 
 import (
 	"context"
-	"net/http"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -36,19 +35,7 @@ func BenchmarkThroughput64Gateway(b *testing.B) {
 	db := filepath.Join(b.TempDir(), "gateway.db")
 	r := startReplica(b, "gateway", db)
 	key := createKey(b, db)
-	tr := &http.Transport{MaxIdleConnsPerHost: clients, IdleConnTimeout: time.Minute}
-	b.Cleanup(tr.CloseIdleConnections)
-	httpClient := &http.Client{Transport: keyTransport{key: key, next: tr}}
-	sessions := make([]*mcp.ClientSession, clients)
-	for i := range sessions {
-		s, err := mcp.NewClient(&mcp.Implementation{Name: "throughput", Version: "0"}, nil).Connect(context.Background(),
-			&mcp.StreamableClientTransport{Endpoint: r.url + "/mcp", HTTPClient: httpClient, DisableStandaloneSSE: true}, nil)
-		if err != nil {
-			b.Fatalf("session %d: %v", i, err)
-		}
-		b.Cleanup(func() { _ = s.Close() })
-		sessions[i] = s
-	}
+	sessions := connectSessions(b, r.url, key, "throughput", clients, clients, time.Minute)
 	ctx := context.Background()
 	if err := runThroughput(ctx, sessions, clients); err != nil { // warm the pools and caches
 		b.Fatal(err)
