@@ -65,8 +65,9 @@ func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
 			// stdioconn is the SDK's stdio transport, decoding each message once;
 			// mcpdirect serves plain tool calls without the SDK's server around
 			// them (docs/architecture.md "pml stdio"). Both pipes wait in
-			// the poller (see stdiofile).
-			in, out := stdiofile.Pollable(os.Stdin), stdiofile.Pollable(os.Stdout)
+			// the poller, read and written with raw system calls (see
+			// stdiofile).
+			in, out := stdiofile.Raw(stdiofile.Pollable(os.Stdin)), stdiofile.Raw(stdiofile.Pollable(os.Stdout))
 			conn := stdioconn.NewServer(in, stdioorder.New(out, 0), 0)
 			// GOMAXPROCS follows the requests in flight (see procscale).
 			srv := pkg.NewMCPServer()

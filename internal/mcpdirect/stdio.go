@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/stdioconn"
+	"github.com/pml-go/pml/internal/workers"
 )
 
 // methodCancelled is the notification that cancels a request.
@@ -21,9 +22,10 @@ const methodCancelled = "notifications/cancelled"
 // it or ctx ends, as srv.Run does, except for the session's plain tool
 // calls: a tools/call the SDK would answer with a tool's result, read once
 // the session is initialized, is taken on conn's reading goroutine and
-// served on one goroutine of its own by the same receiving middleware and
-// tool handler, with the real session, and answered as the SDK's
-// connection would answer it (docs/architecture.md "pml stdio"). Calls are
+// served on a goroutine of its own (one a finished call left idle, if
+// any) by the same receiving middleware and tool handler, with the real
+// session, and answered as the SDK's connection would answer it
+// (docs/architecture.md "pml stdio"). Calls are
 // served concurrently, and notifications/cancelled cancels a call's
 // context, as with the SDK. Everything else goes to the SDK unchanged.
 //
@@ -41,9 +43,10 @@ func ServeStdio(ctx context.Context, srv *mcp.Server, conn *stdioconn.Conn) erro
 // serveStdio is ServeStdio, telling taken (when not nil) the id of each
 // call the direct path takes.
 func serveStdio(ctx context.Context, srv *mcp.Server, conn *stdioconn.Conn, taken func(jsonrpc.ID)) error {
-	s := &stdioCalls{conn: conn, inflight: map[jsonrpc.ID]context.CancelFunc{}, taken: taken}
+	s := &stdioCalls{conn: conn, inflight: map[jsonrpc.ID]context.CancelFunc{}, workers: workers.New(), taken: taken}
 	s.base, s.stop = context.WithCancel(context.WithoutCancel(ctx))
 	defer s.stop()
+	defer s.workers.Close()
 	srv.AddReceivingMiddleware(s.capture)
 	conn.SetTake(s.take)
 	ss, err := srv.Connect(ctx, sessionTransport{s}, nil)
@@ -80,6 +83,7 @@ type stdioCalls struct {
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]context.CancelFunc // calls being served, by id
 	calls    sync.WaitGroup
+	workers  *workers.Pool // the goroutines calls are served on
 
 	taken func(jsonrpc.ID) // tests: each call taken
 }
@@ -130,7 +134,7 @@ func (s *stdioCalls) take(msg jsonrpc.Message) bool {
 	if s.taken != nil {
 		s.taken(req.ID)
 	}
-	go s.serve(ctx, ss, req.ID, params)
+	s.workers.Go(func() { s.serve(ctx, ss, req.ID, params) })
 	return true
 }
 

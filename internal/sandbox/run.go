@@ -15,6 +15,7 @@ import (
 	"github.com/pml-go/pml/internal/pmlerr"
 	"github.com/pml-go/pml/internal/sandbox/engine"
 	"github.com/pml-go/pml/internal/tools"
+	"github.com/pml-go/pml/internal/workers"
 )
 
 // Result is what a successful Run produced. On failure Run still returns the
@@ -77,8 +78,9 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 	// The VM runs on its own goroutine so that Run can answer at the
 	// deadline even when the engine is inside one long built-in call, which
 	// the interrupt handler cannot stop (see timeoutGrace). The goroutine
-	// also takes the engine's deep recursion off the caller's stack.
-	go r.start(js, argsText)
+	// also takes the engine's deep recursion off the caller's stack. It is
+	// one a finished run left idle, when there is one: its stack is grown.
+	vmGoroutines.Go(func() { r.start(js, argsText) })
 	cpu := time.NewTimer(lim.CPUBudget)
 	defer cpu.Stop()
 	for stopping := false; !stopping; {
@@ -116,6 +118,11 @@ func Run(ctx context.Context, js string, args json.RawMessage, call tools.CallFu
 	r.cancel() // calls still in flight end with the run
 	return Result{}, r.timeout()
 }
+
+// vmGoroutines are the goroutines VMs run on. Like the pool of machines
+// it is process-wide on purpose: Run is a package function, and an idle
+// worker holds nothing of the run it served.
+var vmGoroutines = workers.New()
 
 // revoke ends a VM stuck in a built-in past the grace: its heap becomes
 // inaccessible, the built-in's next read faults, and the VM goroutine,

@@ -25,12 +25,20 @@ func blockingPipe(t *testing.T) (r, w *os.File) {
 	return r, w
 }
 
+// handedOver keeps the files Pollable made in these tests reachable for
+// good. Pollable makes a second file on a descriptor (pml stdio's, on
+// os.Stdin's, which stays reachable); the test closes the first, and a
+// second one collected later would close the descriptor's number again,
+// by then another test's pipe.
+var handedOver []*os.File
+
 func TestAPipeWaitsInThePoller(t *testing.T) {
 	r, w := blockingPipe(t)
 	if err := r.SetReadDeadline(time.Now()); !errors.Is(err, os.ErrNoDeadline) {
 		t.Fatalf("a blocking pipe took a deadline (%v): the test does not start from blocking mode", err)
 	}
 	pr := Pollable(r)
+	handedOver = append(handedOver, pr)
 	// Only a file in the poller takes a deadline; a read past it returns
 	// at once rather than holding its thread.
 	if err := pr.SetReadDeadline(time.Now().Add(10 * time.Millisecond)); err != nil {
@@ -43,6 +51,7 @@ func TestAPipeWaitsInThePoller(t *testing.T) {
 		t.Fatal(err)
 	}
 	pw := Pollable(w)
+	handedOver = append(handedOver, pw)
 	if _, err := pw.Write([]byte("x\n")); err != nil {
 		t.Fatal(err)
 	}

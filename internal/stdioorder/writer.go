@@ -13,8 +13,9 @@ package stdioorder
 
 import (
 	"bytes"
-	"os"
 	"time"
+
+	"github.com/pml-go/pml/internal/stdiofile"
 )
 
 // DefaultWait bounds how long a message waits for the client to read the
@@ -26,7 +27,7 @@ const DefaultWait = 200 * time.Millisecond
 // writes them), to f. Its Writes must not overlap (the transport serializes
 // them). Close leaves f open: the process owns its stdout.
 type Writer struct {
-	f    *os.File
+	f    *stdiofile.File
 	wait time.Duration
 	// unread is how many bytes written to f the reader has not taken yet;
 	// false when that cannot be known for f.
@@ -36,11 +37,11 @@ type Writer struct {
 }
 
 // New returns a Writer on f that waits at most wait (DefaultWait when 0).
-func New(f *os.File, wait time.Duration) *Writer {
+func New(f *stdiofile.File, wait time.Duration) *Writer {
 	if wait <= 0 {
 		wait = DefaultWait
 	}
-	return &Writer{f: f, wait: wait, unread: unreadFunc(f)}
+	return &Writer{f: f, wait: wait, unread: unreadFunc(f.File)}
 }
 
 // Write writes one message, first waiting for the client to read a

@@ -30,6 +30,7 @@ import (
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/upstream"
 	"github.com/pml-go/pml/internal/wire"
+	"github.com/pml-go/pml/internal/workers"
 )
 
 // Options build a Workspace.
@@ -81,9 +82,10 @@ type Workspace struct {
 
 	// Local runs outlive the execute that started them when they park;
 	// closing ends them (CANCELLED) and waits for them.
-	closing  context.Context
-	closeNow context.CancelFunc
-	runs     sync.WaitGroup
+	closing    context.Context
+	closeNow   context.CancelFunc
+	runs       sync.WaitGroup
+	runWorkers *workers.Pool // the goroutines runs go on
 
 	mu       sync.Mutex
 	cfg      Config
@@ -153,6 +155,7 @@ func New(o Options) (*Workspace, error) {
 		learned:   map[string]*report{},
 
 		secretChecks: lru.New[secretCheck, bool](secretChecksEntries, secretChecksBytes),
+		runWorkers:   workers.New(),
 	}
 	p.pool = upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger, MinimalEnv: true,
 		OnStart: p.noteServerStart, OnTools: p.noteServerTools})
@@ -181,6 +184,7 @@ func (p *Workspace) Workspace() string { return p.ws }
 func (p *Workspace) Close() error {
 	p.closeNow()
 	p.runs.Wait()
+	p.runWorkers.Close()
 	p.learning.Wait()
 	return errors.Join(p.traces.close(), p.pool.Close(), p.gw.Close())
 }

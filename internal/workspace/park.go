@@ -52,14 +52,14 @@ func (p *Workspace) startRun(ctx context.Context, run func(context.Context) wire
 	runCtx = withLiveRun(wire.WithProgress(runCtx, lr.reportProgress), lr)
 	stopOnClose := context.AfterFunc(p.closing, cancel)
 	p.runs.Add(1)
-	go func() {
+	p.runWorkers.Go(func() {
 		reserveStack()
 		defer p.runs.Done()
 		defer close(lr.done)
 		defer cancel()
 		defer stopOnClose()
 		lr.events <- runEvent{answer: run(runCtx)}
-	}()
+	})
 	return lr
 }
 

@@ -168,11 +168,11 @@ func (e *VM) Freeze() *HeapImage {
 	a.region.discard(base, max(base+uintptr(pages)*pageSize, base+arenaKeep))
 	*scratch = img.data
 	img.data = slices.Clone(img.data) // the image keeps no spare room
-	// The engine's emulated C stack keeps a block for every depth of C
-	// calls it ever reached, about 30 KiB once code ran, until it is
-	// closed. Nothing runs on it while the heap is away, so it is swapped
-	// for a fresh one, which grows again when the VM runs on.
-	e.tls.Close()
+	// The engine's emulated C stack keeps blocks for the depths of C calls
+	// it reached, about 30 KiB once code ran. Nothing runs on it while the
+	// heap is away, so it goes back to the pool for running VMs, and the
+	// parked one takes a fresh one, which grows again when the VM runs on.
+	cStacks.put(e.tls, false)
 	e.tls = libc.NewTLS()
 	return img
 }

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"unsafe"
 
-	"modernc.org/libc"
 	lib "modernc.org/libquickjs"
 )
 
@@ -205,7 +204,7 @@ func (t *Template) Clone(memoryLimit int64, host HostFunc) (*VM, []Value, error)
 			a.free[i] = base + f
 		}
 	}
-	e := &VM{tls: libc.NewTLS(), arena: a, intr: newInterrupter(), rt: base + t.rt, ctx: base + t.ctx, scratch: base + t.scrat, host: host}
+	e := &VM{tls: cStacks.get(), arena: a, intr: newInterrupter(), rt: base + t.rt, ctx: base + t.ctx, scratch: base + t.scrat, host: host}
 	a.rt = e.rt
 	(*lib.TJSRuntime)(cPointer(e.rt)).Fmalloc_ctx.Fmalloc_state.Fopaque = uintptr(unsafe.Pointer(a))
 	(*lib.TJSContext)(cPointer(e.ctx)).Frandom_state = rand.Uint64() | 1 // never 0

@@ -45,7 +45,7 @@ func New(memoryLimit int64) (*VM, error) {
 // newIn creates a VM whose heap is a.
 func newIn(a *arena) (*VM, error) {
 	a.clearStale(a.region.base)
-	e := &VM{tls: libc.NewTLS(), arena: a, intr: newInterrupter()}
+	e := &VM{tls: cStacks.get(), arena: a, intr: newInterrupter()}
 	e.rt = lib.XJS_NewRuntime2(e.tls, uintptr(unsafe.Pointer(&arenaMallocFunctions)), uintptr(unsafe.Pointer(a)))
 	if e.rt == 0 {
 		e.Close()
@@ -68,7 +68,7 @@ func newIn(a *arena) (*VM, error) {
 // Close drops the VM. Its heap is the arena, so nothing in it is freed one
 // object at a time: the arena is recycled whole (a revoked one unmapped).
 func (e *VM) Close() {
-	e.tls.Close()
+	cStacks.put(e.tls, e.Revoked())
 	arenas.put(e.arena)
 }
 

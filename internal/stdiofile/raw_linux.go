@@ -1,0 +1,111 @@
+package stdiofile
+
+import (
+	"io"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// File is a pipe whose reads and writes are raw system calls made through
+// the poller: a read or write the kernel cannot serve at once returns
+// EAGAIN and waits in the poller, as os.File's does; one it can serve is
+// made without telling the runtime a system call began.
+//
+// Why: os.File's read and write tell the runtime, and the runtime wakes its
+// monitor thread when it had gone to sleep, which it does whenever every
+// processor is idle: each time pml stdio waits for its client or a local
+// server. So the first read after every wait woke the monitor, which then
+// polled at its fastest rate: a sixth of pml stdio's CPU, and the waking
+// thread's time on the answer's path (docs/performance.md "pml stdio's
+// threads"). A call on a non-blocking descriptor never holds its thread
+// long, which is what the monitor watches for.
+type File struct {
+	*os.File
+	rc syscall.RawConn // nil: the os.File's own reads and writes
+}
+
+// Raw returns f with raw reads and writes when its descriptor is
+// non-blocking (in the poller: a pipe from os.Pipe, or one Pollable
+// returned); else f's own. The File uses f, which stays its owner.
+func Raw(f *os.File) *File {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return &File{File: f}
+	}
+	nonblocking := false
+	_ = rc.Control(func(fd uintptr) {
+		fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
+		nonblocking = err == nil && fl&unix.O_NONBLOCK != 0
+	})
+	if !nonblocking {
+		return &File{File: f}
+	}
+	return &File{File: f, rc: rc}
+}
+
+// Read reads up to len(p) bytes, waiting in the poller until some are
+// there; io.EOF once the other end closed.
+func (f *File) Read(p []byte) (int, error) {
+	if f.rc == nil || len(p) == 0 {
+		return f.File.Read(p)
+	}
+	var n int
+	var errno syscall.Errno
+	err := f.rc.Read(func(fd uintptr) bool {
+		for {
+			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			switch e {
+			case syscall.EINTR:
+				continue
+			case syscall.EAGAIN:
+				return false
+			}
+			n, errno = int(r), e
+			return true
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, &os.PathError{Op: "read", Path: f.Name(), Err: err}
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: f.Name(), Err: errno}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// Write writes all of p, waiting in the poller while the pipe is full.
+func (f *File) Write(p []byte) (int, error) {
+	if f.rc == nil || len(p) == 0 {
+		return f.File.Write(p)
+	}
+	written := 0
+	var errno syscall.Errno
+	err := f.rc.Write(func(fd uintptr) bool {
+		for written < len(p) {
+			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[written])), uintptr(len(p)-written))
+			switch e {
+			case 0:
+				written += int(r)
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return false
+			default:
+				errno = e
+				return true
+			}
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return written, &os.PathError{Op: "write", Path: f.Name(), Err: err}
+	case errno != 0:
+		return written, &os.PathError{Op: "write", Path: f.Name(), Err: errno}
+	}
+	return written, nil
+}

@@ -1,0 +1,109 @@
+package stdiofile
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// A pipe from os.Pipe is in the poller: Raw reads and writes it with raw
+// system calls, which wait in the poller as os.File's do.
+func TestRawPipeReadsAndWrites(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, rw := Raw(r), Raw(w)
+	if rr.rc == nil || rw.rc == nil {
+		t.Fatal("a pipe in the poller was not made raw")
+	}
+	// More than the pipe holds: the write waits in the poller for the
+	// reader, then goes on where it stopped.
+	want := bytes.Repeat([]byte("0123456789abcdef"), 64<<10)
+	wrote := make(chan error, 1)
+	go func() {
+		n, err := rw.Write(want)
+		if err == nil && n != len(want) {
+			err = io.ErrShortWrite
+		}
+		wrote <- err
+		rw.Close()
+	}()
+	got, err := io.ReadAll(rr) // io.EOF once the writer closed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("read %d bytes, want the %d written", len(got), len(want))
+	}
+	rr.Close()
+}
+
+// A raw read honours a deadline, and a closed file fails a read and a write
+// with an error rather than a hang.
+func TestRawPipeDeadlineAndClose(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, rw := Raw(r), Raw(w)
+	if err := rr.SetReadDeadline(time.Now().Add(10 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rr.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("read of an empty pipe past its deadline: %v", err)
+	}
+	if err := rr.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan error, 1)
+	go func() {
+		_, err := rr.Read(make([]byte, 1))
+		read <- err
+	}()
+	time.Sleep(10 * time.Millisecond) // the read waits in the poller
+	rr.Close()
+	select {
+	case err := <-read:
+		if err == nil {
+			t.Fatal("a read of a closed pipe succeeded")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a read waiting on a pipe did not end when it was closed")
+	}
+	if _, err := rw.Write([]byte("x")); err == nil {
+		t.Fatal("a write to a pipe whose reader closed succeeded")
+	}
+	rw.Close()
+	if _, err := rw.Write([]byte("x")); err == nil {
+		t.Fatal("a write to a closed pipe succeeded")
+	}
+}
+
+// A blocking descriptor is left to os.File: a raw call on it would hold the
+// thread without the runtime knowing.
+func TestRawLeavesBlockingFilesAlone(t *testing.T) {
+	r, _ := blockingPipe(t)
+	if Raw(r).rc != nil {
+		t.Error("a blocking pipe was made raw")
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rf := Raw(f)
+	if rf.rc != nil {
+		t.Error("a regular file was made raw")
+	}
+	if _, err := rf.Write([]byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+}

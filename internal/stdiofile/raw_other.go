@@ -1,0 +1,11 @@
+//go:build !linux
+
+package stdiofile
+
+import "os"
+
+// File is a pipe; outside Linux its reads and writes are the os.File's own.
+type File struct{ *os.File }
+
+// Raw returns f as it is: outside Linux its reads and writes are f's own.
+func Raw(f *os.File) *File { return &File{File: f} }
