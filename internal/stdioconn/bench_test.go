@@ -15,11 +15,19 @@ var benchLines = map[string][]byte{
 		`"const r0 = await mcp.everything.echo({message: \"one\"});\nreturn [r0];"}}}`),
 }
 
-// BenchmarkDecode: one message decoded by decode, and by the SDK's
-// jsonrpc.DecodeMessage (which its IOTransport runs after trying the line
-// as a batch).
+// BenchmarkDecode: one message decoded by decodeValid (what the reading
+// goroutine runs), by decode, and by the SDK's jsonrpc.DecodeMessage (which
+// its IOTransport runs after trying the line as a batch).
 func BenchmarkDecode(b *testing.B) {
 	for name, line := range benchLines {
+		b.Run(name+"/valid", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := decodeValid(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run(name+"/stdioconn", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

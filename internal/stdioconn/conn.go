@@ -138,7 +138,7 @@ func (c *Conn) readLoop(r io.Reader, limit int, out chan<- frame) {
 		}
 		f := frame{raw: raw, err: err}
 		if err == nil && !bytes.HasPrefix(raw, []byte("[")) {
-			f.msg, f.err = decode(raw)
+			f.msg, f.err = decodeValid(raw) // dec validated it
 			f.raw = nil
 			if f.err == nil && (c.calls.claim(f.msg) || c.taken(f.msg)) {
 				if lim != nil {

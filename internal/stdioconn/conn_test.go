@@ -41,18 +41,41 @@ func TestDecodeAgreesWithTheSDK(t *testing.T) {
 		`[]`,
 		`"text"`,
 		`{"jsonrpc":"2.0","id":1,"result":{}`,
+		// What decodeValid finds in one pass: nesting, strings holding
+		// brackets, quotes and escapes, spaces, repeated keys, escaped keys.
+		` { "jsonrpc" : "2.0" , "id" : 3 , "result" : { "a" : [ 1 , { "b" : "]}\"\\" } ] , "c" : -1.5e3 } } `,
+		`{"jsonrpc":"2.0","id":3,"result":[1,2],"result":{"x":null}}`,
+		`{"jsonrpc":"2.0","id":3,"result":"a string"}`,
+		`{"jsonrpc":"2.0","id":3,"result":true}`,
+		`{"jsonrpc":"2.0","id":"x\"y","method":"m","params":{"k":"\u00e9"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools\/call"}`,
+		`{"jsonrpc":"2.0","id":1,"\u006dethod":"ping"}`,
+		`{"jsonrpc":"2\u002e0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"x","id":2}`,
+		`{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"m"}}`,
+		`{"jsonrpc":"2.0","id":[1],"result":{}}`,
+		`{"jsonrpc":"2.0","id":1e400,"result":{}}`,
+		`{}`,
+		`null`,
+		`12`,
 	} {
 		want, wantErr := jsonrpc.DecodeMessage([]byte(in))
-		got, err := decode([]byte(in))
-		if (err != nil) != (wantErr != nil) {
-			t.Errorf("%s: error %v, the SDK's %v", in, err, wantErr)
-			continue
+		decoders := map[string]func([]byte) (jsonrpc.Message, error){"decode": decode}
+		if json.Valid([]byte(in)) { // decodeValid reads only what the reader validated
+			decoders["decodeValid"] = decodeValid
 		}
-		if err != nil {
-			continue
-		}
-		if g, w := encode(t, got), encode(t, want); g != w {
-			t.Errorf("%s:\n got %s\nwant %s", in, g, w)
+		for name, dec := range decoders {
+			got, err := dec([]byte(in))
+			if (err != nil) != (wantErr != nil) {
+				t.Errorf("%s %s: error %v, the SDK's %v", name, in, err, wantErr)
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			if g, w := encode(t, got), encode(t, want); g != w {
+				t.Errorf("%s %s:\n got %s\nwant %s", name, in, g, w)
+			}
 		}
 	}
 }
