@@ -136,12 +136,18 @@ func (s *Service) checkServerTools(ctx context.Context, c Caller, ids []string) 
 		}
 		ns, action := tools.Split(id)
 		if p, ok := s.tools.Provider(ns); ok {
-			list, err := p.Tools(ctx)
-			if err != nil {
-				return pmlerr.Wrap(pmlerr.ToolError, err)
-			}
-			if hasTool(list, id) {
-				continue
+			if known, ok := p.(toolChecker); ok {
+				if known.HasTool(id) {
+					continue
+				}
+			} else {
+				list, err := p.Tools(ctx)
+				if err != nil {
+					return pmlerr.Wrap(pmlerr.ToolError, err)
+				}
+				if hasTool(list, id) {
+					continue
+				}
 			}
 		}
 		if known == nil {
@@ -155,6 +161,13 @@ func (s *Service) checkServerTools(ctx context.Context, c Caller, ids []string) 
 			With("tool", id).With("suggestions", wire.NonNil(near))
 	}
 	return nil
+}
+
+// toolChecker is a provider that tells whether it serves a tool without
+// listing its tools (tools.Table: the gateway's built-ins, checked for every
+// execution that names them).
+type toolChecker interface {
+	HasTool(id string) bool
 }
 
 func hasTool(list []tools.Info, id string) bool {

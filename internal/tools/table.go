@@ -57,6 +57,15 @@ func NewTable(funcs ...Func) *Table {
 	return t
 }
 
+// HasTool reports whether the table serves id: what looking for id in
+// Tools' list answers, without the copy of the list Tools makes, which the
+// gateway's check of an execution's tools made for every tool it names
+// (docs/performance.md "The gateway's own CPU").
+func (t *Table) HasTool(id string) bool {
+	_, ok := t.funcs[id]
+	return ok
+}
+
 // Tools returns the table's tools sorted by id.
 func (t *Table) Tools(context.Context) ([]Info, error) {
 	return slices.Clone(t.infos), nil

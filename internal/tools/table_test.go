@@ -130,3 +130,22 @@ func TestTableToolsSortedByID(t *testing.T) {
 		t.Fatalf("Tools() = %v, want %v", got, want)
 	}
 }
+
+// HasTool answers what a look for the id in Tools' list answers.
+func TestTableHasToolAgreesWithTools(t *testing.T) {
+	tab := testTable()
+	infos, err := tab.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range infos {
+		if !tab.HasTool(info.ID) {
+			t.Errorf("HasTool(%q) = false for a listed tool", info.ID)
+		}
+	}
+	for _, id := range []string{"math:sub", "math", "t:", "", "add", "math:add "} {
+		if tab.HasTool(id) {
+			t.Errorf("HasTool(%q) = true for a tool not listed", id)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package traceapi
 
 import (
 	"context"
+	"runtime"
 	"sync"
 
 	"github.com/pml-go/pml/internal/store"
@@ -59,6 +60,17 @@ func (g *groupCommit) store(ctx context.Context, row store.Trace) error {
 		g.mu.Lock()
 	}
 	g.leading = true
+	// The leader yields once before it takes its group, so the runs this
+	// process has ready to finish (their goroutines runnable on its
+	// processors) queue their traces first and share the transaction. Without
+	// it a busy gateway settled into groups of one: a lone trace's short
+	// transaction left no time for the next to arrive, and three in four
+	// transactions held a single trace (docs/performance.md "The gateway's
+	// own CPU"). An idle process has nothing else to run, so the yield
+	// returns at once and a lone trace is still written without waiting.
+	g.mu.Unlock()
+	runtime.Gosched()
+	g.mu.Lock()
 	group := g.queue[:min(len(g.queue), maxGroup)]
 	g.queue = g.queue[len(group):]
 	g.mu.Unlock()

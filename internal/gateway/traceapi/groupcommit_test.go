@@ -3,6 +3,7 @@ package traceapi
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -120,4 +121,46 @@ func groupSizes(groups [][]string) []int {
 		out[i] = len(g)
 	}
 	return out
+}
+
+// Runs that are ready to finish when a leader takes its group share its
+// transaction: the leader yields before taking it. On one processor the
+// stores started together all queue while the first to run leads, so they
+// are not written one transaction each.
+func TestGroupCommitLeaderTakesTheRunnable(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var (
+		mu     sync.Mutex
+		groups [][]string
+	)
+	g := &groupCommit{put: func(_ context.Context, rows []store.Trace) error {
+		ids := make([]string, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+		}
+		mu.Lock()
+		groups = append(groups, ids)
+		mu.Unlock()
+		return nil
+	}}
+	const runs = 16
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			if err := g.store(context.Background(), store.Trace{ID: strconv.Itoa(i)}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	stored := 0
+	for _, grp := range groups {
+		stored += len(grp)
+	}
+	if stored != runs {
+		t.Fatalf("%d traces stored, want %d", stored, runs)
+	}
+	if len(groups) > runs/2 {
+		t.Errorf("%d runs ready together took %d transactions: groups of %v", runs, len(groups), groupSizes(groups))
+	}
 }
