@@ -19,8 +19,8 @@ import (
 	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/mcpdirect"
 	"github.com/pml-go/pml/internal/procscale"
+	"github.com/pml-go/pml/internal/rawio"
 	"github.com/pml-go/pml/internal/stdioconn"
-	"github.com/pml-go/pml/internal/stdiofile"
 	"github.com/pml-go/pml/internal/stdioorder"
 	"github.com/pml-go/pml/internal/wire"
 	"github.com/pml-go/pml/internal/workspace"
@@ -65,9 +65,8 @@ func newStdioCmd(logger func() *slog.Logger) *cobra.Command {
 			// stdioconn is the SDK's stdio transport, decoding each message once;
 			// mcpdirect serves plain tool calls without the SDK's server around
 			// them (docs/architecture.md "pml stdio"). Both pipes wait in
-			// the poller, read and written with raw system calls (see
-			// stdiofile).
-			in, out := stdiofile.Raw(stdiofile.Pollable(os.Stdin)), stdiofile.Raw(stdiofile.Pollable(os.Stdout))
+			// the poller, read and written with raw system calls (see rawio).
+			in, out := rawio.Raw(rawio.Pollable(os.Stdin)), rawio.Raw(rawio.Pollable(os.Stdout))
 			conn := stdioconn.NewServer(in, stdioorder.New(out, 0), 0)
 			// GOMAXPROCS follows the requests in flight (see procscale).
 			srv := pkg.NewMCPServer()

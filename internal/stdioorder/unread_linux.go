@@ -12,7 +12,7 @@ import (
 // a socket (Node gives a child's stdio unix socket pairs).
 //
 // It reaches the descriptor through SyscallConn, not Fd: Fd would put a
-// descriptor that waits in the poller back in blocking mode (see stdiofile).
+// descriptor that waits in the poller back in blocking mode (see rawio).
 func unreadFunc(f *os.File) func() (int, bool) {
 	rc, err := f.SyscallConn()
 	if err != nil {

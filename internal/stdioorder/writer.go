@@ -15,7 +15,7 @@ import (
 	"bytes"
 	"time"
 
-	"github.com/pml-go/pml/internal/stdiofile"
+	"github.com/pml-go/pml/internal/rawio"
 )
 
 // DefaultWait bounds how long a message waits for the client to read the
@@ -27,7 +27,7 @@ const DefaultWait = 200 * time.Millisecond
 // writes them), to f. Its Writes must not overlap (the transport serializes
 // them). Close leaves f open: the process owns its stdout.
 type Writer struct {
-	f    *stdiofile.File
+	f    *rawio.File
 	wait time.Duration
 	// unread is how many bytes written to f the reader has not taken yet;
 	// false when that cannot be known for f.
@@ -37,7 +37,7 @@ type Writer struct {
 }
 
 // New returns a Writer on f that waits at most wait (DefaultWait when 0).
-func New(f *stdiofile.File, wait time.Duration) *Writer {
+func New(f *rawio.File, wait time.Duration) *Writer {
 	if wait <= 0 {
 		wait = DefaultWait
 	}

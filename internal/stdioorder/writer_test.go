@@ -3,7 +3,7 @@
 package stdioorder
 
 import (
-	"github.com/pml-go/pml/internal/stdiofile"
+	"github.com/pml-go/pml/internal/rawio"
 	"os"
 	"syscall"
 	"testing"
@@ -48,7 +48,7 @@ func TestAnswerAfterProgressComesInANewRead(t *testing.T) {
 	}{{"pipe", pipe}, {"socket", socketPair}} {
 		t.Run(c.name, func(t *testing.T) {
 			r, f := c.open(t)
-			w := New(stdiofile.Raw(f), time.Minute) // the reader decides here, not the bound
+			w := New(rawio.Raw(f), time.Minute) // the reader decides here, not the bound
 			wrote := make(chan error, 1)
 			go func() {
 				if _, err := w.Write([]byte(progress)); err != nil {
@@ -96,7 +96,7 @@ func TestAnswerAfterProgressComesInANewRead(t *testing.T) {
 // A reader that takes nothing holds the next message up to the bound only.
 func TestWaitIsBounded(t *testing.T) {
 	r, f := socketPair(t)
-	w := New(stdiofile.Raw(f), 50*time.Millisecond)
+	w := New(rawio.Raw(f), 50*time.Millisecond)
 	if _, err := w.Write([]byte(progress)); err != nil {
 		t.Fatal(err)
 	}

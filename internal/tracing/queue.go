@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/filelock"
+	"github.com/pml-go/pml/internal/rawio"
 )
 
 // Queue is the package's persisted outbox of sanitized traces. Each process
@@ -45,10 +46,10 @@ type Queue struct {
 	unlock   func() // releases <instance>.lock
 
 	mu      sync.Mutex
-	f       *os.File // the log, opened for append; nil once closed
-	size    int64    // bytes in the log
-	live    int64    // bytes of the log's lines for queued traces
-	entries []queued // oldest first
+	f       *rawio.File // the log, opened for append; nil once closed
+	size    int64       // bytes in the log
+	live    int64       // bytes of the log's lines for queued traces
+	entries []queued    // oldest first
 	dropped int64
 	held    int // bytes of JSON of the traces held in memory (queued.mem)
 }
@@ -100,7 +101,7 @@ func OpenQueue(dir string, maxTraces int) (*Queue, error) {
 		return nil, fmt.Errorf("open trace queue %s: %w", dir, err)
 	}
 	q.unlock = unlock
-	q.f, err = os.OpenFile(q.path(".log"), os.O_CREATE|os.O_EXCL|os.O_RDWR|os.O_APPEND, 0o600)
+	q.f, err = openLog(q.path(".log"), os.O_CREATE|os.O_EXCL|os.O_RDWR|os.O_APPEND)
 	if err == nil {
 		err = q.adopt()
 	}
@@ -302,6 +303,18 @@ func (q *Queue) stage(buf *bytes.Buffer, id, parent string, at int64, body []byt
 	q.live += e.lineLen()
 }
 
+// openLog opens a log file, written with raw system calls: a trace is
+// appended on every execution's answer path, and os.File's write woke the
+// runtime's monitor thread each time (docs/performance.md "pml stdio's
+// threads").
+func openLog(path string, flag int) (*rawio.File, error) {
+	f, err := os.OpenFile(path, flag, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return rawio.Raw(f), nil
+}
+
 // write appends b to the log. Called with q.mu held.
 func (q *Queue) write(b []byte) error {
 	if len(b) == 0 {
@@ -473,7 +486,7 @@ func (q *Queue) compact() error {
 		q.entries[len(q.entries)-1].mem = e.mem
 	}
 	tmp := q.path(".log.tmp")
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR|os.O_APPEND, 0o600)
+	f, err := openLog(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		return q.keep(old, err)
 	}
@@ -486,7 +499,7 @@ func (q *Queue) compact() error {
 	if err := os.Rename(tmp, q.path(".log")); err != nil {
 		f.Close()
 		os.Remove(tmp)
-		reopened, rerr := os.OpenFile(q.path(".log"), os.O_RDWR|os.O_APPEND, 0o600)
+		reopened, rerr := openLog(q.path(".log"), os.O_RDWR|os.O_APPEND)
 		if rerr != nil {
 			q.f = nil // the queue cannot write any more; what is on disk stays for the next process
 			q.entries = old

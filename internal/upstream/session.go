@@ -9,8 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/rawio"
 	"github.com/pml-go/pml/internal/stdioconn"
-	"github.com/pml-go/pml/internal/stdiofile"
 	"github.com/pml-go/pml/internal/tools"
 )
 
@@ -79,8 +79,8 @@ func (s *Server) connect(ctx context.Context) (*session, error) {
 			return nil, err
 		}
 		// The SDK's IOTransport, but decoding each message once (stdioconn),
-		// over pipes read and written with raw system calls (stdiofile).
-		stdio = stdioconn.New(stdiofile.Raw(ss.proc.stdout), stdiofile.Raw(ss.proc.stdin), 0)
+		// over pipes read and written with raw system calls (rawio).
+		stdio = stdioconn.New(rawio.Raw(ss.proc.stdout), rawio.Raw(ss.proc.stdin), 0)
 		ss.conn = stdio
 	case TypeSSE:
 		ss.conn, err = connectSSE(ctx, s.cfg.URL, httpClient(s.pool.transport, s.cfg.Headers, s.pool.opts.StopGrace))

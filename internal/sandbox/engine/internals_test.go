@@ -108,10 +108,10 @@ func TestOnlyTheEngineTouchesItsInternals(t *testing.T) {
 	// Windows system calls take pointers to their structures (a Job
 	// Object's limits, a thread snapshot's entry), and a raw read or write
 	// its buffer's: unsafe there is the system's API, not the engine's
-	// layout (issue 41, item 1; stdiofile.File).
+	// layout (issue 41, item 1; rawio.File).
 	unsafeAllowed := map[string]bool{
 		filepath.FromSlash("internal/proctree/proctree_windows.go"): true,
-		filepath.FromSlash("internal/stdiofile/raw_linux.go"):       true,
+		filepath.FromSlash("internal/rawio/raw_linux.go"):           true,
 	}
 	root, err := filepath.Abs("../../..")
 	if err != nil {

@@ -1,10 +1,11 @@
 //go:build !linux
 
-package stdiofile
+package rawio
 
 import "os"
 
-// File is a pipe; outside Linux its reads and writes are the os.File's own.
+// File is a pipe or a file; outside Linux its reads and writes are the
+// os.File's own.
 type File struct{ *os.File }
 
 // Raw returns f as it is: outside Linux its reads and writes are f's own.

@@ -1,4 +1,4 @@
-package stdiofile
+package rawio
 
 import (
 	"bytes"
@@ -87,23 +87,48 @@ func TestRawPipeDeadlineAndClose(t *testing.T) {
 	}
 }
 
-// A blocking descriptor is left to os.File: a raw call on it would hold the
-// thread without the runtime knowing.
-func TestRawLeavesBlockingFilesAlone(t *testing.T) {
+// A blocking pipe is left to os.File: a raw call on it would hold the
+// thread without the runtime knowing, for as long as the other end waits.
+func TestRawLeavesBlockingPipesAlone(t *testing.T) {
 	r, _ := blockingPipe(t)
 	if Raw(r).rc != nil {
 		t.Error("a blocking pipe was made raw")
 	}
-	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+}
+
+// A regular file is written and read raw, a write appending where the file
+// was opened to append.
+func TestRawRegularFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("kept\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	rf := Raw(f)
-	if rf.rc != nil {
-		t.Error("a regular file was made raw")
+	if rf.rc == nil {
+		t.Fatal("a regular file was not made raw")
 	}
-	if _, err := rf.Write([]byte("kept")); err != nil {
+	if n, err := rf.Write([]byte("appended\n")); err != nil || n != len("appended\n") {
+		t.Fatalf("wrote %d, %v", n, err)
+	}
+	rd, err := os.Open(path)
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer rd.Close()
+	got, err := io.ReadAll(Raw(rd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "kept\nappended\n" {
+		t.Fatalf("read %q", got)
+	}
+	rf.Close()
+	if _, err := rf.Write([]byte("x")); err == nil {
+		t.Fatal("a write to a closed file succeeded")
 	}
 }

@@ -1,4 +1,4 @@
-package stdiofile
+package rawio
 
 import (
 	"io"
@@ -9,19 +9,24 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// File is a pipe whose reads and writes are raw system calls made through
-// the poller: a read or write the kernel cannot serve at once returns
-// EAGAIN and waits in the poller, as os.File's does; one it can serve is
-// made without telling the runtime a system call began.
+// File is a pipe or a regular file whose reads and writes are raw system
+// calls: a pipe's are made through the poller (a read or write the kernel
+// cannot serve at once returns EAGAIN and waits in the poller, as
+// os.File's does), and one the kernel serves is made without telling the
+// runtime a system call began.
 //
 // Why: os.File's read and write tell the runtime, and the runtime wakes its
 // monitor thread when it had gone to sleep, which it does whenever every
 // processor is idle: each time pml stdio waits for its client or a local
 // server. So the first read after every wait woke the monitor, which then
-// polled at its fastest rate: a sixth of pml stdio's CPU, and the waking
-// thread's time on the answer's path (docs/performance.md "pml stdio's
-// threads"). A call on a non-blocking descriptor never holds its thread
-// long, which is what the monitor watches for.
+// polled at its fastest rate through the busy stretch after it: a sixth of
+// pml stdio's CPU, and the waking thread's time on the answer's path
+// (docs/performance.md "pml stdio's threads"). The monitor is there to
+// take a processor from a thread stuck in the kernel; a call on a
+// non-blocking pipe never waits for another process, nor does a regular
+// file's, which returns once the page cache has the bytes. (Under
+// writeback pressure the kernel may make a write wait for the disk: the
+// processor waits with it, as a thread does for a page fault.)
 type File struct {
 	*os.File
 	rc syscall.RawConn // nil: the os.File's own reads and writes
@@ -29,25 +34,31 @@ type File struct {
 
 // Raw returns f with raw reads and writes when its descriptor is
 // non-blocking (in the poller: a pipe from os.Pipe, or one Pollable
-// returned); else f's own. The File uses f, which stays its owner.
+// returned) or a regular file; else (a blocking pipe, a terminal) f's own.
+// The File uses f, which stays its owner.
 func Raw(f *os.File) *File {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return &File{File: f}
 	}
-	nonblocking := false
+	raw := false
 	_ = rc.Control(func(fd uintptr) {
+		var st unix.Stat_t
+		if unix.Fstat(int(fd), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			raw = true
+			return
+		}
 		fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
-		nonblocking = err == nil && fl&unix.O_NONBLOCK != 0
+		raw = err == nil && fl&unix.O_NONBLOCK != 0
 	})
-	if !nonblocking {
+	if !raw {
 		return &File{File: f}
 	}
 	return &File{File: f, rc: rc}
 }
 
-// Read reads up to len(p) bytes, waiting in the poller until some are
-// there; io.EOF once the other end closed.
+// Read reads up to len(p) bytes, a pipe's waiting in the poller until some
+// are there; io.EOF once the other end closed (or at a file's end).
 func (f *File) Read(p []byte) (int, error) {
 	if f.rc == nil || len(p) == 0 {
 		return f.File.Read(p)
@@ -78,7 +89,7 @@ func (f *File) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// Write writes all of p, waiting in the poller while the pipe is full.
+// Write writes all of p, a pipe's waiting in the poller while it is full.
 func (f *File) Write(p []byte) (int, error) {
 	if f.rc == nil || len(p) == 0 {
 		return f.File.Write(p)

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package stdiofile
+package rawio
 
 import "os"
 
