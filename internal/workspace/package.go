@@ -21,6 +21,7 @@ import (
 	"github.com/pml-go/pml/internal/gatewayclient"
 	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/rawio"
 	"github.com/pml-go/pml/internal/routing"
 	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/sandbox"
@@ -91,6 +92,7 @@ type Workspace struct {
 	cfg      Config
 	cfgErr   error
 	cfgStamp fileStamp
+	stater   *rawio.Stater // stats the workspace's files
 	// permsChecked is the permissions and servers warnPermissions last
 	// checked, so each set is warned about once.
 	permsChecked string
@@ -156,6 +158,7 @@ func New(o Options) (*Workspace, error) {
 
 		secretChecks: lru.New[secretCheck, bool](secretChecksEntries, secretChecksBytes),
 		runWorkers:   workers.New(),
+		stater:       rawio.NewStater(ws),
 	}
 	p.pool = upstream.NewPool(upstream.Options{IdleTimeout: o.IdleTimeout, StopGrace: stopGrace, Logger: o.Logger, MinimalEnv: true,
 		OnStart: p.noteServerStart, OnTools: p.noteServerTools})
@@ -195,12 +198,14 @@ type fileStamp struct {
 	ok   bool
 }
 
-func stampOf(path string) fileStamp {
-	fi, err := os.Stat(path)
+// stampOf stats path, a file of the workspace, with the workspace's
+// Stater (rawio: .pml.json is stated on every execution).
+func (p *Workspace) stampOf(path string) fileStamp {
+	size, mod, err := p.stater.Stat(path)
 	if err != nil {
 		return fileStamp{}
 	}
-	return fileStamp{mod: fi.ModTime(), size: fi.Size(), ok: true}
+	return fileStamp{mod: mod, size: size, ok: true}
 }
 
 // refreshConfig reloads .pml.json when it changed and applies its servers.
@@ -211,7 +216,7 @@ func (p *Workspace) refreshConfig() (Config, *tools.Mux, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	path := filepath.Join(p.ws, ConfigFile)
-	stamp := stampOf(path)
+	stamp := p.stampOf(path)
 	if p.local != nil && stamp == p.cfgStamp {
 		return p.cfg, p.local, p.cfgErr
 	}
