@@ -25,9 +25,9 @@ const methodCancelled = "notifications/cancelled"
 // served on a goroutine of its own (one a finished call left idle, if
 // any) by the same receiving middleware and tool handler, with the real
 // session, and answered as the SDK's connection would answer it
-// (docs/architecture.md "pml stdio"). Calls are
-// served concurrently, and notifications/cancelled cancels a call's
-// context, as with the SDK. Everything else goes to the SDK unchanged.
+// (docs/architecture.md "pml stdio"). Calls are served concurrently, and
+// notifications/cancelled cancels a call's context, as with the SDK.
+// Everything else goes to the SDK unchanged.
 //
 // ServeStdio adds a receiving middleware to srv, outermost, which takes
 // the SDK's own handler chain: srv must be served only here. With

@@ -10,7 +10,7 @@ import (
 // closed VMs. A TLS mallocs a block for each depth of C calls it reaches
 // and keeps every one of them; a fresh VM with a fresh TLS allocated them
 // all again in its first call into JS, from memory no cache had seen: a
-// third of the time from the start of a run to its first mcp.* call
+// sixth of the time from the start of a run to its first mcp.* call
 // (docs/performance.md "pml stdio's first call"). Like the arenas it is
 // process-wide on purpose: it holds only idle stacks, the same for every
 // VM, as the engine's stack checks count JS frames rather than read the C
