@@ -210,7 +210,20 @@
   }
 
   const refuse = () => false;
-  const sealedTarget = () => freeze(create(null));
+
+  // What every lazyObject shares: its maker's target (empty and frozen),
+  // the handler that refuses every change, and the descriptor each first
+  // use fills in (the bridge's own object, never handed to user code).
+  // Made per object they were about half the cost of a namespace's first
+  // use, which every run pays for each tool it names (docs/performance.md
+  // "pml stdio's first call").
+  const sealed = freeze(create(null));
+  const locked = freeze({
+    __proto__: null,
+    getPrototypeOf: () => null,
+    set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse, preventExtensions: refuse,
+  });
+  const made = { __proto__: null, value: undefined, writable: false, enumerable: true, configurable: false };
 
   // lazyObject is an object that user code cannot change, whose property k
   // (a string, not a reserved name) is make(k), made on first use. It is a
@@ -218,21 +231,19 @@
   // so that after the first use reading one runs no JS at all; the object's
   // prototype is the proxy whose get trap makes them.
   function lazyObject(make) {
-    const maker = new ProxyCtor(sealedTarget(), freeze({
+    const maker = new ProxyCtor(sealed, {
       __proto__: null,
       get(t, k) {
         if (typeof k !== "string" || reserved[k] === true) return undefined;
         const v = make(k);
-        defineProperty(target, k, { __proto__: null, value: v, writable: false, enumerable: true, configurable: false });
+        made.value = v;
+        defineProperty(target, k, made);
+        made.value = undefined;
         return v;
       },
-    }));
+    });
     const target = create(maker);
-    return new ProxyCtor(target, freeze({
-      __proto__: null,
-      getPrototypeOf: () => null,
-      set: refuse, defineProperty: refuse, deleteProperty: refuse, setPrototypeOf: refuse, preventExtensions: refuse,
-    }));
+    return new ProxyCtor(target, locked);
   }
 
   const mcpProxy = lazyObject((ns) => lazyObject((action) => {

@@ -600,6 +600,23 @@ func TestDeepRecursion(t *testing.T) {
 	}
 }
 
+// Namespaces made in one run share their makings' parts (the bridge's
+// lazyObject) but nothing a run sees: each holds the tools read from it, as
+// non-writable, non-configurable properties, and reading one tool makes no
+// other namespace's.
+func TestNamespacesKeepTheirOwnTools(t *testing.T) {
+	got := mustRun(t, `
+		const a = mcp.alpha, b = mcp.beta, f = a.one, g = b.two;
+		const d = Object.getOwnPropertyDescriptor(a, 'one'), n = Object.getOwnPropertyDescriptor(mcp, 'alpha');
+		return [a === mcp.alpha, a !== b, f === mcp.alpha.one, f !== g, Object.keys(mcp).join(), Object.keys(a).join(),
+			Object.keys(b).join(), 'two' in a, 'one' in b, d.writable, d.configurable, n.writable, n.configurable,
+			typeof f, Object.getPrototypeOf(a)];`)
+	want := `[true,true,true,true,"alpha,beta","one","two",false,false,false,false,false,false,"function",null]`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
 func TestMCPCannotBeReplaced(t *testing.T) {
 	got := mustRun(t, `
 		'use strict';
