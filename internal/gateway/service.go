@@ -71,6 +71,8 @@ type Config struct {
 	Global learning.GlobalConfig
 	// OwnDiscovers is learning.Config.OwnDiscovers (local mode).
 	OwnDiscovers bool
+	// Busy is learning.Config.Busy: pml gateway's procscale.Scaler.Begin.
+	Busy func() (end func())
 }
 
 // Service implements the gateway's MCP tools. Safe for concurrent use; it
@@ -155,7 +157,7 @@ func New(cfg Config) *Service {
 	san := sanitize.New(nil)
 	s.learner = learning.New(learning.Config{Store: s.store, Registry: s.registry, Analyzer: s.analyzer,
 		HasSecret: san.HasSecret, Flag: san.Flag, ArgDoc: s.argDoc, Logger: s.log, Global: cfg.Global,
-		OwnDiscovers: cfg.OwnDiscovers})
+		OwnDiscovers: cfg.OwnDiscovers, Busy: cfg.Busy})
 	s.traces = s.newTraceAPI(cfg.Retention, cfg.TraceIngest)
 	return s
 }
