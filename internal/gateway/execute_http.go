@@ -50,7 +50,7 @@ func (s *Service) serveExecute(w http.ResponseWriter, r *http.Request) {
 	var out []byte
 	var err error
 	if ans.Status == wire.StatusExecuteLocally {
-		out, err = wire.Marshal(localAnswer{Status: ans.Status, WorkflowID: ans.WorkflowID, CodeHash: ans.CodeHash})
+		out, err = wire.Marshal(wire.LocalAnswer{Status: ans.Status, WorkflowID: ans.WorkflowID, CodeHash: ans.CodeHash})
 	} else {
 		out, err = wire.Marshal(ans)
 	}
@@ -67,16 +67,4 @@ func (s *Service) serveExecute(w http.ResponseWriter, r *http.Request) {
 	// hybrid path's hop (docs/performance.md "The hybrid path"). With the
 	// length set, flushing writes the same bytes, not a chunked body.
 	_ = http.NewResponseController(w).Flush()
-}
-
-// localAnswer is an execute_locally answer as the plain execute endpoint
-// sends it: the fields of wire.Answer the package reads of it
-// (docs/protocol.md "Plain execute"), in wire.Answer's order and under its
-// names, so that its JSON is that of wire.Answer holding only them, encoded
-// in one pass rather than through Answer.MarshalJSON, whose output the
-// encoder checks and compacts again (TestLocalAnswerIsTheAnswersJSON).
-type localAnswer struct {
-	Status     wire.Status `json:"status"`
-	WorkflowID string      `json:"workflow_id,omitempty"`
-	CodeHash   string      `json:"code_hash,omitempty"`
 }
