@@ -77,7 +77,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 			ctrl := admission.New(lims, limits)
 			log.Info("admission", "limits", ctrl.Limits().String())
 			// GOMAXPROCS follows the requests in flight and the background
-			// learning, as pml stdio's follows its requests (see procscale;
+			// work (learning, trace retention), as pml stdio's follows its requests (see procscale;
 			// docs/performance.md "The hybrid path").
 			procs := procscale.New()
 			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits, Admission: ctrl, Retention: &retention, Busy: procs.Begin,

@@ -71,7 +71,8 @@ type Config struct {
 	Global learning.GlobalConfig
 	// OwnDiscovers is learning.Config.OwnDiscovers (local mode).
 	OwnDiscovers bool
-	// Busy is learning.Config.Busy: pml gateway's procscale.Scaler.Begin.
+	// Busy is learning.Config.Busy and traceapi.Config.Busy: pml gateway's
+	// procscale.Scaler.Begin.
 	Busy func() (end func())
 }
 
@@ -103,11 +104,13 @@ type Service struct {
 	traces       *traceapi.API
 	learner      *learning.Learner
 	upstream     *upstream.Pool
+	busy         func() (end func()) // Config.Busy
 }
 
 // New builds a Service; zero fields of cfg get working defaults.
 func New(cfg Config) *Service {
 	s := &Service{
+		busy:      cfg.Busy,
 		store:     cfg.Store,
 		rules:     cfg.Rules,
 		tools:     cfg.Tools,

@@ -208,8 +208,9 @@ type Options struct {
 	// OwnDiscovers: learning from use learns from this process's discovers
 	// only (learning.Config.OwnDiscovers); local mode sets it.
 	OwnDiscovers bool
-	// Busy counts the gateway's background learning as work in flight
-	// (learning.Config.Busy); nil: not counted. pml gateway passes its
+	// Busy counts the gateway's background work, learning and trace
+	// retention passes, as work in flight (learning.Config.Busy,
+	// traceapi.Config.Busy); nil: not counted. pml gateway passes its
 	// procscale.Scaler's Begin.
 	Busy func() (end func())
 }
