@@ -18,6 +18,7 @@ import (
 	"github.com/pml-go/pml/internal/gateway/traceapi"
 	"github.com/pml-go/pml/internal/httpserve"
 	"github.com/pml-go/pml/internal/learning"
+	"github.com/pml-go/pml/internal/procscale"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/store"
 	"github.com/pml-go/pml/internal/store/storeopen"
@@ -75,7 +76,11 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 			}
 			ctrl := admission.New(lims, limits)
 			log.Info("admission", "limits", ctrl.Limits().String())
-			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits, Admission: ctrl, Retention: &retention,
+			// GOMAXPROCS follows the requests in flight and the background
+			// work (learning, trace retention), as pml stdio's follows its requests (see procscale;
+			// docs/performance.md "The hybrid path").
+			procs := procscale.New()
+			svc, closer, err := gateway.Open(cmd.Context(), gateway.Options{DB: db, Config: cfg, Logger: log, Limits: limits, Admission: ctrl, Retention: &retention, Busy: procs.Begin,
 				TraceIngest: &traceapi.IngestLimits{TracesPerMinute: ingest.TracesPerMinute, BytesPerMinute: ingestMiB << 20}})
 			if err != nil {
 				return err
@@ -83,6 +88,7 @@ func newGatewayCmd(logger func() *slog.Logger) *cobra.Command {
 			defer closer.Close()
 			lim := httpserve.Limits{MaxUnauthConns: maxUnauth, MaxBufferedBytes: int64(bodyBufferMiB) << 20, PublicHosts: publicHosts}
 			srv := svc.HTTPServer(lim)
+			srv.Wrap(procs.Handler)
 			if useTLS {
 				srv.UseTLS(cert)
 			}

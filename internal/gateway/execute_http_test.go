@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,4 +226,65 @@ func TestPlainExecuteOverloadAndDrain(t *testing.T) {
 	if left := g.Service.WaitIdle(ctx); left != 0 {
 		t.Fatalf("%d requests left in flight", left)
 	}
+}
+
+// The plain execute answer reaches the package before the gateway writes
+// the request's access line: a log that blocks on that line holds up no
+// answer (docs/performance.md "The hybrid path").
+func TestPlainExecuteAnswersBeforeTheAccessLine(t *testing.T) {
+	logged := make(chan struct{})
+	release := make(chan struct{})
+	h := &holdAccessLine{path: wire.ExecutePath, logged: logged, release: release}
+	g := gatewaytest.Start(t, gateway.Options{Logger: slog.New(h)})
+	defer close(release)
+	code := `return await mcp.filesystem.read_file({path: "/tmp/x"})`
+	done := make(chan wire.Answer, 1)
+	go func() {
+		a, _ := plainExecute(t, g, g.Key, wire.ExecuteCall{ExecuteRequest: wire.ExecuteRequest{Code: code}, TraceID: tracing.NewTraceID()}, true)
+		done <- a
+	}()
+	select {
+	case <-logged:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no access line for the execute")
+	}
+	select {
+	case a := <-done:
+		if a.Status != wire.StatusExecuteLocally || a.CodeHash != wire.CodeHash(code) {
+			t.Fatalf("answer %+v, want execute_locally for the code", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer waited for the access line")
+	}
+}
+
+// holdAccessLine is a log handler that blocks the access line of path
+// until release is closed, after saying so on logged.
+type holdAccessLine struct {
+	path    string
+	logged  chan<- struct{}
+	release <-chan struct{}
+	once    sync.Once
+}
+
+func (h *holdAccessLine) Enabled(context.Context, slog.Level) bool { return true }
+func (h *holdAccessLine) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *holdAccessLine) WithGroup(string) slog.Handler            { return h }
+
+func (h *holdAccessLine) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "request" {
+		return nil
+	}
+	hold := false
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "path" && a.Value.String() == h.path {
+			hold = true
+		}
+		return true
+	})
+	if hold {
+		h.once.Do(func() { close(h.logged) })
+		<-h.release
+	}
+	return nil
 }

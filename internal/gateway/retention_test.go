@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
 	"github.com/pml-go/pml/internal/gateway/traceapi"
 	"github.com/pml-go/pml/internal/store"
+	"github.com/pml-go/pml/internal/testfixture"
 	"github.com/pml-go/pml/internal/tracing"
 	"github.com/pml-go/pml/internal/wire"
 )
@@ -142,4 +144,33 @@ func TestRetentionDefaultPolicy(t *testing.T) {
 	if _, err := svc.Store().TraceByID(context.Background(), gateway.LocalScope, recent.TraceID); err != nil {
 		t.Errorf("recent trace: %v", err)
 	}
+}
+
+// Options.Busy is told of the background work, retention passes and the
+// learning of posted traces, and each start is ended (pml gateway's
+// procscale counts them as requests).
+func TestBusyCountsBackgroundWork(t *testing.T) {
+	var mu sync.Mutex
+	inflight, starts := 0, 0
+	busy := func() func() {
+		mu.Lock()
+		defer mu.Unlock()
+		inflight++
+		starts++
+		var once sync.Once
+		return func() {
+			once.Do(func() {
+				mu.Lock()
+				defer mu.Unlock()
+				inflight--
+			})
+		}
+	}
+	g := gatewaytest.Start(t, gateway.Options{Retention: &traceapi.Retention{MaxAge: 24 * time.Hour, Interval: 20 * time.Millisecond}, Busy: busy})
+	postTraces(t, g.URL, g.Key, traceAt(time.Now(), 0, "wf", true, "fs:read"))
+	testfixture.WaitFor(t, "passes and learning counted, then ended", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return starts >= 3 && inflight == 0
+	})
 }

@@ -71,6 +71,9 @@ type Config struct {
 	Global learning.GlobalConfig
 	// OwnDiscovers is learning.Config.OwnDiscovers (local mode).
 	OwnDiscovers bool
+	// Busy is learning.Config.Busy and traceapi.Config.Busy: pml gateway's
+	// procscale.Scaler.Begin.
+	Busy func() (end func())
 }
 
 // Service implements the gateway's MCP tools. Safe for concurrent use; it
@@ -101,11 +104,13 @@ type Service struct {
 	traces       *traceapi.API
 	learner      *learning.Learner
 	upstream     *upstream.Pool
+	busy         func() (end func()) // Config.Busy
 }
 
 // New builds a Service; zero fields of cfg get working defaults.
 func New(cfg Config) *Service {
 	s := &Service{
+		busy:      cfg.Busy,
 		store:     cfg.Store,
 		rules:     cfg.Rules,
 		tools:     cfg.Tools,
@@ -155,7 +160,7 @@ func New(cfg Config) *Service {
 	san := sanitize.New(nil)
 	s.learner = learning.New(learning.Config{Store: s.store, Registry: s.registry, Analyzer: s.analyzer,
 		HasSecret: san.HasSecret, Flag: san.Flag, ArgDoc: s.argDoc, Logger: s.log, Global: cfg.Global,
-		OwnDiscovers: cfg.OwnDiscovers})
+		OwnDiscovers: cfg.OwnDiscovers, Busy: cfg.Busy})
 	s.traces = s.newTraceAPI(cfg.Retention, cfg.TraceIngest)
 	return s
 }

@@ -208,6 +208,11 @@ type Options struct {
 	// OwnDiscovers: learning from use learns from this process's discovers
 	// only (learning.Config.OwnDiscovers); local mode sets it.
 	OwnDiscovers bool
+	// Busy counts the gateway's background work, learning and trace
+	// retention passes, as work in flight (learning.Config.Busy,
+	// traceapi.Config.Busy); nil: not counted. pml gateway passes its
+	// procscale.Scaler's Begin.
+	Busy func() (end func())
 }
 
 // analyzerEntries is how many analyses the gateway's analyser caches.
@@ -309,6 +314,7 @@ func Open(ctx context.Context, o Options) (*Service, io.Closer, error) {
 		Retention:    &policy,
 		TraceIngest:  ingest,
 		Tokens:       tokens,
+		Busy:         o.Busy,
 		Global:       o.Config.Global.learning(commonTools(ctx, stdTools, o.Config.Servers)),
 		OwnDiscovers: o.OwnDiscovers,
 	})

@@ -23,6 +23,7 @@ func (s *Service) newTraceAPI(policy *traceapi.Retention, ingest traceapi.Ingest
 		Export:    func(ctx context.Context, t tracing.Trace) { s.telemetry.Export(t, remoteTrace(ctx)) },
 		Observer:  traceMetrics{s.metrics},
 		Learn:     s.learner.ObserveTrace,
+		Busy:      s.busy,
 		Logger:    s.log,
 		Scope: func(r *http.Request) store.Scope {
 			sc, _ := scopeFrom(r)

@@ -171,6 +171,13 @@ func (s *Server) UseTLS(cert tls.Certificate) {
 	s.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 }
 
+// Wrap puts mw around the server's handler, outermost: it sees every
+// request, from its headers read to its answer written. Call it before
+// Serve.
+func (s *Server) Wrap(mw func(http.Handler) http.Handler) {
+	s.srv.Handler = mw(s.srv.Handler)
+}
+
 // Scheme is "https" after UseTLS, else "http".
 func (s *Server) Scheme() string {
 	if s.srv.TLSConfig != nil {

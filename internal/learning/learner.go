@@ -62,6 +62,13 @@ type Config struct {
 	// A gateway's replicas share a store, and the discover may reach one
 	// and the run another: they leave it off.
 	OwnDiscovers bool
+	// Busy, when set, is told when the background worker starts and
+	// returns the function told when it ends: a process whose GOMAXPROCS
+	// follows the work in flight (procscale) counts the worker as one
+	// request, so that work after an answer does not hold the only
+	// processor from the next request (docs/performance.md "The hybrid
+	// path").
+	Busy func() (end func())
 }
 
 // Learner is safe for concurrent use. Close waits for its background work.
@@ -73,6 +80,7 @@ type Learner struct {
 	flag      func(string) string
 	argDoc    func(ctx context.Context, tool, arg string) string
 	log       *slog.Logger
+	busy      func() (end func())
 	graph     *graphs
 	types     *toolTypes
 	global    *global
@@ -103,7 +111,7 @@ const workTimeout = 10 * time.Second
 
 // New builds a Learner.
 func New(cfg Config) *Learner {
-	l := &Learner{store: cfg.Store, registry: cfg.Registry, analyzer: cfg.Analyzer, hasSecret: cfg.HasSecret, flag: cfg.Flag, argDoc: cfg.ArgDoc, log: cfg.Logger}
+	l := &Learner{store: cfg.Store, registry: cfg.Registry, analyzer: cfg.Analyzer, hasSecret: cfg.HasSecret, flag: cfg.Flag, argDoc: cfg.ArgDoc, log: cfg.Logger, busy: cfg.Busy}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -672,7 +680,11 @@ func (l *Learner) later(f func(context.Context)) bool {
 	l.queue = append(l.queue, f)
 	if !l.running {
 		l.running = true
-		go l.work()
+		end := func() {}
+		if l.busy != nil {
+			end = l.busy()
+		}
+		go l.work(end)
 	}
 	return true
 }
@@ -695,11 +707,12 @@ func (l *Learner) scheduleFlush() {
 }
 
 // work runs the queue until it is empty, and ends: an idle Learner holds
-// no goroutine.
-func (l *Learner) work() {
+// no goroutine. It calls end (Config.Busy's) before it says it is idle.
+func (l *Learner) work(end func()) {
 	for {
 		l.mu.Lock()
 		if len(l.queue) == 0 {
+			end()
 			l.running = false
 			l.idle.Broadcast()
 			l.mu.Unlock()

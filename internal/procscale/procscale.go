@@ -12,10 +12,18 @@
 // stay on one thread, which took a sixth off pml stdio's CPU per execution
 // and 0.2 ms off its latency (docs/performance.md "pml stdio's threads").
 // Concurrent requests still run in parallel.
+//
+// pml gateway has the same shape when it serves a package's hybrid
+// executions one after another: each is one HTTP request whose handling is
+// a chain of hand-offs (the connection's reader, net/http's background read,
+// the handler), and with a processor idle each hand-off woke a second thread
+// and kept the monitor polling. Handler counts its HTTP requests
+// (docs/performance.md "The hybrid path").
 package procscale
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"runtime"
 	"sync"
@@ -75,6 +83,16 @@ func (s *Scaler) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		defer s.Begin()()
 		return next(ctx, method, req)
 	}
+}
+
+// Handler counts every HTTP request next serves while it is served, its
+// answer's writing included; a long-lived one (an event stream) counts
+// until it ends.
+func (s *Scaler) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer s.Begin()()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // adjust sets GOMAXPROCS to the requests in flight, at least one and at

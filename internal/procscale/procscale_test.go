@@ -2,6 +2,8 @@ package procscale
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"sync"
 	"testing"
@@ -73,6 +75,33 @@ func TestMiddlewareCountsARequestWhileItIsServed(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() { _, _ = h(context.Background(), "tools/call", nil) })
+	}
+	<-during
+	<-during
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Fatalf("two requests served: GOMAXPROCS %d, want 2", got)
+	}
+	close(release)
+	wg.Wait()
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("served: GOMAXPROCS %d, want 1", got)
+	}
+}
+
+func TestHandlerCountsARequestWhileItIsServed(t *testing.T) {
+	keepProcs(t)
+	s := newScaler(2)
+	release := make(chan struct{})
+	during := make(chan int, 2)
+	h := s.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		during <- runtime.GOMAXPROCS(0)
+		<-release
+	}))
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/api/v1/execute", nil))
+		})
 	}
 	<-during
 	<-during

@@ -211,6 +211,24 @@ type Answer struct {
 
 type answerFields Answer
 
+// LocalAnswer is an execute_locally answer as the gateway's plain execute
+// endpoint sends it (docs/protocol.md "Plain execute"): the fields of Answer
+// the package reads of it, in Answer's order and under its names, so that
+// its JSON is that of an Answer holding only them. It is encoded and
+// decoded in one pass each, where Answer's MarshalJSON and UnmarshalJSON
+// take two and three, on the hybrid path's hop (docs/performance.md "The
+// hybrid path").
+type LocalAnswer struct {
+	Status     Status `json:"status"`
+	WorkflowID string `json:"workflow_id,omitempty"`
+	CodeHash   string `json:"code_hash,omitempty"`
+}
+
+// Answer is l as an Answer.
+func (l LocalAnswer) Answer() Answer {
+	return Answer{Status: l.Status, WorkflowID: l.WorkflowID, CodeHash: l.CodeHash}
+}
+
 // MarshalJSON writes the fields and then the details at the top level.
 func (a Answer) MarshalJSON() ([]byte, error) {
 	body, err := Marshal(answerFields(a))

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -108,5 +109,28 @@ func TestDecodeExecuteSpeaksTheToolsLanguage(t *testing.T) {
 	var dr DiscoverRequest
 	if err := DecodeArgs(json.RawMessage(`{"query": 3}`), &dr); err == nil || !strings.Contains(err.Error(), "query must be a string") {
 		t.Errorf("discover {query: 3}: %v", err)
+	}
+}
+
+// A LocalAnswer's JSON is, byte for byte, that of the Answer holding only
+// its fields (docs/protocol.md "Plain execute"), whatever the strings hold.
+func TestLocalAnswerIsTheAnswersJSON(t *testing.T) {
+	for _, l := range []LocalAnswer{
+		{Status: StatusExecuteLocally, WorkflowID: "wf-0123456789abcdef", CodeHash: CodeHash("return 1")},
+		{Status: StatusExecuteLocally, CodeHash: CodeHash("")},
+		{Status: StatusExecuteLocally},
+		{Status: StatusExecuteLocally, WorkflowID: `<b>&"q"\` + "\u2028\x01é", CodeHash: "🙂"},
+	} {
+		want, err := Marshal(l.Answer())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%+v: %s, want %s", l, got, want)
+		}
 	}
 }

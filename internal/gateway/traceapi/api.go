@@ -68,6 +68,11 @@ type Config struct {
 	// Ingest bounds what each tenant may post per minute through
 	// ServePost; zero: no bound.
 	Ingest IngestLimits
+	// Busy, when set, is told when a retention pass starts and returns the
+	// function told when it ends: pml gateway, whose GOMAXPROCS follows the
+	// work in flight (procscale), counts a pass as one request
+	// (docs/performance.md "The hybrid path").
+	Busy func() (end func())
 }
 
 // API serves a gateway's traces. Safe for concurrent use.
@@ -117,7 +122,7 @@ func New(cfg Config) *API {
 		a.commits = &groupCommit{put: a.store.PutTraces}
 	}
 	if cfg.Retention != nil {
-		a.retention = newRetention(*cfg.Retention, a.store, a.log, a.obs)
+		a.retention = newRetention(*cfg.Retention, a.store, a.log, a.obs, cfg.Busy)
 		a.retention.now = a.now
 	}
 	return a

@@ -55,16 +55,20 @@ type retention struct {
 	obs    Observer
 	now    func() time.Time
 	wake   chan struct{}
+	busy   func() (end func()) // Config.Busy, never nil
 
 	mu      sync.Mutex
 	touched map[store.Scope]int
 }
 
-func newRetention(p Retention, st store.Store, log *slog.Logger, obs Observer) *retention {
+func newRetention(p Retention, st store.Store, log *slog.Logger, obs Observer, busy func() (end func())) *retention {
 	if p.Interval <= 0 {
 		p.Interval = DefaultRetentionInterval
 	}
-	return &retention{policy: p, store: st, log: log, obs: obs, now: time.Now,
+	if busy == nil {
+		busy = func() func() { return func() {} }
+	}
+	return &retention{policy: p, store: st, log: log, obs: obs, now: time.Now, busy: busy,
 		wake: make(chan struct{}, 1), touched: map[store.Scope]int{}}
 }
 
@@ -100,7 +104,7 @@ func (r *retention) run(ctx context.Context) {
 	if r.policy.MaxAge <= 0 && r.policy.MaxCount <= 0 {
 		return
 	}
-	r.pass(ctx, nil)
+	r.busyPass(ctx, nil)
 	t := time.NewTicker(r.policy.Interval)
 	defer t.Stop()
 	for {
@@ -110,8 +114,14 @@ func (r *retention) run(ctx context.Context) {
 		case <-t.C:
 		case <-r.wake:
 		}
-		r.pass(ctx, r.takeTouched())
+		r.busyPass(ctx, r.takeTouched())
 	}
+}
+
+// busyPass is pass, counted as work in flight (Config.Busy).
+func (r *retention) busyPass(ctx context.Context, scopes []store.Scope) {
+	defer r.busy()()
+	r.pass(ctx, scopes)
 }
 
 func (r *retention) takeTouched() []store.Scope {
