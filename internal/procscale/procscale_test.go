@@ -62,56 +62,47 @@ func TestConcurrentRequestsSettleOnOne(t *testing.T) {
 	}
 }
 
-func TestMiddlewareCountsARequestWhileItIsServed(t *testing.T) {
-	keepProcs(t)
-	s := newScaler(2)
-	release := make(chan struct{})
-	during := make(chan int, 2)
-	h := s.Middleware(func(context.Context, string, mcp.Request) (mcp.Result, error) {
-		during <- runtime.GOMAXPROCS(0)
-		<-release
-		return nil, nil
-	})
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() { _, _ = h(context.Background(), "tools/call", nil) })
-	}
-	<-during
-	<-during
-	if got := runtime.GOMAXPROCS(0); got != 2 {
-		t.Fatalf("two requests served: GOMAXPROCS %d, want 2", got)
-	}
-	close(release)
-	wg.Wait()
-	if got := runtime.GOMAXPROCS(0); got != 1 {
-		t.Fatalf("served: GOMAXPROCS %d, want 1", got)
-	}
-}
-
-func TestHandlerCountsARequestWhileItIsServed(t *testing.T) {
-	keepProcs(t)
-	s := newScaler(2)
-	release := make(chan struct{})
-	during := make(chan int, 2)
-	h := s.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
-		during <- runtime.GOMAXPROCS(0)
-		<-release
-	}))
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/api/v1/execute", nil))
+// The MCP middleware and the HTTP handler each count a request while it is
+// served: two served at once get two processors, then one again.
+func TestWrappersCountARequestWhileItIsServed(t *testing.T) {
+	for name, wrap := range map[string]func(s *Scaler, serve func()) func(){
+		"Middleware": func(s *Scaler, serve func()) func() {
+			h := s.Middleware(func(context.Context, string, mcp.Request) (mcp.Result, error) {
+				serve()
+				return nil, nil
+			})
+			return func() { _, _ = h(context.Background(), "tools/call", nil) }
+		},
+		"Handler": func(s *Scaler, serve func()) func() {
+			h := s.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { serve() }))
+			return func() {
+				h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/api/v1/execute", nil))
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			keepProcs(t)
+			release := make(chan struct{})
+			during := make(chan int, 2)
+			request := wrap(newScaler(2), func() {
+				during <- runtime.GOMAXPROCS(0)
+				<-release
+			})
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Go(request)
+			}
+			<-during
+			<-during
+			if got := runtime.GOMAXPROCS(0); got != 2 {
+				t.Fatalf("two requests served: GOMAXPROCS %d, want 2", got)
+			}
+			close(release)
+			wg.Wait()
+			if got := runtime.GOMAXPROCS(0); got != 1 {
+				t.Fatalf("served: GOMAXPROCS %d, want 1", got)
+			}
 		})
-	}
-	<-during
-	<-during
-	if got := runtime.GOMAXPROCS(0); got != 2 {
-		t.Fatalf("two requests served: GOMAXPROCS %d, want 2", got)
-	}
-	close(release)
-	wg.Wait()
-	if got := runtime.GOMAXPROCS(0); got != 1 {
-		t.Fatalf("served: GOMAXPROCS %d, want 1", got)
 	}
 }
 
