@@ -23,8 +23,8 @@ import (
 // pml stdio's CPU, and the waking thread's time on the answer's path
 // (docs/performance.md "pml stdio's threads"). The monitor is there to
 // take a processor from a thread stuck in the kernel; a call on a
-// non-blocking pipe never waits for another process, nor does a regular
-// file's, which returns once the page cache has the bytes. (Under
+// non-blocking pipe never waits for another process, nor does a local
+// regular file's, which returns once the page cache has the bytes. (Under
 // writeback pressure the kernel may make a write wait for the disk: the
 // processor waits with it, as a thread does for a page fault.)
 type File struct {
@@ -34,8 +34,9 @@ type File struct {
 
 // Raw returns f with raw reads and writes when its descriptor is
 // non-blocking (in the poller: a pipe from os.Pipe, or one Pollable
-// returned) or a regular file; else (a blocking pipe, a terminal) f's own.
-// The File uses f, which stays its owner.
+// returned) or a regular file on a local file system (Stater's); else (a
+// blocking pipe, a terminal, a file whose writes may wait for another
+// machine) f's own. The File uses f, which stays its owner.
 func Raw(f *os.File) *File {
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -45,7 +46,8 @@ func Raw(f *os.File) *File {
 	_ = rc.Control(func(fd uintptr) {
 		var st unix.Stat_t
 		if unix.Fstat(int(fd), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-			raw = true
+			var fs unix.Statfs_t
+			raw = unix.Fstatfs(int(fd), &fs) == nil && localFileSystem(uint32(fs.Type))
 			return
 		}
 		fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
