@@ -95,8 +95,15 @@ func installHost(vm *engine.VM, host engine.HostFunc) error {
 }
 
 // engineFailure is the run's error when the engine could not hand over a
-// value: it ran out of memory, or something this package does not expect.
+// value: the run reached a limit, it ran out of memory, or something this
+// package does not expect.
 func (r *run) engineFailure(what string) error {
+	if r.limitReached() {
+		// The interrupt that stops the code at its deadline (or CPU budget,
+		// or cancellation) fails whatever the engine was doing then: making
+		// a call's promise, say, when it came in the Promise constructor.
+		return r.timeout()
+	}
 	if r.m.vm.OutOfMemory() {
 		return r.memoryError()
 	}

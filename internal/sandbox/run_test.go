@@ -694,3 +694,22 @@ func TestMachineTemplateBuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An engine operation that fails once the run is past its deadline failed
+// because the deadline's interrupt stopped it: the run timed out, which is
+// not a sandbox failure (an execution looping on calls until its deadline
+// was once answered INTERNAL_ERROR "cannot create a promise").
+func TestEngineFailureAtTheDeadlineIsATimeout(t *testing.T) {
+	m, err := newMachine(DefaultLimits().MemoryBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Millisecond))
+	defer cancel()
+	lim := testLimits().withDefaults()
+	r := &run{parent: context.Background(), ctx: ctx, started: time.Now().Add(-time.Second), lim: lim, m: m}
+	wantCode(t, r.engineFailure("create a promise"), pmlerr.ExecutionTimeout)
+	r.ctx = context.Background()
+	wantCode(t, r.engineFailure("create a promise"), pmlerr.Internal)
+}

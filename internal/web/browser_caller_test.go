@@ -52,7 +52,7 @@ func TestBrowserFilterByCaller(t *testing.T) {
 	if n := b.count(`#traces tbody tr[data-trace-id]`); n != 1 {
 		t.Errorf("%d executions of that caller, want 1", n)
 	}
-	b.do("open it", chromedp.Click(row(theirs.TraceID)), chromedp.WaitVisible(`#summary`))
+	b.open("open it", row(theirs.TraceID), `#summary`)
 	if got := b.text(`#summary`); !strings.Contains(got, node.Trace.Caller) {
 		t.Errorf("the summary does not name the caller: %q", got)
 	}

@@ -66,7 +66,7 @@ func TestBrowserDAGLoopOrderAndDecision(t *testing.T) {
 	row := `#traces tbody tr[data-trace-id="` + tr.TraceID + `"]`
 	b.do("log in", chromedp.Navigate(g.URL+"/"), chromedp.WaitVisible(`#key`),
 		chromedp.SendKeys(`#key`, g.Key), chromedp.Click(`#save-key`), chromedp.WaitVisible(row))
-	b.do("open the execution", chromedp.Click(row), chromedp.WaitVisible(`#dag svg g.decision`))
+	b.open("open the execution", row, `#dag svg g.decision`)
 
 	// Sites: t1 read_file and t2 sha256 in the loop, t3 write_file, t4
 	// read_file, t5 json:parse (ran), t6 math:add (not run); one decision.
@@ -161,7 +161,7 @@ func TestBrowserDAGShowsOrder(t *testing.T) {
 	row := `#traces tbody tr[data-trace-id="` + tr.TraceID + `"]`
 	b.do("log in", chromedp.Navigate(g.URL+"/"), chromedp.WaitVisible(`#key`),
 		chromedp.SendKeys(`#key`, g.Key), chromedp.Click(`#save-key`), chromedp.WaitVisible(row))
-	b.do("open the execution", chromedp.Click(row), chromedp.WaitVisible(`#dag svg g.node`))
+	b.open("open the execution", row, `#dag svg g.node`)
 	if n := b.count(`#dag svg g.node`); n != 4 {
 		t.Fatalf("%d nodes, want 4", n)
 	}

@@ -108,7 +108,7 @@ func TestBrowserLocalServePage(t *testing.T) {
 	if got := strings.TrimSpace(b.text(catalogRow(a.Capability.Name) + ` td.uses`)); got == "" {
 		t.Errorf("the capability shows no uses")
 	}
-	b.do("open it", chromedp.Click(row), chromedp.WaitVisible(`#dag svg g.node`))
+	b.open("open it", row, `#dag svg g.node`)
 	if n := b.count(`#dag svg g.node`); n != 2 {
 		t.Errorf("DAG: %d nodes, want 2", n)
 	}

@@ -135,7 +135,7 @@ func TestBrowserExecutionPage(t *testing.T) {
 	if n := count(`#traces tbody tr[data-trace-id]`); n != 4 {
 		t.Errorf("%d executions listed, want 4", n)
 	}
-	do("open the local execution", chromedp.Click(row), chromedp.WaitVisible(`#dag svg g.node`))
+	b.open("open the local execution", row, `#dag svg g.node`)
 	if n := count(`#dag svg g.node`); n != len(want.Tasks) {
 		t.Errorf("DAG has %d nodes, want one per task (%d)", n, len(want.Tasks))
 	}
@@ -187,10 +187,12 @@ func TestBrowserExecutionPage(t *testing.T) {
 // browser is a headless Chromium driven by chromedp, with helpers that fail
 // the test on error.
 type browser struct {
-	ctx   context.Context
-	mu    sync.Mutex
-	urls  []string
-	do    func(what string, steps ...chromedp.Action[chromedp.Void])
+	ctx  context.Context
+	mu   sync.Mutex
+	urls []string
+	do   func(what string, steps ...chromedp.Action[chromedp.Void])
+	// open clicks sel until want is visible.
+	open  func(what, sel, want string)
 	count func(sel string) int
 	text  func(sel string) string
 	// display is the computed CSS display of the first match of sel.
@@ -236,6 +238,28 @@ func startBrowser(t *testing.T, exe string) *browser {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {
 			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	// A click can land while the page is still settling after a sign-in
+	// and be lost: twice in full CI runs (the machine at its busiest) the
+	// first click on an execution opened nothing and the test waited out its
+	// budget. open clicks again every 10 s; a page that never shows want
+	// still fails at the budget.
+	b.open = func(what, sel, want string) {
+		t.Helper()
+		for {
+			err := chromedp.Do(ctx, chromedp.Click(sel))
+			if err == nil {
+				wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				err = chromedp.Do(wctx, chromedp.WaitVisible(want))
+				cancel()
+				if err == nil {
+					return
+				}
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
 		}
 	}
 	b.count = func(sel string) int {
