@@ -48,7 +48,7 @@ func TestWorkerIsReused(t *testing.T) {
 func TestWorkersEnd(t *testing.T) {
 	base := runtime.NumGoroutine()
 	p := New()
-	p.maxIdle, p.idle = 2, 50*time.Millisecond
+	p.maxIdle, p.wait = 2, 50*time.Millisecond
 	var started, release sync.WaitGroup
 	release.Add(1)
 	for range 8 {
@@ -77,4 +77,26 @@ func TestCloseEndsIdleWorkers(t *testing.T) {
 	p.Go(func() { close(done) })
 	<-done
 	waitFor(t, "the goroutine to end", func() bool { return runtime.NumGoroutine() <= base })
+}
+
+// A worker whose wait ends just as Go hands it a function still runs that
+// function: with waits of a microsecond, the two race on every call.
+func TestNoFunctionIsLostToAnEndingWait(t *testing.T) {
+	p := New()
+	p.wait = time.Microsecond
+	var ran sync.WaitGroup
+	for range 20000 {
+		ran.Add(1)
+		p.Go(ran.Done)
+		if p.Idle() == 0 {
+			runtime.Gosched() // let workers reach their wait now and then
+		}
+	}
+	done := make(chan struct{})
+	go func() { ran.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a function handed to the pool never ran")
+	}
 }
