@@ -259,12 +259,14 @@
 
   // A run that pauses for an approval is resumed by running the code again,
   // with the calls that already happened answered from a journal. So that
-  // the same code makes the same calls again, a run Go gives a tape reads
-  // the clock (Date.now, new Date(), Date()) and Math.random from Go, which
-  // keeps each value and hands a re-run the recorded ones first (tape.go).
-  // Date.now and Math.random become host functions themselves, with no JS
-  // wrapper: a read costs about what the built-in does. A run without a
-  // tape keeps the built-ins untouched.
+  // the same code makes the same calls again, every run reads the clock
+  // (Date.now, new Date(), Date()) and Math.random from Go, which, for a run
+  // given a tape, keeps each value and hands a re-run the recorded ones
+  // first (tape.go). Date.now and Math.random become host functions
+  // themselves, with no JS wrapper: a read costs less than the built-in's
+  // (BenchmarkClockLoop). They are installed once, when the bridge loads,
+  // so machines copied from the template have them and a run's start pays
+  // nothing for them (docs/performance.md "pml stdio's first call").
   const hostNow = globalThis.__pml_now, hostRandom = globalThis.__pml_random;
   delete globalThis.__pml_now;
   delete globalThis.__pml_random;
@@ -279,7 +281,7 @@
   function pml$dateConstruct(target, a, newTarget) {
     return reflectConstruct(DateCtor, a.length === 0 ? [hostNow()] : a, newTarget);
   }
-  function installTape() {
+  {
     const DateProxy = new ProxyCtor(DateCtor, freeze({ __proto__: null, apply: pml$dateCall, construct: pml$dateConstruct }));
     defineProperty(hostNow, "name", { __proto__: null, value: "now" });
     defineProperty(hostRandom, "name", { __proto__: null, value: "random" });
@@ -409,8 +411,7 @@
     host(OP_RESULT, text, "");
   }
 
-  function pml$start(fn, argsText, taped) {
-    if (taped === 1) installTape();
+  function pml$start(fn, argsText) {
     const a = parse(argsText);
     defineProperty(G, "args", { __proto__: null, value: a, writable: true, enumerable: false, configurable: true });
     if (typeof fn !== "function") {
@@ -422,7 +423,7 @@
 
   // Operations; keep in sync with jscalls.go.
   return function pml$control(op, a, b, c, d, e) {
-    if (op === 0) pml$start(a, b, c);
+    if (op === 0) pml$start(a, b);
     else if (op === 1) pml$reject(a, b, c, d, e);
     else pml$dispatchQueued();
   };

@@ -22,8 +22,8 @@ const (
 	opResult = 3 // (returnJSON)
 	opFail   = 4 // (kind, detailJSON)
 	opReturn = 5 // (value) -> 1 when Go wrote it as the result, 0: the bridge serializes it (opResult)
-	opNow    = 6 // () -> Date.now() of a run with a tape (tape.go)
-	opRandom = 7 // () -> Math.random() of a run with a tape
+	opNow    = 6 // () -> Date.now(), from the run's tape if it has one (tape.go)
+	opRandom = 7 // () -> Math.random(), likewise
 )
 
 // host serves the bridge, on the VM goroutine. A panic must not unwind
@@ -42,7 +42,7 @@ func (r *run) host(op int, a, b engine.Value) (ret engine.Value) {
 	vm := r.m.vm
 	switch op {
 	case opNow:
-		if r.tape == nil { // the bridge exposes it only with a tape
+		if r.tape == nil { // a run without a tape reads the real clock
 			return engine.Float(nowMillis())
 		}
 		return engine.Float(r.tape.now.read(nowMillis))

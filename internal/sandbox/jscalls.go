@@ -129,7 +129,7 @@ func (r *run) exception() error {
 
 // Operations of the bridge's control function; keep in sync with bridge.js.
 const (
-	controlStart    = 0 // (fn, argsText, taped): run the user function; taped 1 reads time and randomness from Go
+	controlStart    = 0 // (fn, argsText): run the user function
 	controlReject   = 1 // (reject, id, message, code, tool): fail a call
 	controlDispatch = 2 // (): hand over the calls queued while too many were in flight
 )

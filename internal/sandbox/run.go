@@ -343,11 +343,7 @@ func (r *run) execute(js, argsText string) (json.RawMessage, error) {
 		vm.Free(fn)
 		return nil, r.exception()
 	}
-	taped := 0
-	if r.tape != nil {
-		taped = 1
-	}
-	err = r.callJS(r.m.controlFn, engine.Int(controlStart), fn, args, engine.Int(taped))
+	err = r.callJS(r.m.controlFn, engine.Int(controlStart), fn, args)
 	// The bridge holds the function now. Freed here, not deferred: once
 	// loop hands the VM to another goroutine (takeOver), this one must not
 	// touch it again.
