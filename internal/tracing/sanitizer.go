@@ -41,6 +41,12 @@ type Sanitizer struct {
 	dagsOnce sync.Once
 	dags     *lru.Cache[string, json.RawMessage]
 
+	// codes keeps the sanitized code of recent traces, by the code, for
+	// the same reason: scanning a snippet for secrets was most of finishing
+	// a short run's trace (docs/performance.md "pml stdio's first call").
+	codesOnce sync.Once
+	codes     *lru.Cache[string, string]
+
 	// values keeps the sanitized form of recent small call arguments and
 	// results, by their JSON, for the same reason: code run again calls its
 	// tools with the same arguments, often getting the same results, and
@@ -79,6 +85,19 @@ func (s *Sanitizer) dag(v json.RawMessage) json.RawMessage {
 	}
 	s.dagsOnce.Do(func() { s.dags = lru.New[string, json.RawMessage](dagCacheEntries, dagCacheBytes) })
 	return s.cachedValue(s.dags, v)
+}
+
+// code sanitizes a trace's code through s.codes, with the DAG cache's
+// bounds.
+func (s *Sanitizer) code(c string) string {
+	if c == "" || len(c) > dagCacheMaxInput {
+		return s.String(c)
+	}
+	s.codesOnce.Do(func() { s.codes = lru.New[string, string](dagCacheEntries, dagCacheBytes) })
+	if out, ok := s.codes.Get(c); ok {
+		return out
+	}
+	return s.codes.Add(c, s.String(c), 2*len(c))
 }
 
 // value sanitizes a call's arguments or result through s.values.
@@ -128,7 +147,7 @@ func (s *Sanitizer) Trace(t Trace) Trace {
 func (s *Sanitizer) fields(t Trace) Trace {
 	out := t
 	out.Error = s.String(t.Error)
-	out.Code = s.String(t.Code)
+	out.Code = s.code(t.Code)
 	out.DAG = s.dag(t.DAG)
 	if t.Logs != nil {
 		out.Logs = make([]string, len(t.Logs))

@@ -81,6 +81,39 @@ func TestSanitizerDAGCache(t *testing.T) {
 	}
 }
 
+// A trace's code is sanitized through a cache: the same output as without
+// it, the secret masked on every hit, and code over the bound not kept.
+func TestSanitizerCodeCache(t *testing.T) {
+	s := NewSanitizer([]string{"hunter2-very-secret"})
+	codes := []string{
+		`return await mcp.fx.echo({message: "hi"})`,
+		`const k = "hunter2-very-secret"; return await mcp.fx.echo({k})`,
+		`const k = 'sk-proj-AbCdEfGhIjKlMnOpQrStUv12'; return k`,
+	}
+	for _, c := range codes {
+		want := s.String(c)
+		for i := range 3 {
+			got := s.fields(Trace{Code: c}).Code
+			if got != want {
+				t.Fatalf("run %d of %s: %s, want %s", i, c, got, want)
+			}
+			if strings.Contains(got, "hunter2") || strings.Contains(got, "sk-proj") {
+				t.Fatalf("a secret left in %s", got)
+			}
+		}
+	}
+	if n := s.codes.Len(); n != len(codes) {
+		t.Fatalf("%d codes kept, want %d", n, len(codes))
+	}
+	big := "const k = 'hunter2-very-secret'; " + strings.Repeat("a", dagCacheMaxInput)
+	if got := s.fields(Trace{Code: big}).Code; got != s.String(big) || strings.Contains(got, "hunter2") {
+		t.Fatal("large code is sanitized as before")
+	}
+	if n := s.codes.Len(); n != len(codes) {
+		t.Fatalf("code over %d bytes was kept", dagCacheMaxInput)
+	}
+}
+
 // A call's arguments and result are sanitized through a cache of small
 // values: the same output as without it, secrets masked on every hit, each
 // caller with its own copy, and a value over the bound not kept.
