@@ -54,6 +54,36 @@ func BenchmarkSandboxColdStart(b *testing.B) {
 	})
 }
 
+// BenchmarkSandboxSnippet measures the sandbox's part of the snippet of
+// docs/performance.md "What code mode costs over a direct call": three
+// awaited calls answered at once, the results returned, through a pooled
+// VM, with a tape (as pml stdio runs it) and without (as the gateway does).
+func BenchmarkSandboxSnippet(b *testing.B) {
+	js := fn(`const r0 = await mcp.everything.echo({message: "one"});
+const r1 = await mcp.everything.echo({message: "two"});
+const r2 = await mcp.everything.echo({message: "three"});
+return [r0, r1, r2];`)
+	echo := func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`"Echo: one"`), nil
+	}
+	for _, taped := range []bool{false, true} {
+		b.Run(map[bool]string{false: "untaped", true: "taped"}[taped], func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				waitPoolWarm(b)
+				ctx := context.Background()
+				if taped {
+					ctx = WithTape(ctx, &memTape{})
+				}
+				b.StartTimer()
+				if _, err := Run(ctx, js, nil, echo, Limits{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkSandboxRPC measures one awaited mcp.* round trip inside a running
 // execution: one Run makes b.N calls in a row (its start is amortized).
 func BenchmarkSandboxRPC(b *testing.B) {
