@@ -59,11 +59,26 @@ type Decision struct {
 	Outcome   string `json:"outcome"`
 }
 
-// NewTraceID returns 32 lowercase hex characters (128 random bits), which is
-// also a valid W3C trace-id, so one id names the trace everywhere.
+// NewTraceID returns 32 lowercase hex characters: the time in milliseconds
+// (48 bits), then 80 random bits, in the order of a UUIDv7. It is also a
+// valid W3C trace-id (never all zeros, random in its rightmost bytes), so
+// one id names the trace everywhere. Ids made one after another sort
+// together, so a store's index of trace ids takes each new one next to the
+// last instead of in a random page: a batch of 80 traces into a store
+// holding 20,000 is written ~20% faster (docs/performance.md "The trace's
+// storing"). The random part keeps ids unguessable.
 func NewTraceID() string {
+	return newTraceID(time.Now())
+}
+
+func newTraceID(now time.Time) string {
 	var b [16]byte
 	// crypto/rand.Read never fails on supported platforms (it panics instead).
-	_, _ = rand.Read(b[:])
+	_, _ = rand.Read(b[6:])
+	ms := uint64(now.UnixMilli())
+	for i := 5; i >= 0; i-- {
+		b[i] = byte(ms)
+		ms >>= 8
+	}
 	return hex.EncodeToString(b[:])
 }

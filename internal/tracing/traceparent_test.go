@@ -3,6 +3,7 @@ package tracing
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestNewTraceIDIsW3C(t *testing.T) {
@@ -73,5 +74,31 @@ func TestParseTraceparent(t *testing.T) {
 		if got, err := ParseTraceparent(h); err == nil {
 			t.Errorf("ParseTraceparent(%q) = %+v, want error", h, got)
 		}
+	}
+}
+
+// A trace id is 32 lowercase hex characters and a valid W3C trace-id; ids
+// made later sort after earlier ones from one millisecond to the next, and
+// ids of the same millisecond still differ.
+func TestNewTraceIDOrderedAndUnique(t *testing.T) {
+	at := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	seen := map[string]bool{}
+	prev := ""
+	for i := range 2000 {
+		id := newTraceID(at.Add(time.Duration(i/10) * time.Millisecond))
+		if !isHexID(id, 32) || id == strings.Repeat("0", 32) {
+			t.Fatalf("id %q is not a W3C trace-id", id)
+		}
+		if seen[id] {
+			t.Fatalf("id %q made twice", id)
+		}
+		seen[id] = true
+		if i%10 == 0 && id <= prev {
+			t.Fatalf("id %q of a later millisecond sorts before %q", id, prev)
+		}
+		prev = max(prev, id)
+	}
+	if _, err := ParseTraceparent("00-" + NewTraceID() + "-00f067aa0ba902b7-01"); err != nil {
+		t.Fatalf("a new id in a traceparent: %v", err)
 	}
 }
