@@ -266,7 +266,8 @@
   // themselves, with no JS wrapper: a read costs less than the built-in's
   // (BenchmarkClockLoop). They are installed once, when the bridge loads,
   // so machines copied from the template have them and a run's start pays
-  // nothing for them (docs/performance.md "pml stdio's first call").
+  // nothing for them (docs/performance.md "A taped run's start, and the
+  // trace's code").
   const hostNow = globalThis.__pml_now, hostRandom = globalThis.__pml_random;
   delete globalThis.__pml_now;
   delete globalThis.__pml_random;

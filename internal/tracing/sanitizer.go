@@ -43,7 +43,8 @@ type Sanitizer struct {
 
 	// codes keeps the sanitized code of recent traces, by the code, for
 	// the same reason: scanning a snippet for secrets was most of finishing
-	// a short run's trace (docs/performance.md "pml stdio's first call").
+	// a short run's trace (docs/performance.md "A taped run's start, and
+	// the trace's code").
 	codesOnce sync.Once
 	codes     *lru.Cache[string, string]
 
