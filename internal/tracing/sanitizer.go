@@ -98,7 +98,8 @@ func (s *Sanitizer) code(c string) string {
 	if out, ok := s.codes.Get(c); ok {
 		return out
 	}
-	return s.codes.Add(c, s.String(c), 2*len(c))
+	out := s.String(c)
+	return s.codes.Add(c, out, len(c)+len(out))
 }
 
 // value sanitizes a call's arguments or result through s.values.
