@@ -13,7 +13,7 @@ import (
 )
 
 // Pool hands functions to its idle workers, or starts a new one. At most
-// maxIdle wait at a time, each for at most idle: a burst's workers end with
+// maxIdle wait at a time, each for at most wait: a burst's workers end with
 // it rather than hold their stacks (10,000 parked runs' VM goroutines, say).
 //
 // An idle worker is on the list before it waits, and Go takes it off the
