@@ -33,7 +33,10 @@
 // The client's own CPU is not counted. Linux only for CPU.
 // Per round: p50 and p95 of the runs, CPU per run, and against direct, in
 // the same round, p50 minus direct's p50 and CPU over direct's CPU; printed
-// as the medians over rounds.
+// as the medians over rounds. With --baseline, pml and hybrid are also given
+// against their -base twin in the same rounds: what each adds to direct's
+// p50 and CPU as a share of what the baseline adds, which the machine's
+// speed moves less than the figures against direct.
 //
 // Usage (Node.js; `npm ci` here first; the binary built from the repo root
 // with `go build -o /tmp/pml ./cmd/pml`):
@@ -406,6 +409,18 @@ function summarize(systems) {
       out.p50_minus_direct_ms = median(s.rounds.map((r, i) => r.p50_ms - d.rounds[i].p50_ms));
       out.cpu_over_direct = median(s.rounds.map((r, i) => (d.rounds[i].cpu_ms_per_run > 0 ? r.cpu_ms_per_run / d.rounds[i].cpu_ms_per_run : null)));
     }
+    // Against the baseline binary in the same rounds: what this system adds
+    // over direct as a share of what the baseline adds. The machine's speed
+    // moves the figures against direct; this share holds steadier
+    // (docs/performance.md "Measuring against the machine's state").
+    const b = systems.find((x) => x.name === s.name + "-base");
+    if (d && b) {
+      const share = (f) => median(s.rounds.map((r, i) => {
+        const base = f(b.rounds[i]) - f(d.rounds[i]);
+        return base > 0 ? (f(r) - f(d.rounds[i])) / base : null;
+      }));
+      out.vs_base = { label: b.label ?? basename(b.binary), p50_over_direct: share((r) => r.p50_ms), cpu_over_direct: hasProc ? share((r) => r.cpu_ms_per_run) : null };
+    }
     return out;
   });
 }
@@ -435,6 +450,9 @@ function print(report) {
     ]);
   const w = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   for (const r of rows) console.log(r.map((cell, c) => (c === 0 || c === r.length - 1 ? cell.padEnd(w[c]) : cell.padStart(w[c]))).join("  ").trimEnd());
+  for (const s of report.systems)
+    if (s.vs_base)
+      console.log(`${s.name} against ${s.vs_base.label} in the same rounds: ${f(s.vs_base.p50_over_direct)}× what it adds to direct's p50, ${f(s.vs_base.cpu_over_direct)}× what it adds to direct's CPU`);
   for (const s of report.systems)
     if (s.cpu_ms_per_run_by_process)
       console.log(`${s.name}'s CPU-ms/run by process tree: ${Object.entries(s.cpu_ms_per_run_by_process).map(([n, v]) => `${n} ${f(v)}`).join(", ")}`);
