@@ -183,3 +183,31 @@ func TestDateStaysTheBuiltin(t *testing.T) {
 		t.Fatalf("with a tape: %s %v", res.Value, err)
 	}
 }
+
+// Every machine reads the clock and randomness through Go, installed once
+// in the template: a run that replaces them changes only its own machine,
+// and a run that reads the clock in a loop, without a tape, is still
+// stopped at its deadline, and the next run is served.
+func TestClockInstalledOnceStaysPerRun(t *testing.T) {
+	tamper := `Date.now = () => 0; Math.random = () => 0.5; Date.prototype.constructor = null;
+		globalThis.Date = function () { return "forged"; }; return Date()`
+	if got := mustRun(t, tamper); got != `"forged"` {
+		t.Fatalf("the tampering run: %s", got)
+	}
+	check := `return [Date.now() > 1e12, Math.random() !== 0.5, Date.prototype.constructor === Date, typeof Date(), Date.now.name]`
+	if got, want := mustRun(t, check), `[true,true,true,"string","now"]`; got != want {
+		t.Fatalf("the next run sees %s, want %s", got, want)
+	}
+	tt := &testTools{}
+	lim := testLimits()
+	lim.Timeout = 200 * time.Millisecond
+	start := time.Now()
+	_, err := Run(context.Background(), fn(`for (;;) { Date.now(); Math.random(); new Date(); }`), nil, tt.call, lim)
+	wantCode(t, err, pmlerr.ExecutionTimeout)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("a clock loop ran %v past a 200 ms limit", d)
+	}
+	if got, want := mustRun(t, check), `[true,true,true,"string","now"]`; got != want {
+		t.Fatalf("after the loop: %s", got)
+	}
+}

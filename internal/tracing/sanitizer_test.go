@@ -2,6 +2,7 @@ package tracing
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -111,6 +112,17 @@ func TestSanitizerCodeCache(t *testing.T) {
 	}
 	if n := s.codes.Len(); n != len(codes) {
 		t.Fatalf("code over %d bytes was kept", dagCacheMaxInput)
+	}
+	// A flood of distinct snippets (another tenant's, on a gateway's shared
+	// sanitizer) keeps the cache within its bounds, and each answer right.
+	for i := range 2 * dagCacheEntries {
+		c := fmt.Sprintf("const k%d = 'hunter2-very-secret'; return %d", i, i)
+		if got := s.fields(Trace{Code: c}).Code; got != s.String(c) || strings.Contains(got, "hunter2") {
+			t.Fatalf("snippet %d: %s", i, got)
+		}
+	}
+	if n := s.codes.Len(); n > dagCacheEntries {
+		t.Fatalf("%d codes kept, at most %d", n, dagCacheEntries)
 	}
 }
 
