@@ -56,14 +56,14 @@ func (s *Service) newTraceAPI(policy *traceapi.Retention, ingest traceapi.Ingest
 // draining replica's grace ran out) still keeps its trace: the write does
 // not end with the request, only after traceWriteTimeout.
 func (s *Service) traceSink(ctx context.Context, c Caller) runner.Sink {
-	return runner.Sink{Sanitizer: s.traces.Sanitizer(), Keep: func(t tracing.Trace) string {
+	return runner.Sink{Sanitizer: s.traces.Sanitizer(), Keep: func(t tracing.Trace) {
 		if remote := remoteTrace(ctx); remote != nil {
 			s.log.Debug("server-side trace under caller's trace", "trace_id", t.TraceID, "remote_trace_id", remote.TraceID, "remote_span_id", remote.ParentID)
 		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), traceWriteTimeout)
 		defer cancel()
 		t.Caller = c.Who
-		return s.traces.Keep(wctx, c.Scope, t)
+		s.traces.Keep(wctx, c.Scope, t)
 	}}
 }
 

@@ -57,6 +57,11 @@ func HasProgressToken(raw []byte) bool { return bytes.Contains(raw, []byte(`"pro
 // (a tool call's result encodes itself), once; any other without HTML
 // escaping, as the SDK's encoder writes it.
 func EncodeResult(res mcp.Result) ([]byte, error) {
+	if r, ok := res.(*mcp.CallToolResult); ok {
+		if data, ok := encodeTextResult(r); ok {
+			return data, nil
+		}
+	}
 	if m, ok := res.(json.Marshaler); ok {
 		return m.MarshalJSON()
 	}
@@ -73,3 +78,64 @@ func marshalNoEscape(v any) ([]byte, error) {
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
+
+// encodeTextResult encodes the result every pml tool answers with, one
+// plain text item and structured content already encoded (wire.AnswerResult),
+// to the same JSON as the SDK's CallToolResult.MarshalJSON. The SDK encodes
+// the text, then compacts that encoding, then validates and compacts the
+// structured content: three passes over an answer it holds twice. This
+// escapes the text and validates the structured content, one pass each,
+// and leaves the rest of the result to the SDK's own encoding of it
+// without the two (so a field the SDK adds, such as resultType for a client
+// of MCP 2026-07-28, is still written). Anything else is false: the SDK
+// encodes it (TestEncodeTextResult).
+func encodeTextResult(r *mcp.CallToolResult) ([]byte, bool) {
+	if len(r.Content) != 1 {
+		return nil, false
+	}
+	text, ok := r.Content[0].(*mcp.TextContent)
+	if !ok || len(text.Meta) > 0 || text.Annotations != nil {
+		return nil, false
+	}
+	// Valid JSON holds a line break only as whitespace, which the SDK's
+	// compacting drops and which would end the message on stdio.
+	structured, ok := r.StructuredContent.(json.RawMessage)
+	if r.StructuredContent != nil && (!ok || !json.Valid(structured) || bytes.ContainsAny(structured, "\r\n")) {
+		return nil, false
+	}
+	shell := *r
+	shell.Meta, shell.Content, shell.StructuredContent = nil, nil, nil
+	rest, err := shell.MarshalJSON()
+	if err != nil || !bytes.HasPrefix(rest, []byte(emptyContent)) {
+		return nil, false
+	}
+	quoted, err := json.Marshal(text.Text)
+	if err != nil {
+		return nil, false
+	}
+	var meta []byte
+	if len(r.Meta) > 0 {
+		if meta, err = json.Marshal(r.Meta); err != nil {
+			return nil, false
+		}
+	}
+	out := make([]byte, 0, len(meta)+len(quoted)+len(structured)+len(rest)+64)
+	out = append(out, '{')
+	if meta != nil {
+		out = append(out, `"_meta":`...)
+		out = append(out, meta...)
+		out = append(out, ',')
+	}
+	out = append(out, `"content":[{"type":"text","text":`...)
+	out = append(out, quoted...)
+	out = append(out, "}]"...)
+	if r.StructuredContent != nil {
+		out = append(out, `,"structuredContent":`...)
+		out = append(out, structured...)
+	}
+	return append(out, rest[len(emptyContent):]...), true
+}
+
+// emptyContent begins the SDK's encoding of a tool result with no _meta
+// and no content.
+const emptyContent = `{"content":null`

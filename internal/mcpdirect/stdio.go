@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/afteranswer"
 	"github.com/pml-go/pml/internal/stdioconn"
 	"github.com/pml-go/pml/internal/workers"
 )
@@ -165,9 +166,14 @@ func (s *stdioCalls) call(req *jsonrpc.Request) (*mcp.CallToolParamsRaw, bool) {
 // serve runs one call through the server's receiving chain and writes its
 // answer. As the SDK does, the call leaves the calls in flight before its
 // answer is written (the client may reuse its id then), and the answer is
-// written even when the call was cancelled.
+// written even when the call was cancelled. What the call deferred until
+// its answer is written (internal/afteranswer: a run's trace) runs after
+// the write, before the call counts as done, so a session's end waits for
+// it.
 func (s *stdioCalls) serve(ctx context.Context, ss *mcp.ServerSession, id jsonrpc.ID, params *mcp.CallToolParamsRaw) {
 	defer s.calls.Done()
+	ctx, after := afteranswer.With(ctx)
+	defer after.Run()
 	res, err := s.handle(ctx, MethodCallTool, &mcp.CallToolRequest{Session: ss, Params: params})
 	s.mu.Lock()
 	cancel := s.inflight[id]

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/afteranswer"
 	"github.com/pml-go/pml/internal/stdioconn"
 )
 
@@ -368,6 +369,50 @@ func TestStdioDirectCallUsesTheSession(t *testing.T) {
 		t.Fatalf("text: %v", text)
 	}
 	if p.tookCalls() != 1 {
+		t.Fatalf("the direct path took %d calls", p.tookCalls())
+	}
+}
+
+// What a call defers until its answer is written (afteranswer) runs after
+// the write: the answer arrives while that work is still held, the next
+// call is served meanwhile, and the session's end waits for it.
+func TestStdioDeferredWorkRunsAfterTheAnswer(t *testing.T) {
+	release, ran := make(chan struct{}), make(chan string, 2)
+	srv := testServer(nil, nil)
+	srv.AddTool(&mcp.Tool{Name: "later", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		afteranswer.Defer(ctx, func() {
+			<-release
+			ran <- "deferred"
+		})
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered"}}}, nil
+	})
+	p := startStdio(t, srv, true)
+	p.initialize()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"later","arguments":{}}}`)
+	if m := p.recv(); m["id"] != float64(1) || m["error"] != nil {
+		t.Fatalf("answer: %v", m)
+	}
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"next"}}}`)
+	if m := p.recv(); m["id"] != float64(2) || m["error"] != nil {
+		t.Fatalf("next call's answer: %v", m)
+	}
+	_ = p.in.Close()
+	select {
+	case err := <-p.done:
+		t.Fatalf("the session ended (%v) before the deferred work ran", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if got := <-ran; got != "deferred" {
+		t.Fatal(got)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err // for the cleanup
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session did not end once the deferred work ran")
+	}
+	if p.tookCalls() != 2 {
 		t.Fatalf("the direct path took %d calls", p.tookCalls())
 	}
 }

@@ -137,7 +137,7 @@ func TestRunNestedOwnLimits(t *testing.T) {
 	}
 }
 
-var discard = Sink{Keep: func(t tracing.Trace) string { return t.TraceID }}
+var discard = Sink{Keep: func(tracing.Trace) {}}
 
 // A nested capability run gets a child trace linked to its caller's trace and task.
 func TestRunNestedRecordsAChildTrace(t *testing.T) {
@@ -153,7 +153,7 @@ func TestRunNestedRecordsAChildTrace(t *testing.T) {
 			return json.RawMessage("3"), nil
 		}
 		return r.RunNested(ctx, Nested{Tool: tool, FQDN: "acme.web.cap.inc.abcd", Analysis: an, Args: args, Call: bridge,
-			Trace: Sink{Keep: func(tr tracing.Trace) string { children = append(children, tr); return tr.TraceID }}})
+			Trace: Sink{Keep: func(tr tracing.Trace) { children = append(children, tr) }}})
 	}
 	parent := tracing.NewRecorder(tracing.NewTraceID(), tracing.RecorderOptions{})
 	out, err := run(t, r, parent.Wrap(bridge), `return await mcp.cap.inc({n: 2})`)

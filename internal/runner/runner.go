@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/admission"
+	"github.com/pml-go/pml/internal/afteranswer"
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/sandbox"
 	"github.com/pml-go/pml/internal/tools"
@@ -36,8 +37,8 @@ type Sink struct {
 	// Sanitizer cleans the trace before Keep sees it; nil takes one that
 	// knows no secret values (its generic rules and bounds still apply).
 	Sanitizer *tracing.Sanitizer
-	// Keep stores or queues the sanitized trace and returns its id.
-	Keep func(tracing.Trace) string
+	// Keep stores or queues the sanitized trace.
+	Keep func(tracing.Trace)
 }
 
 // Job is one top-level run.
@@ -91,11 +92,15 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 		}
 	}
 	// Sanitized and bounded by the recorder: finishing costs only the last
-	// calls of a long run, on the answer's path.
+	// calls of a long run, on the answer's path, where it sees the calls as
+	// the run left them. Keeping it may wait for the answer's write
+	// (internal/afteranswer).
 	// The trace's tools_used are the tools called, which the recorder
 	// lists; the plan is its DAG (a failed run called only some of them).
-	traceID := j.Trace.Keep(rec.Finish(tracing.Trace{WorkflowID: j.WorkflowID, Code: j.Code,
-		Logs: res.Logs, ExecutedLocally: r.Local, DAG: dagJSON(an)}, err))
+	trace := rec.Finish(tracing.Trace{WorkflowID: j.WorkflowID, Code: j.Code,
+		Logs: res.Logs, ExecutedLocally: r.Local, DAG: dagJSON(an)}, err)
+	afteranswer.Defer(ctx, func() { j.Trace.Keep(trace) })
+	traceID := trace.TraceID
 	if err != nil {
 		a := wire.ErrorAnswer(an.MapError(err), j.WorkflowID)
 		a.TraceID = traceID

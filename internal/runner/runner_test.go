@@ -27,11 +27,10 @@ type traces struct {
 }
 
 func (k *traces) sink(san *tracing.Sanitizer) Sink {
-	return Sink{Sanitizer: san, Keep: func(t tracing.Trace) string {
+	return Sink{Sanitizer: san, Keep: func(t tracing.Trace) {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		k.kept = append(k.kept, t)
-		return t.TraceID
 	}}
 }
 

@@ -30,10 +30,7 @@ const traceBatchBytes = wire.MaxRequestBytes - 4<<10
 // queue, sanitized with the secret values of now (.env and the package's
 // key).
 func (p *Workspace) traceSink() runner.Sink {
-	return runner.Sink{Sanitizer: p.traceSanitizer(), Keep: func(t tracing.Trace) string {
-		p.submitTrace(t)
-		return t.TraceID
-	}}
+	return runner.Sink{Sanitizer: p.traceSanitizer(), Keep: p.submitTrace}
 }
 
 // submitTrace queues a sanitized trace for the gateway. The run does not

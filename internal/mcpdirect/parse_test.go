@@ -1,0 +1,75 @@
+package mcpdirect
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// EncodeResult writes what the SDK writes, decoded, for every shape of tool
+// result; encodeTextResult takes exactly the text-and-structured ones.
+func TestEncodeTextResult(t *testing.T) {
+	answer := json.RawMessage(`{"status":"success","result":"<a & b>\u2028 é \"q\"","logs":[]}`)
+	text := func(s string) []mcp.Content { return []mcp.Content{&mcp.TextContent{Text: s}} }
+	// A result of a session of MCP 2026-07-28 carries resultType, which
+	// only the SDK can set: decoding one is the way to have it.
+	typed := &mcp.CallToolResult{}
+	if err := json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), typed); err != nil {
+		t.Fatal(err)
+	}
+	typed.Content, typed.StructuredContent = text(string(answer)), answer
+
+	cases := []struct {
+		name string
+		res  *mcp.CallToolResult
+		fast bool
+	}{
+		{"answer", &mcp.CallToolResult{Content: text(string(answer)), StructuredContent: answer}, true},
+		{"error answer", &mcp.CallToolResult{Content: text(string(answer)), StructuredContent: answer, IsError: true}, true},
+		{"text only", &mcp.CallToolResult{Content: text("plain <text>\n\t\x01 \xff")}, true},
+		{"empty text", &mcp.CallToolResult{Content: text("")}, true},
+		{"meta", &mcp.CallToolResult{Meta: mcp.Meta{"k": "<v>", "n": 1}, Content: text("x"), StructuredContent: answer}, true},
+		{"resultType", typed, true},
+		{"request state", &mcp.CallToolResult{Content: text("x"), RequestState: "s"}, true},
+		{"no content", &mcp.CallToolResult{}, false},
+		{"two items", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}}, false},
+		{"image", &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}}, false},
+		{"text meta", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a", Meta: mcp.Meta{"m": 1}}}}, false},
+		{"annotated", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}}, false},
+		{"structured map", &mcp.CallToolResult{Content: text("x"), StructuredContent: map[string]any{"a": 1}}, false},
+		{"structured invalid", &mcp.CallToolResult{Content: text("x"), StructuredContent: json.RawMessage(`{"a":`)}, false},
+		{"structured indented", &mcp.CallToolResult{Content: text("x"), StructuredContent: json.RawMessage("{\n  \"a\": 1\n}")}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, sdkErr := c.res.MarshalJSON()
+			_, fast := encodeTextResult(c.res)
+			if fast != c.fast {
+				t.Fatalf("taken by the fast encoding: %v, want %v", fast, c.fast)
+			}
+			got, err := EncodeResult(c.res)
+			if sdkErr != nil || err != nil {
+				if sdkErr == nil || err == nil {
+					t.Fatalf("error %v, the SDK's %v", err, sdkErr)
+				}
+				return
+			}
+			if bytes.ContainsAny(got, "\r\n") {
+				t.Fatalf("a line break in %s", got)
+			}
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("%s: %v", got, err)
+			}
+			if err := json.Unmarshal(want, &w); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Fatalf("encoded\n %s\nthe SDK\n %s", got, want)
+			}
+		})
+	}
+}
