@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // MaxCodeBytes is the largest snippet Analyze accepts.
@@ -38,6 +39,9 @@ type Analysis struct {
 	lines    [][]segment
 	foldOnce sync.Once
 	folded   []Folded // Folded, computed on first use
+	wireOnce sync.Once
+	wireDAG  *wire.DAG       // WireDAG, computed on first use
+	wireJSON json.RawMessage // its encoding
 }
 
 // DAG is the tool calls of a snippet, their data dependencies, the order

@@ -54,7 +54,7 @@ func (s *Service) run(ctx context.Context, c Caller, req wire.ExecuteRequest, wo
 			Code:        req.Code,
 			CodeHash:    wire.CodeHash(req.Code),
 			WorkflowID:  workflowID,
-			DAG:         runner.DAG(an),
+			DAG:         an.WireDAG(),
 			ToolsUsed:   wire.ToolRefs(plan.Refs),
 			ClientTools: plan.ClientTools,
 		}

@@ -69,7 +69,7 @@ func (r *Runner) RunNested(ctx context.Context, n Nested) (json.RawMessage, erro
 	res, err := sandbox.Run(context.WithValue(runCtx, depthKey{}, depth), an.JS, n.Args, rec.Wrap(vm.Wrap(n.Call)), r.Limits)
 	if keep {
 		t := rec.Finish(tracing.Trace{ParentTraceID: tracing.TraceIDFrom(ctx), CapabilityFQDN: n.FQDN,
-			DAG: dagJSON(an), Logs: res.Logs, ExecutedLocally: r.Local}, err) // tools_used: the tools called
+			DAG: an.WireDAGJSON(), Logs: res.Logs, ExecutedLocally: r.Local}, err) // tools_used: the tools called
 		n.Trace.Keep(sanitizer(n.Trace.Sanitizer).Trace(t))
 	}
 	if err == nil {

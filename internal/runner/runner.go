@@ -98,7 +98,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 	// The trace's tools_used are the tools called, which the recorder
 	// lists; the plan is its DAG (a failed run called only some of them).
 	trace := rec.Finish(tracing.Trace{WorkflowID: j.WorkflowID, Code: j.Code,
-		Logs: res.Logs, ExecutedLocally: r.Local, DAG: dagJSON(an)}, err)
+		Logs: res.Logs, ExecutedLocally: r.Local, DAG: an.WireDAGJSON()}, err)
 	afteranswer.Defer(ctx, func() { j.Trace.Keep(trace) })
 	traceID := trace.TraceID
 	if err != nil {
@@ -150,10 +150,4 @@ func sanitizer(s *tracing.Sanitizer) *tracing.Sanitizer {
 		return tracing.NewSanitizer(nil)
 	}
 	return s
-}
-
-// dagJSON is the trace's dag: the same JSON as an execute_locally answer's.
-func dagJSON(an *analysis.Analysis) json.RawMessage {
-	b, _ := json.Marshal(DAG(an)) // strings and ints only: cannot fail
-	return b
 }

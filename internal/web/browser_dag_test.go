@@ -12,7 +12,6 @@ import (
 	"github.com/pml-go/pml/internal/analysis"
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/gateway/gatewaytest"
-	"github.com/pml-go/pml/internal/runner"
 	"github.com/pml-go/pml/internal/tracing"
 )
 
@@ -34,7 +33,7 @@ func dagTrace(t *testing.T) tracing.Trace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dag, _ := json.Marshal(runner.DAG(an))
+	dag, _ := json.Marshal(an.WireDAG())
 	start := time.Now().Add(-time.Minute)
 	tr := tracing.Trace{TraceID: tracing.NewTraceID(), WorkflowID: "wf", ExecutedLocally: true, Success: true,
 		DurationMS: 20, StartedAt: start, Decisions: []tracing.Decision{}, Code: dagCode, DAG: dag,
@@ -140,7 +139,7 @@ func TestBrowserDAGShowsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dag, _ := json.Marshal(runner.DAG(an))
+	dag, _ := json.Marshal(an.WireDAG())
 	start := time.Now().Add(-time.Minute)
 	tr := tracing.Trace{TraceID: tracing.NewTraceID(), WorkflowID: "wf", Success: true, DurationMS: 5, StartedAt: start,
 		Decisions: []tracing.Decision{}, Code: orderCode, DAG: dag, ToolsUsed: []string{"crypto:sha256", "math:add"}}
