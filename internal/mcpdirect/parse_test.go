@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/wire"
 )
 
 // EncodeResult writes what the SDK writes, decoded, for every shape of tool
@@ -69,6 +71,72 @@ func TestEncodeTextResult(t *testing.T) {
 			}
 			if !reflect.DeepEqual(g, w) {
 				t.Fatalf("encoded\n %s\nthe SDK\n %s", got, want)
+			}
+		})
+	}
+}
+
+// FuzzEncodeTextResult: for any text and structured content, EncodeResult
+// writes what the SDK writes, decoded, on one line, or fails where the SDK
+// fails.
+func FuzzEncodeTextResult(f *testing.F) {
+	f.Add("Echo: one", []byte(`{"status":"success","result":["a"]}`), false)
+	f.Add("<&>\u2028\x00\xff", []byte(`"<&>\u2028"`), true)
+	f.Add("", []byte(`{"a":`), false)
+	f.Add("x", []byte("[1,\n2]"), false)
+	f.Add("x", []byte(" {} "), false)
+	f.Fuzz(func(t *testing.T, text string, structured []byte, isError bool) {
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
+		if structured != nil {
+			res.StructuredContent = json.RawMessage(structured)
+		}
+		want, sdkErr := res.MarshalJSON()
+		got, err := EncodeResult(res)
+		if sdkErr != nil || err != nil {
+			if sdkErr == nil || err == nil {
+				t.Fatalf("error %v, the SDK's %v", err, sdkErr)
+			}
+			return
+		}
+		if bytes.ContainsAny(got, "\r\n") {
+			t.Fatalf("a line break in %q", got)
+		}
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("%q: %v", got, err)
+		}
+		if err := json.Unmarshal(want, &w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Fatalf("encoded\n %q\nthe SDK\n %q", got, want)
+		}
+	})
+}
+
+// BenchmarkEncodeAnswer is the encoding of the benchmark snippet's answer
+// (docs/performance.md "The trace after the answer"), by EncodeResult and
+// by the SDK's own encoding.
+func BenchmarkEncodeAnswer(b *testing.B) {
+	res := wire.AnswerResult(wire.Answer{
+		Status: wire.StatusSuccess, Result: json.RawMessage(`["Echo: one","Echo: two","Echo: three"]`),
+		ExecutedLocally: wire.Bool(true), WorkflowID: "0d5b6c1e-6f5e-4c43-9d53-2f3c1b8a7e21",
+		TraceID: "019ad0b3c2a47e1f9a0b6c5d4e3f2a1b", ToolsUsed: wire.ToolIDs([]string{"everything:echo"}),
+		DurationMS: wire.Float(0.62), Logs: []string{},
+	})
+	for _, enc := range []struct {
+		name string
+		fn   func() ([]byte, error)
+	}{
+		{"direct", func() ([]byte, error) { return EncodeResult(res) }},
+		{"sdk", res.MarshalJSON},
+	} {
+		b.Run(enc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := enc.fn(); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/testfixture"
+	"github.com/pml-go/pml/internal/wire"
 	"github.com/pml-go/pml/internal/workspace"
 )
 
@@ -195,5 +196,43 @@ func TestTracesFailedRunListsCalledTools(t *testing.T) {
 	tree, errOut, rc := runPML(t, ws, env, "", "traces", a.TraceID)
 	if rc != 0 || !strings.Contains(tree, "planned, not called: math:add") {
 		t.Fatalf("exit %d\n%s\n%s", rc, tree, errOut)
+	}
+}
+
+// pml stdio queues a run's trace after writing its answer
+// (internal/afteranswer), whether the package ran it (a local tool) or the
+// in-process gateway did (a built-in of the gateway). A client that closes
+// the session as soon as it has its answer still finds the trace: the
+// session's end waits for the queueing, and the outbox is delivered to the
+// local store on exit. Six sessions, each closed at once after one execute.
+func TestStdioTraceSurvivesAClientLeavingAtOnce(t *testing.T) {
+	dir := testfixture.Workspace(t, map[string]any{})
+	var ids []string
+	for i := range 6 {
+		p := startStdio(t, dir, nil)
+		var a wire.Answer
+		if i%2 == 0 {
+			a = p.execute(t, `return await mcp.filesystem.list_directory({path: "."})`)
+			wantLocal(t, a, nil)
+		} else {
+			a = p.execute(t, `return await mcp.math.add({a: 1, b: `+strconv.Itoa(i)+`})`)
+			var sum int
+			if wantSuccess(t, a, &sum); sum != 1+i || a.TraceID == "" {
+				t.Fatalf("session %d: %d, trace %q", i, sum, a.TraceID)
+			}
+		}
+		ids = append(ids, a.TraceID)
+		if err := p.session.Close(); err != nil {
+			t.Fatalf("closing session %d: %v", i, err)
+		}
+	}
+	out, errOut, rc := runPML(t, dir, nil, "", "traces", "--limit", "10")
+	if rc != 0 {
+		t.Fatalf("pml traces: exit %d\n%s\n%s", rc, out, errOut)
+	}
+	for i, id := range ids {
+		if !strings.Contains(out, id) {
+			t.Errorf("session %d's trace %s is missing:\n%s", i, id, out)
+		}
 	}
 }
