@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -447,4 +448,21 @@ func TestValidate(t *testing.T) {
 	if err := (Limits{MaxExecutionsPerTenant: -1, MaxQueue: -1, MemoryCeiling: -1}).Validate(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The resident memory is read again on every call from the one open
+// statm: 64 MiB touched between two reads shows in the second.
+func TestResidentBytesFollowsGrowth(t *testing.T) {
+	before := residentBytes()
+	if before == 0 {
+		t.Skip("no /proc/self/statm here")
+	}
+	grown := make([]byte, 64<<20)
+	for i := range grown {
+		grown[i] = 1
+	}
+	if after := residentBytes(); after-before < 60<<20 {
+		t.Fatalf("resident %d MiB, then %d MiB after touching 64 MiB", before>>20, after>>20)
+	}
+	runtime.KeepAlive(grown)
 }

@@ -52,7 +52,8 @@ func (s *Service) newTraceAPI(policy *traceapi.Retention, ingest traceapi.Ingest
 // with the gateway's sanitizer, exported to OpenTelemetry linked to the
 // caller's traceparent, and stored. A trace is stored before the answer, so
 // an answered run's trace survives the replica; its bounds keep that within
-// a few milliseconds. A run that was cancelled (its client went away, or a
+// a few milliseconds. (In local mode, pml stdio's gateway in the same
+// process stores it right after the answer is written: internal/afteranswer.) A run that was cancelled (its client went away, or a
 // draining replica's grace ran out) still keeps its trace: the write does
 // not end with the request, only after traceWriteTimeout.
 func (s *Service) traceSink(ctx context.Context, c Caller) runner.Sink {
