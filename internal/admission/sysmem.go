@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/pml-go/pml/internal/rawio"
 )
 
 // availableMemory is the memory this process may still take: the kernel's
@@ -72,18 +74,18 @@ func readInt(path string) (int64, bool) {
 }
 
 // residentBytes is this process's resident memory, from /proc/self/statm;
-// 0 when it cannot be read. The file stays open and each read is one pread
-// at its start, which makes the kernel write it anew: opening, stating,
-// reading and closing it took five system calls, each waking the runtime's
-// monitor thread, on every tenth execution of pml stdio's benchmark
-// (docs/performance.md "The trace after the answer").
+// 0 when it cannot be read. The file stays open and each read is one raw
+// pread at its start, which makes the kernel write it anew: opening,
+// stating, reading and closing it took five system calls, each waking the
+// runtime's monitor thread, on every tenth execution of pml stdio's
+// benchmark (docs/performance.md "The trace after the answer").
 func residentBytes() int64 {
 	f := statm()
 	if f == nil {
 		return 0
 	}
 	var buf [128]byte
-	n, err := f.ReadAt(buf[:], 0)
+	n, err := rawio.ReadAt(f, buf[:], 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return 0
 	}

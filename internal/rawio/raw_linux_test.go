@@ -132,3 +132,34 @@ func TestRawRegularFile(t *testing.T) {
 		t.Fatal("a write to a closed file succeeded")
 	}
 }
+
+// ReadAt reads at an offset with one pread, says io.EOF past the end, and
+// reads a kernel-written file anew each time from its start.
+func TestReadAt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 8)
+	if n, err := ReadAt(f, buf, 1); err != nil || string(buf[:n]) != "ello" {
+		t.Fatalf("ReadAt(1) = %q, %v", buf[:n], err)
+	}
+	if n, err := ReadAt(f, buf, 5); n != 0 || err != io.EOF {
+		t.Fatalf("ReadAt past the end = %d, %v", n, err)
+	}
+	statm, err := os.Open("/proc/self/statm")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer statm.Close()
+	for range 2 {
+		if n, err := ReadAt(statm, buf, 0); err != nil || n == 0 {
+			t.Fatalf("statm: %d, %v", n, err)
+		}
+	}
+}
