@@ -47,32 +47,38 @@ func TestEncodeTextResult(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			want, sdkErr := c.res.MarshalJSON()
-			_, fast := encodeTextResult(c.res)
-			if fast != c.fast {
+			if _, fast := encodeTextResult(c.res); fast != c.fast {
 				t.Fatalf("taken by the fast encoding: %v, want %v", fast, c.fast)
 			}
-			got, err := EncodeResult(c.res)
-			if sdkErr != nil || err != nil {
-				if sdkErr == nil || err == nil {
-					t.Fatalf("error %v, the SDK's %v", err, sdkErr)
-				}
-				return
-			}
-			if bytes.ContainsAny(got, "\r\n") {
-				t.Fatalf("a line break in %s", got)
-			}
-			var g, w any
-			if err := json.Unmarshal(got, &g); err != nil {
-				t.Fatalf("%s: %v", got, err)
-			}
-			if err := json.Unmarshal(want, &w); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(g, w) {
-				t.Fatalf("encoded\n %s\nthe SDK\n %s", got, want)
-			}
+			encodesAsTheSDK(t, c.res)
 		})
+	}
+}
+
+// encodesAsTheSDK checks that EncodeResult writes res as the SDK does,
+// decoded, on one line, or fails where the SDK fails.
+func encodesAsTheSDK(t *testing.T, res *mcp.CallToolResult) {
+	t.Helper()
+	want, sdkErr := res.MarshalJSON()
+	got, err := EncodeResult(res)
+	if sdkErr != nil || err != nil {
+		if sdkErr == nil || err == nil {
+			t.Fatalf("error %v, the SDK's %v", err, sdkErr)
+		}
+		return
+	}
+	if bytes.ContainsAny(got, "\r\n") {
+		t.Fatalf("a line break in %q", got)
+	}
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("%q: %v", got, err)
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("encoded\n %q\nthe SDK\n %q", got, want)
 	}
 }
 
@@ -90,27 +96,7 @@ func FuzzEncodeTextResult(f *testing.F) {
 		if structured != nil {
 			res.StructuredContent = json.RawMessage(structured)
 		}
-		want, sdkErr := res.MarshalJSON()
-		got, err := EncodeResult(res)
-		if sdkErr != nil || err != nil {
-			if sdkErr == nil || err == nil {
-				t.Fatalf("error %v, the SDK's %v", err, sdkErr)
-			}
-			return
-		}
-		if bytes.ContainsAny(got, "\r\n") {
-			t.Fatalf("a line break in %q", got)
-		}
-		var g, w any
-		if err := json.Unmarshal(got, &g); err != nil {
-			t.Fatalf("%q: %v", got, err)
-		}
-		if err := json.Unmarshal(want, &w); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(g, w) {
-			t.Fatalf("encoded\n %q\nthe SDK\n %q", got, want)
-		}
+		encodesAsTheSDK(t, res)
 	})
 }
 
