@@ -53,9 +53,10 @@ func (s *Service) newTraceAPI(policy *traceapi.Retention, ingest traceapi.Ingest
 // caller's traceparent, and stored. A trace is stored before the answer, so
 // an answered run's trace survives the replica; its bounds keep that within
 // a few milliseconds. (In local mode, pml stdio's gateway in the same
-// process stores it right after the answer is written: internal/afteranswer.) A run that was cancelled (its client went away, or a
-// draining replica's grace ran out) still keeps its trace: the write does
-// not end with the request, only after traceWriteTimeout.
+// process stores it right after the answer is written: internal/afteranswer.)
+// A run that was cancelled (its client went away, or a draining replica's
+// grace ran out) still keeps its trace: the write does not end with the
+// request, only after traceWriteTimeout.
 func (s *Service) traceSink(ctx context.Context, c Caller) runner.Sink {
 	return runner.Sink{Sanitizer: s.traces.Sanitizer(), Keep: func(t tracing.Trace) {
 		if remote := remoteTrace(ctx); remote != nil {

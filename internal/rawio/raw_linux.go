@@ -133,7 +133,9 @@ func ReadAt(f *os.File, p []byte, off int64) (int, error) {
 		return 0, nil
 	}
 	rc, err := f.SyscallConn()
-	if err != nil {
+	if err != nil || unsafe.Sizeof(uintptr(0)) != 8 {
+		// A 32-bit system passes the offset in two registers, placed as
+		// each architecture places them: os.File knows how.
 		return f.ReadAt(p, off)
 	}
 	var n int
