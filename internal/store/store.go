@@ -510,13 +510,14 @@ type Store interface {
 	Unshare(ctx context.Context, scope Scope) error
 
 	// Traces. PutTraces is idempotent on trace ID (a re-sent trace is
-	// ignored); a trace started more than MaxClockSkew after now is
-	// ErrInvalid, and nothing of its batch is stored.
-	PutTraces(ctx context.Context, traces []Trace) error
+	// ignored); fresh[i] says whether traces[i] was stored by this call,
+	// false for an id its scope held already or that came earlier in the
+	// batch (the same transaction decides both, so two concurrent batches
+	// never both count a trace as new). A trace started more than
+	// MaxClockSkew after now is ErrInvalid, and nothing of its batch is
+	// stored.
+	PutTraces(ctx context.Context, traces []Trace) (fresh []bool, err error)
 	TraceByID(ctx context.Context, scope Scope, id string) (Trace, error)
-	// StoredTraceIDs answers which of ids scope has stored: one query for
-	// a batch, where TraceByID reads each trace whole.
-	StoredTraceIDs(ctx context.Context, scope Scope, ids []string) (map[string]bool, error)
 	ListTraces(ctx context.Context, f TraceFilter) ([]Trace, int, error)
 	ChildTraces(ctx context.Context, scope Scope, parentID string) ([]Trace, error)
 	// PruneTraces applies one retention pass and returns how many traces it

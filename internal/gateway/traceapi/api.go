@@ -119,7 +119,11 @@ func New(cfg Config) *API {
 		a.log = slog.New(slog.DiscardHandler)
 	}
 	if a.store != nil {
-		a.commits = &groupCommit{put: a.store.PutTraces}
+		// A run's own trace is new: which ones were is not asked.
+		a.commits = &groupCommit{put: func(ctx context.Context, rows []store.Trace) error {
+			_, err := a.store.PutTraces(ctx, rows)
+			return err
+		}}
 	}
 	if cfg.Retention != nil {
 		a.retention = newRetention(*cfg.Retention, a.store, a.log, a.obs, cfg.Busy)

@@ -358,3 +358,39 @@ func TestIngestSanitizedSkipsOnlyTheSecondPass(t *testing.T) {
 		t.Errorf("IngestSanitized took a malformed trace: %v", err)
 	}
 }
+
+// The same batch sent eight times at once (a package retrying while its
+// first POST is still in flight) is stored once and counted once: the
+// store tells the new traces apart in the transaction that stores them,
+// so no two senders both find a trace missing and both count it.
+func TestConcurrentResendsCountOnce(t *testing.T) {
+	api, obs, _ := newAPI(t)
+	batch := []tracing.Trace{localTrace("c1", ""), localTrace("c2", ""), localTrace("c3", ""), localTrace("c4", ""), localTrace("c5", "")}
+	var mu sync.Mutex
+	var total traceapi.IngestResult
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			res, err := api.Ingest(context.Background(), acme, "", batch)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			total.Stored += res.Stored
+			total.Duplicates += res.Duplicates
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if total != (traceapi.IngestResult{Stored: 5, Duplicates: 35}) {
+		t.Fatalf("over eight sends: %+v, want 5 stored and 35 duplicates", total)
+	}
+	if n := obs.get(&obs.localRuns); n != 5 {
+		t.Fatalf("%d executions counted, want 5", n)
+	}
+	// The next batch is served.
+	if res, err := api.Ingest(context.Background(), acme, "", []tracing.Trace{localTrace("c6", "")}); err != nil || res.Stored != 1 {
+		t.Fatalf("next batch: %+v, %v", res, err)
+	}
+}

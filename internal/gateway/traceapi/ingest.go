@@ -89,25 +89,12 @@ func (a *API) ingestBatch(ctx context.Context, scope store.Scope, caller string,
 	if a.store == nil {
 		return res, pmlerr.New(pmlerr.Internal, "this gateway has no trace store")
 	}
-	ids := make([]string, len(traces))
-	for i, t := range traces {
-		ids[i] = t.TraceID
-	}
-	// Duplicates are sorted out here, rather than left to the store's ON
-	// CONFLICT, so a re-sent batch does not count its executions twice in
-	// the metrics.
-	seen, err := a.store.StoredTraceIDs(ctx, scope, ids)
-	if err != nil {
-		return res, fmt.Errorf("look up traces: %w", err)
-	}
-	var fresh []tracing.Trace
-	var rows []store.Trace
+	// Duplicates (a re-sent batch) are told apart by the store, in the
+	// transaction that stores the batch, so a trace sent twice at once
+	// counts its execution once in the metrics and in learning.
+	kept := make([]tracing.Trace, 0, len(traces))
+	rows := make([]store.Trace, 0, len(traces))
 	for _, t := range traces {
-		if seen[t.TraceID] {
-			res.Duplicates++
-			continue
-		}
-		seen[t.TraceID] = true
 		t = normalizeTrace(t)
 		if sanitize {
 			t = a.sanitizer.Trace(t)
@@ -120,13 +107,21 @@ func (a *API) ingestBatch(ctx context.Context, scope store.Scope, caller string,
 		if row.Stats != nil && row.Stats.ErrorCode != "" {
 			row.Stats.ErrorCode = string(pmlerr.Code(row.Stats.ErrorCode).Bounded())
 		}
-		fresh = append(fresh, t)
+		kept = append(kept, t)
 		rows = append(rows, row)
 	}
-	if err := a.store.PutTraces(ctx, rows); err != nil {
+	isNew, err := a.store.PutTraces(ctx, rows)
+	if err != nil {
 		return IngestResult{}, fmt.Errorf("store traces: %w", err)
 	}
-	a.retention.noteWrites(scope, len(rows))
+	var fresh []tracing.Trace
+	for i, t := range kept {
+		if isNew[i] {
+			fresh = append(fresh, t)
+		}
+	}
+	res.Duplicates = len(kept) - len(fresh)
+	a.retention.noteWrites(scope, len(fresh))
 	for _, t := range fresh {
 		a.observeIngested(t)
 		a.export(ctx, t)

@@ -83,7 +83,7 @@ func TestOutageAndRecovery(t *testing.T) {
 		"Ping":       func() error { return s.Ping(ctx) },
 		"KeyByHash":  func() error { _, err := s.KeyByHash(ctx, "before"); return err },
 		"CreateKey":  func() error { return s.CreateKey(ctx, store.APIKey{Hash: "during", Scope: sc}) },
-		"PutTraces":  func() error { return s.PutTraces(ctx, []store.Trace{{ID: "t", Scope: sc}}) },
+		"PutTraces":  func() error { _, err := s.PutTraces(ctx, []store.Trace{{ID: "t", Scope: sc}}); return err },
 		"ListTraces": func() error { _, _, err := s.ListTraces(ctx, store.TraceFilter{Scope: sc}); return err },
 	}
 	for name, call := range calls {

@@ -15,15 +15,17 @@ const traceColumns = `id, parent_id, org, project, workflow_id, capability_fqdn,
 
 // PutTraces stores a batch in one transaction (one round trip); a trace
 // whose ID its scope already has is ignored, so re-sending is harmless.
-func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) error {
+func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) ([]bool, error) {
 	traces, err := storeutil.NewTraces(traces)
 	if err != nil {
-		return wrap(ctx, "put traces", err)
+		return nil, wrap(ctx, "put traces", err)
 	}
 	if len(traces) == 0 {
-		return nil
+		return nil, nil
 	}
+	var fresh []bool
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		fresh = make([]bool, len(traces))
 		var batch pgx.Batch
 		for _, t := range traces {
 			batch.Queue(`INSERT INTO traces (`+traceColumns+`, received_at)
@@ -35,13 +37,14 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) error {
 		// The rollups of the traces that are new: a re-sent one counts once.
 		var rollups storeutil.Rollups
 		res := tx.SendBatch(ctx, &batch)
-		for _, t := range traces {
+		for i, t := range traces {
 			tag, err := res.Exec()
 			if err != nil {
 				_ = res.Close()
 				return err
 			}
 			if tag.RowsAffected() != 0 {
+				fresh[i] = true
 				rollups.Add(t)
 			}
 		}
@@ -67,7 +70,10 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) error {
 		}
 		return tx.SendBatch(ctx, &upserts).Close()
 	})
-	return wrap(ctx, "put traces", err)
+	if err != nil {
+		return nil, wrap(ctx, "put traces", err)
+	}
+	return fresh, nil
 }
 
 // TraceByID finds a trace of scope; another scope's trace is not found.
@@ -76,26 +82,6 @@ func (s *Store) TraceByID(ctx context.Context, sc store.Scope, id string) (store
 		WHERE org = $1 AND project = $2 AND id = $3`, sc.Org, sc.Project, id)
 	t, err := scanTrace(row)
 	return t, wrap(ctx, "trace by id "+id, err)
-}
-
-// StoredTraceIDs answers which of ids scope has stored (store.Store).
-func (s *Store) StoredTraceIDs(ctx context.Context, sc store.Scope, ids []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := s.pool.Query(ctx, `SELECT id FROM traces WHERE org = $1 AND project = $2 AND id = ANY($3)`, sc.Org, sc.Project, ids)
-	if err != nil {
-		return nil, wrap(ctx, "stored trace ids", err)
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, wrap(ctx, "stored trace ids", err)
-	}
-	for _, id := range found {
-		out[id] = true
-	}
-	return out, nil
 }
 
 // ListTraces lists the traces of f.Scope matching every non-zero filter,

@@ -101,7 +101,7 @@ func TestSeveralStoresOnOneFile(t *testing.T) {
 		wg.Go(func() {
 			s := stores[i%n]
 			tr := store.Trace{ID: fmt.Sprintf("t%d", i), Scope: sc}
-			if err := s.PutTraces(context.WithoutCancel(t.Context()), []store.Trace{tr}); err != nil {
+			if _, err := s.PutTraces(context.WithoutCancel(t.Context()), []store.Trace{tr}); err != nil {
 				t.Errorf("writer %d: %v", i, err)
 			}
 		})

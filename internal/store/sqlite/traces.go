@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -19,37 +18,39 @@ const insertTrace = `INSERT INTO traces (` + traceColumns + `, received_at)
 
 // PutTraces stores a batch in one transaction; a trace whose ID its scope
 // already has is ignored, so re-sending a batch is harmless.
-func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error) {
+func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (fresh []bool, err error) {
 	traces, err = storeutil.NewTraces(traces)
 	if err != nil {
-		return wrap("put traces", err)
+		return nil, wrap("put traces", err)
 	}
 	if len(traces) == 0 {
-		return nil
+		return nil, nil
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return wrap("put traces: begin", err)
+		return nil, wrap("put traces: begin", err)
 	}
 	defer rollbackUnlessCommitted(tx, &err)
 	stmt, err := s.txStmt(ctx, tx, insertTrace)
 	if err != nil {
-		return wrap("put traces: prepare", err)
+		return nil, wrap("put traces: prepare", err)
 	}
+	fresh = make([]bool, len(traces))
 	var rollups storeutil.Rollups
-	for _, t := range traces {
+	for i, t := range traces {
 		tools, err := encodeStrings(t.Tools)
 		if err != nil {
-			return wrap("put traces", err)
+			return nil, wrap("put traces", err)
 		}
 		res, err := stmt.ExecContext(ctx, t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID,
 			t.CapabilityFQDN, tools, t.Success, formatTime(t.StartedAt), nullJSON(t.Body), t.Caller, formatTime(t.ReceivedAt))
 		if n, err := affected(res, err); err != nil || n == 0 {
 			if err != nil {
-				return wrap("put trace "+t.ID, err)
+				return nil, wrap("put trace "+t.ID, err)
 			}
 			continue // stored before: its rollups are counted
 		}
+		fresh[i] = true
 		rollups.Add(t)
 	}
 	err = rollups.FoldTools(ctx, func(ctx context.Context, org, project string, hour time.Time) ([]string, error) {
@@ -64,18 +65,21 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (err error)
 		return collectStrings(rows)
 	})
 	if err != nil {
-		return wrap("put traces: dashboard tools", err)
+		return nil, wrap("put traces: dashboard tools", err)
 	}
 	for _, r := range rollups.Stmts(func(m time.Time) any { return formatTime(m) }, "max") {
 		st, err := s.txStmt(ctx, tx, r.SQL)
 		if err != nil {
-			return wrap("put traces: dashboard rollup", err)
+			return nil, wrap("put traces: dashboard rollup", err)
 		}
 		if _, err := st.ExecContext(ctx, r.Args...); err != nil {
-			return wrap("put traces: dashboard rollup", err)
+			return nil, wrap("put traces: dashboard rollup", err)
 		}
 	}
-	return wrap("put traces: commit", tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return nil, wrap("put traces: commit", err)
+	}
+	return fresh, nil
 }
 
 // TraceByID finds a trace of scope; another scope's trace is not found.
@@ -84,34 +88,6 @@ func (s *Store) TraceByID(ctx context.Context, scope store.Scope, id string) (st
 		WHERE org = $1 AND project = $2 AND id = $3`, scope.Org, scope.Project, id)
 	t, err := scanTrace(row)
 	return t, wrap("trace by id "+id, err)
-}
-
-// StoredTraceIDs answers which of ids scope has stored (store.Store).
-func (s *Store) StoredTraceIDs(ctx context.Context, scope store.Scope, ids []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	// A JSON array rather than one parameter per id: any batch is one
-	// statement with three parameters.
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return nil, wrap("stored trace ids", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT id FROM traces
-		WHERE org = $1 AND project = $2 AND id IN (SELECT value FROM json_each($3))`, scope.Org, scope.Project, string(list))
-	if err != nil {
-		return nil, wrap("stored trace ids", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, wrap("stored trace ids", err)
-		}
-		out[id] = true
-	}
-	return out, wrap("stored trace ids", rows.Err())
 }
 
 // ListTraces lists the traces of f.Scope matching every non-zero filter,

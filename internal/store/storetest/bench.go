@@ -56,7 +56,7 @@ func Bench(b *testing.B, open func(b *testing.B) store.Store) {
 				batch[j] = trace(acmeWeb, fmt.Sprintf("b%d-%d", i, j), 0)
 			}
 			i++
-			if err := s.PutTraces(b.Context(), batch); err != nil {
+			if err := put(b.Context(), s, batch); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -89,7 +89,7 @@ func testConcurrentWriters(t *testing.T, s store.Store) {
 		if _, err := s.SaveCapability(ctx, capability(acmeWeb, "w", id, "return '"+id+"'", "")); err != nil {
 			return err
 		}
-		if err := s.PutTraces(ctx, []store.Trace{trace(acmeWeb, id, 0), trace(acmeWeb, id+"-child", 0)}); err != nil {
+		if err := put(ctx, s, []store.Trace{trace(acmeWeb, id, 0), trace(acmeWeb, id+"-child", 0)}); err != nil {
 			return err
 		}
 		if err := s.PutClientTools(ctx, acmeWeb, id, []store.ClientTool{{ID: "t:" + id}}); err != nil {

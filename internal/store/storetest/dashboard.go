@@ -38,7 +38,7 @@ func testDashboardRollups(t *testing.T, s store.Store) {
 	now := time.Now().UTC().Truncate(time.Minute)
 	m1, m2 := now.Add(-3*time.Minute), now.Add(-time.Minute)
 	add := store.ToolStat{Tool: "math:add", Calls: 2, TotalMS: 3, MaxMS: 2}
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+	noErr(t, put(t.Context(), s, []store.Trace{
 		statTrace(acmeWeb, "a", m1.Add(5*time.Second), 0.5, "", add),
 		statTrace(acmeWeb, "b", m1.Add(40*time.Second), 150, "TOOL_ERROR", store.ToolStat{Tool: "fs:read", Calls: 1, Errors: 1, TotalMS: 140, MaxMS: 140}),
 		statTrace(acmeWeb, "c", m2.Add(time.Second), 7000, "", add, store.ToolStat{Tool: "math:add", Calls: 1, TotalMS: 9, MaxMS: 9}),
@@ -46,7 +46,7 @@ func testDashboardRollups(t *testing.T, s store.Store) {
 	// A capability's nested run adds its tools, not an execution.
 	nested := statTrace(acmeWeb, "c-child", m2.Add(2*time.Second), 5, "", add)
 	nested.ParentID = "c"
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{nested}))
+	noErr(t, put(t.Context(), s, []store.Trace{nested}))
 
 	d := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t)
 	if len(d.Minutes) != 2 {
@@ -97,7 +97,7 @@ func testDashboardResent(t *testing.T, s store.Store) {
 	now := time.Now().UTC()
 	tr := statTrace(acmeWeb, "once", now, 3, "", store.ToolStat{Tool: "json:parse", Calls: 1, TotalMS: 1, MaxMS: 1})
 	for range 3 {
-		noErr(t, s.PutTraces(t.Context(), []store.Trace{tr}))
+		noErr(t, put(t.Context(), s, []store.Trace{tr}))
 	}
 	d := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t)
 	if len(d.Minutes) != 1 || d.Minutes[0].Executions != 1 || len(d.Tools) != 1 || d.Tools[0].Calls != 1 {
@@ -107,7 +107,7 @@ func testDashboardResent(t *testing.T, s store.Store) {
 
 func testDashboardScoped(t *testing.T, s store.Store) {
 	now := time.Now().UTC()
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+	noErr(t, put(t.Context(), s, []store.Trace{
 		statTrace(acmeWeb, "web", now, 1, ""),
 		statTrace(acmeAPI, "api", now, 1, "INTERNAL_ERROR"),
 		statTrace(acmeWeb, "old", now.Add(-2*time.Hour), 1, "TOOL_ERROR"),
@@ -120,7 +120,7 @@ func testDashboardScoped(t *testing.T, s store.Store) {
 
 func testDashboardPruned(t *testing.T, s store.Store) {
 	now := time.Now().UTC()
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+	noErr(t, put(t.Context(), s, []store.Trace{
 		statTrace(acmeWeb, "ancient", now.Add(-store.DashboardKeep-time.Hour), 1, "TOOL_ERROR", store.ToolStat{Tool: "x:y", Calls: 1}),
 		statTrace(acmeWeb, "fresh", now, 1, ""),
 	}))
@@ -134,7 +134,7 @@ func testDashboardPruned(t *testing.T, s store.Store) {
 }
 
 func testDashboardNoStats(t *testing.T, s store.Store) {
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{trace(acmeWeb, "plain", 0)}))
+	noErr(t, put(t.Context(), s, []store.Trace{trace(acmeWeb, "plain", 0)}))
 	d := must(s.Dashboard(t.Context(), acmeWeb, t0.Add(-time.Hour))).of(t)
 	if len(d.Minutes) != 0 {
 		t.Fatalf("a trace without stats was rolled up: %+v", d)
@@ -144,7 +144,7 @@ func testDashboardNoStats(t *testing.T, s store.Store) {
 // The operator's view sums every tenant, naming each capability's tenant.
 func testDashboardAllTenants(t *testing.T, s store.Store) {
 	now := time.Now().UTC()
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+	noErr(t, put(t.Context(), s, []store.Trace{
 		statTrace(acmeWeb, "w", now, 3, "", store.ToolStat{Tool: "math:add", Calls: 1, TotalMS: 1, MaxMS: 1}),
 		statTrace(acmeAPI, "a", now, 700, "TOOL_ERROR", store.ToolStat{Tool: "math:add", Calls: 2, Errors: 1, TotalMS: 5, MaxMS: 4}),
 	}))
@@ -184,9 +184,9 @@ func testDashboardToolsBounded(t *testing.T, s store.Store) {
 			}
 			batch = append(batch, statTrace(acmeWeb, fmt.Sprintf("f%d-%d", b, i), now.Add(-time.Duration(i)*time.Second), 1, "", tools...))
 		}
-		noErr(t, s.PutTraces(t.Context(), batch))
+		noErr(t, put(t.Context(), s, batch))
 	}
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{statTrace(acmeAPI, "other", now, 1, "", store.ToolStat{Tool: "math:add", Calls: 1})}))
+	noErr(t, put(t.Context(), s, []store.Trace{statTrace(acmeAPI, "other", now, 1, "", store.ToolStat{Tool: "math:add", Calls: 1})}))
 	for _, since := range []time.Time{now.Add(-time.Hour), now.Add(-7 * 24 * time.Hour)} {
 		d := must(s.Dashboard(t.Context(), acmeWeb, since)).of(t)
 		var sum int64
@@ -213,7 +213,7 @@ func testDashboardUnknownCodes(t *testing.T, s store.Store) {
 		batch = append(batch, statTrace(acmeWeb, fmt.Sprintf("e%d", i), now, 1, fmt.Sprintf("MADE_UP_%d", i)))
 	}
 	batch = append(batch, statTrace(acmeWeb, "real", now, 1, "TOOL_ERROR"))
-	noErr(t, s.PutTraces(t.Context(), batch))
+	noErr(t, put(t.Context(), s, batch))
 	for _, since := range []time.Time{now.Add(-time.Hour), now.Add(-24 * time.Hour)} {
 		d := must(s.Dashboard(t.Context(), acmeWeb, since)).of(t)
 		if len(d.Errors) != 2 || d.Errors["UNKNOWN"] != 50 || d.Errors["TOOL_ERROR"] != 1 {
@@ -228,7 +228,7 @@ func testDashboardSplitRead(t *testing.T, s store.Store) {
 	now := time.Now().UTC()
 	hour := now.Truncate(time.Hour).Add(-3 * time.Hour)
 	tool := func(name string) store.ToolStat { return store.ToolStat{Tool: name, Calls: 1, TotalMS: 1, MaxMS: 1} }
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+	noErr(t, put(t.Context(), s, []store.Trace{
 		statTrace(acmeWeb, "before", hour.Add(10*time.Minute), 1, "TOOL_ERROR", tool("a:before")),
 		statTrace(acmeWeb, "head", hour.Add(40*time.Minute), 1, "CODE_ERROR", tool("a:head")),
 		statTrace(acmeWeb, "whole", hour.Add(90*time.Minute), 1, "CODE_ERROR", tool("a:whole")),
@@ -250,9 +250,9 @@ func testDashboardSplitRead(t *testing.T, s store.Store) {
 // percentiles never exceed it (issue 30, item 8).
 func testDashboardLatencyMax(t *testing.T, s store.Store) {
 	now := time.Now().UTC().Truncate(time.Minute)
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{statTrace(acmeWeb, "slow", now, 2010, "")}))
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{statTrace(acmeWeb, "slower", now.Add(time.Second), 3000, ""), statTrace(acmeWeb, "fast", now.Add(2*time.Second), 2500, "")}))
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{statTrace(acmeAPI, "other", now.Add(3*time.Second), 4000, "")}))
+	noErr(t, put(t.Context(), s, []store.Trace{statTrace(acmeWeb, "slow", now, 2010, "")}))
+	noErr(t, put(t.Context(), s, []store.Trace{statTrace(acmeWeb, "slower", now.Add(time.Second), 3000, ""), statTrace(acmeWeb, "fast", now.Add(2*time.Second), 2500, "")}))
+	noErr(t, put(t.Context(), s, []store.Trace{statTrace(acmeAPI, "other", now.Add(3*time.Second), 4000, "")}))
 	b := store.LatencyBucket(2010)
 	d := must(s.Dashboard(t.Context(), acmeWeb, now.Add(-time.Hour))).of(t)
 	if len(d.Minutes) != 1 || d.Minutes[0].Latency[b] != 3 || d.Minutes[0].LatencyMaxMS[b] != 3000 {

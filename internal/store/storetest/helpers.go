@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -130,4 +131,11 @@ func sameStrings(t *testing.T, what string, got, want []string) {
 func recent(ts time.Time) bool {
 	d := time.Since(ts)
 	return d > -time.Minute && d < time.Minute
+}
+
+// put stores traces with PutTraces, for a test that does not ask which
+// of them were new.
+func put(ctx context.Context, s store.Store, traces []store.Trace) error {
+	_, err := s.PutTraces(ctx, traces)
+	return err
 }

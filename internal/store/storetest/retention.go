@@ -40,7 +40,7 @@ func putN(t *testing.T, s store.Store, sc store.Scope, prefix string, n int, ste
 	for i := range n {
 		batch = append(batch, trace(sc, fmt.Sprintf("%s%02d", prefix, i), time.Duration(i)*step))
 	}
-	noErr(t, s.PutTraces(t.Context(), batch))
+	noErr(t, put(t.Context(), s, batch))
 }
 
 // The count limit keeps the newest traces the gateway received, whatever
@@ -55,14 +55,14 @@ func testPruneByReceived(t *testing.T, s store.Store) {
 		tr.ReceivedAt = now.Add(-time.Hour)
 		early = append(early, tr)
 	}
-	noErr(t, s.PutTraces(t.Context(), early))
+	noErr(t, put(t.Context(), s, early))
 	var real []store.Trace
 	for i := range 3 {
 		tr := trace(acmeWeb, fmt.Sprintf("r%02d", i), 0)
 		tr.StartedAt = now.Add(-2 * time.Hour)
 		real = append(real, tr)
 	}
-	noErr(t, s.PutTraces(t.Context(), real))
+	noErr(t, put(t.Context(), s, real))
 	if n := must(s.PruneTraces(t.Context(), store.TraceRetention{Keep: 3})).of(t); n != 5 {
 		t.Errorf("deleted %d, want the 5 received first", n)
 	}
@@ -81,7 +81,7 @@ func testPruneFutureFlood(t *testing.T, s store.Store) {
 		tr.Stats = &store.TraceStats{DurationMS: 1, Tools: []store.ToolStat{{Tool: "math:add", Calls: 1}}}
 		real = append(real, tr)
 	}
-	noErr(t, s.PutTraces(t.Context(), real))
+	noErr(t, put(t.Context(), s, real))
 	future := time.Date(2036, 1, 1, 0, 0, 0, 0, time.UTC)
 	for b := range 101 {
 		batch := make([]store.Trace, 100)
@@ -91,14 +91,14 @@ func testPruneFutureFlood(t *testing.T, s store.Store) {
 			tr.Stats = &store.TraceStats{DurationMS: 1, ErrorCode: "TOOL_ERROR"}
 			batch[i] = tr
 		}
-		if err := s.PutTraces(t.Context(), batch); !errors.Is(err, store.ErrInvalid) {
+		if err := put(t.Context(), s, batch); !errors.Is(err, store.ErrInvalid) {
 			t.Fatalf("batch %d of future traces: err = %v, want ErrInvalid", b, err)
 		}
 	}
 	// A start inside the skew is taken.
 	near := trace(acmeWeb, "near", 0)
 	near.StartedAt = now.Add(store.MaxClockSkew - time.Minute)
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{near}))
+	noErr(t, put(t.Context(), s, []store.Trace{near}))
 
 	must(s.PruneTraces(t.Context(), store.TraceRetention{Keep: 10_000, Before: now.Add(-30 * 24 * time.Hour)})).of(t)
 	if got := traceIDsOf(t, s, acmeWeb); len(got) != 21 {
@@ -204,7 +204,7 @@ func testPruneTiesByID(t *testing.T, s store.Store) {
 	for _, id := range []string{"c", "a", "e", "b", "d"} {
 		batch = append(batch, trace(acmeWeb, id, 0))
 	}
-	noErr(t, s.PutTraces(t.Context(), batch))
+	noErr(t, put(t.Context(), s, batch))
 	must(s.PruneTraces(t.Context(), store.TraceRetention{Keep: 2})).of(t)
 	sameStrings(t, "left", traceIDsOf(t, s, acmeWeb), []string{"e", "d"})
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -33,28 +34,14 @@ func runTraces(t *testing.T, open func(t *testing.T) store.Store) {
 		"EmptyBatchAndBadTraces": testBadTraces,
 		"BodyWithNULCharacter":   testTraceBodyNUL,
 		"FilterByCaller":         testTraceCaller,
-		"StoredIDs":              testStoredTraceIDs,
 	})
-}
-
-// StoredTraceIDs answers which ids a scope stored: not another scope's, not
-// an unknown one, and an empty set for no ids.
-func testStoredTraceIDs(t *testing.T, s store.Store) {
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{trace(acmeWeb, "a", 0), trace(acmeWeb, "b", time.Second), trace(acmeAPI, "c", 0)}))
-	got := must(s.StoredTraceIDs(t.Context(), acmeWeb, []string{"a", "c", "zz", "a", "it's"})).of(t)
-	if len(got) != 1 || !got["a"] {
-		t.Fatalf("StoredTraceIDs = %v, want only a", got)
-	}
-	if got := must(s.StoredTraceIDs(t.Context(), acmeAPI, nil)).of(t); len(got) != 0 {
-		t.Fatalf("no ids: %v", got)
-	}
 }
 
 // The caller is stored, read back and filtered on.
 func testTraceCaller(t *testing.T, s store.Store) {
 	a, b, none := trace(acmeWeb, "a", 0), trace(acmeWeb, "b", time.Second), trace(acmeWeb, "c", 2*time.Second)
 	a.Caller, b.Caller = "oidc:idp.invalid:alice", "key:k1"
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{a, b, none}))
+	noErr(t, put(t.Context(), s, []store.Trace{a, b, none}))
 	if got := must(s.TraceByID(t.Context(), acmeWeb, "a")).of(t); got.Caller != a.Caller {
 		t.Fatalf("caller read back %q", got.Caller)
 	}
@@ -73,7 +60,7 @@ func testPutAndGetTrace(t *testing.T, s store.Store) {
 		Tools: []string{"fs:read", "fs:write"}, Success: false, StartedAt: t0.In(time.FixedZone("X", -7200)),
 		Body: json.RawMessage(`{"b": 1, "a": {"nested": [true, null]}}`),
 	}
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{in}))
+	noErr(t, put(t.Context(), s, []store.Trace{in}))
 	got := must(s.TraceByID(t.Context(), acmeWeb, "tr-1")).of(t)
 	if got.ID != in.ID || got.ParentID != in.ParentID || got.Scope != in.Scope || got.WorkflowID != in.WorkflowID ||
 		got.CapabilityFQDN != in.CapabilityFQDN || got.Success != in.Success {
@@ -87,14 +74,21 @@ func testPutAndGetTrace(t *testing.T, s store.Store) {
 	wantNotFound(t, err)
 }
 
+// PutTraces keeps the first of an id and says which traces were new.
 func testPutIdempotent(t *testing.T, s store.Store) {
+	wantFresh := func(got []bool, want ...bool) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Fatalf("fresh = %v, want %v", got, want)
+		}
+	}
 	first := trace(acmeWeb, "tr-1", 0)
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{first, trace(acmeWeb, "tr-2", time.Second)}))
+	wantFresh(must(s.PutTraces(t.Context(), []store.Trace{first, trace(acmeWeb, "tr-2", time.Second)})).of(t), true, true)
 	resent := first
 	resent.Body = json.RawMessage(`{"changed": true}`)
 	resent.Success = false
 	// The re-sent batch overlaps the stored one and adds one trace.
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{resent, trace(acmeWeb, "tr-3", 2*time.Second)}))
+	wantFresh(must(s.PutTraces(t.Context(), []store.Trace{resent, trace(acmeWeb, "tr-3", 2*time.Second)})).of(t), false, true)
 	got := must(s.TraceByID(t.Context(), acmeWeb, "tr-1")).of(t)
 	sameJSON(t, "Body after re-send", got.Body, first.Body)
 	if !got.Success {
@@ -107,12 +101,15 @@ func testPutIdempotent(t *testing.T, s store.Store) {
 	// A batch that repeats an ID within itself keeps the first.
 	dup1, dup2 := trace(acmeWeb, "tr-4", 0), trace(acmeWeb, "tr-4", 0)
 	dup2.Body = json.RawMessage(`{"second": true}`)
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{dup1, dup2}))
+	wantFresh(must(s.PutTraces(t.Context(), []store.Trace{dup1, dup2})).of(t), true, false)
 	sameJSON(t, "Body of a duplicated ID", must(s.TraceByID(t.Context(), acmeWeb, "tr-4")).of(t).Body, dup1.Body)
+	// An id is another scope's own: the same id in another project is new.
+	wantFresh(must(s.PutTraces(t.Context(), []store.Trace{trace(acmeAPI, "tr-1", 0)})).of(t), true)
+	wantFresh(must(s.PutTraces(t.Context(), nil)).of(t))
 }
 
 func testTraceScoped(t *testing.T, s store.Store) {
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{trace(acmeWeb, "tr-1", 0)}))
+	noErr(t, put(t.Context(), s, []store.Trace{trace(acmeWeb, "tr-1", 0)}))
 	for _, other := range []store.Scope{acmeAPI, globex} {
 		_, err := s.TraceByID(t.Context(), other, "tr-1")
 		wantNotFound(t, err)
@@ -126,8 +123,8 @@ func testTraceScoped(t *testing.T, s store.Store) {
 func testTraceSameIDTwoScopes(t *testing.T, s store.Store) {
 	a, b := trace(acmeWeb, "shared-id", 0), trace(globex, "shared-id", time.Second)
 	b.Body = json.RawMessage(`{"tenant": "globex"}`)
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{a}))
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{b}))
+	noErr(t, put(t.Context(), s, []store.Trace{a}))
+	noErr(t, put(t.Context(), s, []store.Trace{b}))
 	sameJSON(t, "acme's trace", must(s.TraceByID(t.Context(), acmeWeb, "shared-id")).of(t).Body, a.Body)
 	sameJSON(t, "globex's trace", must(s.TraceByID(t.Context(), globex, "shared-id")).of(t).Body, b.Body)
 }
@@ -139,7 +136,7 @@ func testListTraceFilters(t *testing.T, s store.Store) {
 		tr.WorkflowID, tr.CapabilityFQDN, tr.Success, tr.Tools = wf, fqdn, ok, tools
 		return tr
 	}
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+	noErr(t, put(t.Context(), s, []store.Trace{
 		mk("a", 0, "wf1", "acme.web.x.y.1111", true, "json:parse"),
 		mk("b", time.Minute, "wf1", "", fail, "fs:read", "json:parse"),
 		mk("c", 2*time.Minute, "wf2", "acme.web.x.y.1111", true, "fs:read"),
@@ -152,7 +149,7 @@ func testListTraceFilters(t *testing.T, s store.Store) {
 		}(),
 	}))
 	// Another scope's matching traces never show up.
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{func() store.Trace {
+	noErr(t, put(t.Context(), s, []store.Trace{func() store.Trace {
 		tr := trace(globex, "z", time.Minute)
 		tr.WorkflowID, tr.Tools = "wf1", []string{"fs:read"}
 		return tr
@@ -201,7 +198,7 @@ func testListTracePaging(t *testing.T, s store.Store) {
 	}
 	// Two traces at the same instant are ordered by ID, so pages never overlap.
 	batch = append(batch, trace(acmeWeb, "t05b", 5*time.Second))
-	noErr(t, s.PutTraces(t.Context(), batch))
+	noErr(t, put(t.Context(), s, batch))
 
 	var seen []string
 	for offset := 0; ; offset += 5 {
@@ -230,7 +227,7 @@ func testChildTraces(t *testing.T, s store.Store) {
 		tr.ParentID = parent
 		return tr
 	}
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{
+	noErr(t, put(t.Context(), s, []store.Trace{
 		root,
 		child("c2", "root", 2*time.Second, acmeWeb),
 		child("c1", "root", time.Second, acmeWeb),
@@ -253,20 +250,20 @@ func testChildTraces(t *testing.T, s store.Store) {
 }
 
 func testBadTraces(t *testing.T, s store.Store) {
-	noErr(t, s.PutTraces(t.Context(), nil))
-	if err := s.PutTraces(t.Context(), []store.Trace{{Scope: acmeWeb}}); err == nil {
+	noErr(t, put(t.Context(), s, nil))
+	if err := put(t.Context(), s, []store.Trace{{Scope: acmeWeb}}); err == nil {
 		t.Error("trace without an ID accepted")
 	}
 	bad := trace(acmeWeb, "bad", 0)
 	bad.Body = json.RawMessage(`{"unterminated": `)
-	if err := s.PutTraces(t.Context(), []store.Trace{trace(acmeWeb, "good", 0), bad}); err == nil {
+	if err := put(t.Context(), s, []store.Trace{trace(acmeWeb, "good", 0), bad}); err == nil {
 		t.Error("trace with a malformed body accepted")
 	}
 	// The batch is all or nothing.
 	_, err := s.TraceByID(t.Context(), acmeWeb, "good")
 	wantNotFound(t, err)
 	// No body and no start time: stored as absent and now.
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{{ID: "bare", Scope: acmeWeb}}))
+	noErr(t, put(t.Context(), s, []store.Trace{{ID: "bare", Scope: acmeWeb}}))
 	got := must(s.TraceByID(t.Context(), acmeWeb, "bare")).of(t)
 	if len(got.Body) != 0 || !recent(got.StartedAt) || got.Tools == nil {
 		t.Errorf("bare trace = %+v, want no body, StartedAt now, empty non-nil Tools", got)
@@ -279,7 +276,7 @@ func testBadTraces(t *testing.T, s store.Store) {
 func testTraceBodyNUL(t *testing.T, s store.Store) {
 	tr := trace(acmeWeb, "nul", 0)
 	tr.Body = json.RawMessage(`{"out": "a\u0000b", "n": [1, {"k\u0000": true}]}`)
-	noErr(t, s.PutTraces(t.Context(), []store.Trace{tr, trace(acmeWeb, "next", 0)}))
+	noErr(t, put(t.Context(), s, []store.Trace{tr, trace(acmeWeb, "next", 0)}))
 	got := must(s.TraceByID(t.Context(), acmeWeb, "nul")).of(t)
 	var body struct {
 		Out string `json:"out"`
