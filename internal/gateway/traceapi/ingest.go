@@ -114,20 +114,17 @@ func (a *API) ingestBatch(ctx context.Context, scope store.Scope, caller string,
 	if err != nil {
 		return IngestResult{}, fmt.Errorf("store traces: %w", err)
 	}
-	var fresh []tracing.Trace
 	for i, t := range kept {
-		if isNew[i] {
-			fresh = append(fresh, t)
+		if !isNew[i] {
+			res.Duplicates++
+			continue
 		}
-	}
-	res.Duplicates = len(kept) - len(fresh)
-	a.retention.noteWrites(scope, len(fresh))
-	for _, t := range fresh {
+		res.Stored++
 		a.observeIngested(t)
 		a.export(ctx, t)
 		a.learn(scope, t)
 	}
-	res.Stored = len(fresh)
+	a.retention.noteWrites(scope, res.Stored)
 	return res, nil
 }
 
