@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -11,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/gateway"
 	"github.com/pml-go/pml/internal/testfixture"
@@ -234,5 +238,33 @@ func TestStdioTraceSurvivesAClientLeavingAtOnce(t *testing.T) {
 		if !strings.Contains(out, id) {
 			t.Errorf("session %d's trace %s is missing:\n%s", i, id, out)
 		}
+	}
+}
+
+// A call cancelled while its run waits on a local server is answered at
+// once; the run ends after that answer, and its trace, kept then, is not
+// lost when the client closes the session right away (the package waits
+// for its runs before it closes the outbox). The next call is served.
+func TestStdioCancelledRunKeepsItsTrace(t *testing.T) {
+	dir := testfixture.Workspace(t, map[string]any{"fx": map[string]any{"command": testfixture.BuildServer(t)}})
+	p := startStdio(t, dir, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	_, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: "execute",
+		Arguments: wire.ExecuteRequest{Code: `await mcp.fx.sleep({ms: 5000}); return 1`}})
+	cancel()
+	if err == nil {
+		t.Fatal("the cancelled call answered")
+	}
+	a := p.execute(t, `return await mcp.math.add({a: 2, b: 2})`)
+	var sum int
+	if wantSuccess(t, a, &sum); sum != 4 {
+		t.Fatalf("next call: %d", sum)
+	}
+	if err := p.session.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, rc := runPML(t, dir, nil, "", "traces", "--limit", "10")
+	if rc != 0 || !strings.Contains(out, "2 of 2 executions") || !strings.Contains(out, a.TraceID) || !strings.Contains(out, "CANCELLED") {
+		t.Fatalf("pml traces: exit %d\n%s\n%s", rc, out, errOut)
 	}
 }
