@@ -26,23 +26,36 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (fresh []bo
 	if len(traces) == 0 {
 		return nil, nil
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	// The batch's statements run without ctx's cancellation, which is
+	// checked between them instead: given a context that can end, the
+	// driver watches it from a goroutine of its own for every statement
+	// (one per trace stored) and database/sql for every transaction
+	// (docs/performance.md "The trace's storing"). Each statement is short;
+	// a wait for the write lock is bounded by the busy timeout.
+	quiet := context.WithoutCancel(ctx)
+	if err := ctx.Err(); err != nil {
+		return nil, wrap("put traces", err)
+	}
+	tx, err := s.w.BeginTx(quiet, nil)
 	if err != nil {
 		return nil, wrap("put traces: begin", err)
 	}
 	defer rollbackUnlessCommitted(tx, &err)
-	stmt, err := s.txStmt(ctx, tx, insertTrace)
+	stmt, err := s.txStmt(quiet, tx, insertTrace)
 	if err != nil {
 		return nil, wrap("put traces: prepare", err)
 	}
 	fresh = make([]bool, len(traces))
 	var rollups storeutil.Rollups
 	for i, t := range traces {
+		if err := ctx.Err(); err != nil {
+			return nil, wrap("put traces", err)
+		}
 		tools, err := encodeStrings(t.Tools)
 		if err != nil {
 			return nil, wrap("put traces", err)
 		}
-		res, err := stmt.ExecContext(ctx, t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID,
+		res, err := stmt.ExecContext(quiet, t.ID, t.ParentID, t.Scope.Org, t.Scope.Project, t.WorkflowID,
 			t.CapabilityFQDN, tools, t.Success, formatTime(t.StartedAt), nullJSON(t.Body), t.Caller, formatTime(t.ReceivedAt))
 		if n, err := affected(res, err); err != nil || n == 0 {
 			if err != nil {
@@ -53,7 +66,7 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (fresh []bo
 		fresh[i] = true
 		rollups.Add(t)
 	}
-	err = rollups.FoldTools(ctx, func(ctx context.Context, org, project string, hour time.Time) ([]string, error) {
+	err = rollups.FoldTools(quiet, func(ctx context.Context, org, project string, hour time.Time) ([]string, error) {
 		st, err := s.txStmt(ctx, tx, storeutil.HourToolsSQL)
 		if err != nil {
 			return nil, err
@@ -68,13 +81,16 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (fresh []bo
 		return nil, wrap("put traces: dashboard tools", err)
 	}
 	for _, r := range rollups.Stmts(func(m time.Time) any { return formatTime(m) }, "max") {
-		st, err := s.txStmt(ctx, tx, r.SQL)
+		st, err := s.txStmt(quiet, tx, r.SQL)
 		if err != nil {
 			return nil, wrap("put traces: dashboard rollup", err)
 		}
-		if _, err := st.ExecContext(ctx, r.Args...); err != nil {
+		if _, err := st.ExecContext(quiet, r.Args...); err != nil {
 			return nil, wrap("put traces: dashboard rollup", err)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, wrap("put traces", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, wrap("put traces: commit", err)
