@@ -333,9 +333,9 @@ func (q *Queue) write(b []byte) error {
 // the last traces written. When the queue is full the oldest trace is
 // dropped and counted.
 func (q *Queue) Push(t Trace) error {
-	body, err := json.Marshal(t)
+	body, err := t.AppendJSON(nil)
 	if err != nil {
-		return fmt.Errorf("queue trace %s: %w", t.TraceID, err)
+		return fmt.Errorf("queue trace: %w", err)
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -2,8 +2,6 @@ package tracing
 
 import (
 	"cmp"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -13,9 +11,9 @@ import (
 // StoreRecord turns t (already sanitized) into the store's row: the whole
 // trace as Body plus the indexed copies the trace queries filter on.
 func (t Trace) StoreRecord(scope store.Scope) (store.Trace, error) {
-	body, err := json.Marshal(t)
+	body, err := t.AppendJSON(nil)
 	if err != nil {
-		return store.Trace{}, fmt.Errorf("encode trace %s: %w", t.TraceID, err)
+		return store.Trace{}, err
 	}
 	toolIDs := t.ToolsUsed
 	if len(toolIDs) == 0 {

@@ -69,7 +69,7 @@ func (z sizes) total() int { return z.base + z.sum + max(len(z.tasks)-1, 0) }
 // baseSize is the size of t's JSON with an empty task list ("tasks":[]).
 func baseSize(t Trace) int {
 	t.Tasks = []Task{}
-	b, err := json.Marshal(t)
+	b, err := t.AppendJSON(nil)
 	if err != nil {
 		return math.MaxInt32
 	}

@@ -2,7 +2,6 @@ package tracing
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -231,7 +230,7 @@ func (s *Syncer) cut(batch []Trace, sizes []int) []Trace {
 }
 
 func jsonLen(t Trace) (int, error) {
-	b, err := json.Marshal(t)
+	b, err := t.AppendJSON(nil)
 	return len(b), err
 }
 

@@ -1,0 +1,320 @@
+package tracing
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// A trace is encoded twice on every run of `pml stdio` in local mode: into
+// the outbox, and into the store's row once the in-process gateway takes
+// it. encoding/json's reflection was most of that cost; this encoder writes
+// the same bytes json.Marshal writes for the same trace (strings escaped as
+// it escapes them, raw members compacted, the same errors for times and
+// numbers JSON cannot hold), field by field (docs/performance.md "The
+// trace's storing"). TestTraceJSONIsEncodingJSONs fills every field of the
+// types by reflection and compares the two, so a field added to a type
+// without a line here fails it.
+
+// MarshalJSON implements json.Marshaler with AppendJSON.
+func (t Trace) MarshalJSON() ([]byte, error) { return t.AppendJSON(nil) }
+
+// AppendJSON appends t's JSON encoding to b.
+func (t *Trace) AppendJSON(b []byte) ([]byte, error) {
+	e := encoder{b: b}
+	e.b = append(e.b, `{"trace_id":`...)
+	e.string(t.TraceID)
+	e.optString(`,"parent_trace_id":`, t.ParentTraceID)
+	e.b = append(e.b, `,"workflow_id":`...)
+	e.string(t.WorkflowID)
+	e.optString(`,"capability_fqdn":`, t.CapabilityFQDN)
+	e.optString(`,"caller":`, t.Caller)
+	e.b = append(e.b, `,"executed_locally":`...)
+	e.bool(t.ExecutedLocally)
+	e.b = append(e.b, `,"success":`...)
+	e.bool(t.Success)
+	e.optString(`,"error_code":`, t.ErrorCode)
+	e.optString(`,"error":`, t.Error)
+	e.b = append(e.b, `,"duration_ms":`...)
+	e.float(t.DurationMS)
+	e.b = append(e.b, `,"started_at":`...)
+	e.time(t.StartedAt)
+	e.b = append(e.b, `,"tasks":`...)
+	if t.Tasks == nil {
+		e.b = append(e.b, "null"...)
+	} else {
+		e.b = append(e.b, '[')
+		for i := range t.Tasks {
+			if i > 0 {
+				e.b = append(e.b, ',')
+			}
+			e.task(&t.Tasks[i])
+		}
+		e.b = append(e.b, ']')
+	}
+	e.b = append(e.b, `,"decisions":`...)
+	if t.Decisions == nil {
+		e.b = append(e.b, "null"...)
+	} else {
+		e.b = append(e.b, '[')
+		for i, d := range t.Decisions {
+			if i > 0 {
+				e.b = append(e.b, ',')
+			}
+			e.b = append(e.b, `{"node_id":`...)
+			e.string(d.NodeID)
+			e.optString(`,"condition":`, d.Condition)
+			e.b = append(e.b, `,"outcome":`...)
+			e.string(d.Outcome)
+			e.b = append(e.b, '}')
+		}
+		e.b = append(e.b, ']')
+	}
+	e.optString(`,"code":`, t.Code)
+	e.optStrings(`,"tools_used":`, t.ToolsUsed)
+	if len(t.DAG) > 0 {
+		e.b = append(e.b, `,"dag":`...)
+		e.raw(t.DAG)
+	}
+	e.optStrings(`,"logs":`, t.Logs)
+	if t.Truncated != nil {
+		e.b = append(e.b, `,"truncated":`...)
+		e.truncation(t.Truncated)
+	}
+	e.b = append(e.b, '}')
+	if e.err != nil {
+		return b, fmt.Errorf("encode trace %s: %w", t.TraceID, e.err)
+	}
+	return e.b, nil
+}
+
+// encoder appends to b; the first error it meets stays in err.
+type encoder struct {
+	b   []byte
+	err error
+}
+
+func (e *encoder) task(t *Task) {
+	e.b = append(e.b, `{"task_id":`...)
+	e.string(t.TaskID)
+	e.b = append(e.b, `,"tool":`...)
+	e.string(t.Tool)
+	e.b = append(e.b, `,"tool_id":`...)
+	e.string(t.ToolID)
+	e.optString(`,"routing":`, t.Routing)
+	e.b = append(e.b, `,"args":`...)
+	if t.Args == nil {
+		e.b = append(e.b, "null"...)
+	} else {
+		e.raw(t.Args)
+	}
+	if len(t.Result) > 0 {
+		e.b = append(e.b, `,"result":`...)
+		e.raw(t.Result)
+	}
+	e.b = append(e.b, `,"success":`...)
+	e.bool(t.Success)
+	e.optString(`,"error":`, t.Error)
+	e.b = append(e.b, `,"duration_ms":`...)
+	e.float(t.DurationMS)
+	e.b = append(e.b, `,"started_at":`...)
+	e.time(t.StartedAt)
+	e.b = append(e.b, `,"layer":`...)
+	e.b = strconv.AppendInt(e.b, int64(t.Layer), 10)
+	e.optString(`,"child_trace_id":`, t.ChildTraceID)
+	e.b = append(e.b, '}')
+}
+
+func (e *encoder) truncation(t *Truncation) {
+	e.b = append(e.b, `{"spans":`...)
+	e.b = strconv.AppendInt(e.b, int64(t.Spans), 10)
+	e.b = append(e.b, `,"spans_aggregated":`...)
+	e.b = strconv.AppendInt(e.b, int64(t.SpansAggregated), 10)
+	e.b = append(e.b, `,"head_spans":`...)
+	e.b = strconv.AppendInt(e.b, int64(t.HeadSpans), 10)
+	if len(t.Aggregates) > 0 {
+		e.b = append(e.b, `,"aggregates":[`...)
+		for i, a := range t.Aggregates {
+			if i > 0 {
+				e.b = append(e.b, ',')
+			}
+			e.b = append(e.b, `{"tool":`...)
+			e.string(a.Tool)
+			e.b = append(e.b, `,"calls":`...)
+			e.b = strconv.AppendInt(e.b, int64(a.Calls), 10)
+			e.b = append(e.b, `,"errors":`...)
+			e.b = strconv.AppendInt(e.b, int64(a.Errors), 10)
+			e.b = append(e.b, `,"total_ms":`...)
+			e.float(a.TotalMS)
+			e.b = append(e.b, `,"min_ms":`...)
+			e.float(a.MinMS)
+			e.b = append(e.b, `,"max_ms":`...)
+			e.float(a.MaxMS)
+			e.b = append(e.b, '}')
+		}
+		e.b = append(e.b, ']')
+	}
+	if t.Bytes != 0 {
+		e.b = append(e.b, `,"bytes":`...)
+		e.b = strconv.AppendInt(e.b, int64(t.Bytes), 10)
+	}
+	e.optStrings(`,"dropped":`, t.Dropped)
+	if t.ChildTracesOmitted != 0 {
+		e.b = append(e.b, `,"child_traces_omitted":`...)
+		e.b = strconv.AppendInt(e.b, int64(t.ChildTracesOmitted), 10)
+	}
+	e.b = append(e.b, '}')
+}
+
+func (e *encoder) optString(key, s string) {
+	if s != "" {
+		e.b = append(e.b, key...)
+		e.string(s)
+	}
+}
+
+func (e *encoder) optStrings(key string, ss []string) {
+	if len(ss) == 0 {
+		return
+	}
+	e.b = append(e.b, key...)
+	e.b = append(e.b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.string(s)
+	}
+	e.b = append(e.b, ']')
+}
+
+func (e *encoder) bool(v bool) { e.b = strconv.AppendBool(e.b, v) }
+
+// float formats f as encoding/json does: the shortest form, exponents only
+// outside [1e-6, 1e21), no NaN or infinity.
+func (e *encoder) float(f float64) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		e.fail(&json.UnsupportedValueError{Str: strconv.FormatFloat(f, 'g', -1, 64)})
+		e.b = append(e.b, '0')
+		return
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	e.b = strconv.AppendFloat(e.b, f, format, -1, 64)
+	if format == 'e' { // 1e-07 -> 1e-7
+		n := len(e.b)
+		if n >= 4 && e.b[n-4] == 'e' && e.b[n-3] == '-' && e.b[n-2] == '0' {
+			e.b[n-2] = e.b[n-1]
+			e.b = e.b[:n-1]
+		}
+	}
+}
+
+// time is time.Time's JSON: RFC 3339 with nanoseconds, quoted; a year
+// outside 0–9999 is an error, as there.
+func (e *encoder) time(t time.Time) {
+	e.b = append(e.b, '"')
+	b, err := t.AppendText(e.b)
+	if err != nil {
+		e.fail(err)
+		e.b = append(e.b, '"')
+		return
+	}
+	e.b = append(b, '"')
+}
+
+// raw appends a raw member compacted, as encoding/json appends a
+// json.RawMessage: validated and compacted in one pass, then escaped for
+// HTML in the rare member that needs it.
+func (e *encoder) raw(v json.RawMessage) {
+	start := len(e.b)
+	buf := bytes.NewBuffer(e.b)
+	if err := json.Compact(buf, v); err != nil {
+		e.fail(err)
+		e.b = append(e.b, "null"...)
+		return
+	}
+	e.b = buf.Bytes()
+	for _, c := range e.b[start:] {
+		if c == '<' || c == '>' || c == '&' || c == 0xE2 { // 0xE2 starts U+2028 and U+2029
+			var escaped bytes.Buffer
+			json.HTMLEscape(&escaped, e.b[start:])
+			e.b = append(e.b[:start], escaped.Bytes()...)
+			return
+		}
+	}
+}
+
+func (e *encoder) fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+// string appends s quoted as encoding/json quotes it (HTML escaping on):
+// invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are escaped.
+func (e *encoder) string(s string) {
+	const hex = "0123456789abcdef"
+	b := append(e.b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if safeASCII[c] {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	e.b = append(append(b, s[start:]...), '"')
+}
+
+// safeASCII: the ASCII bytes a JSON string holds as they are, HTML's
+// <, > and & excepted.
+var safeASCII = func() (t [utf8.RuneSelf]bool) {
+	for c := ' '; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
