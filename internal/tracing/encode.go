@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -25,7 +26,7 @@ func (t Trace) MarshalJSON() ([]byte, error) { return t.AppendJSON(nil) }
 
 // AppendJSON appends t's JSON encoding to b.
 func (t *Trace) AppendJSON(b []byte) ([]byte, error) {
-	e := encoder{b: b}
+	e := encoder{b: slices.Grow(b, t.sizeHint())}
 	e.b = append(e.b, `{"trace_id":`...)
 	e.string(t.TraceID)
 	e.optString(`,"parent_trace_id":`, t.ParentTraceID)
@@ -90,6 +91,20 @@ func (t *Trace) AppendJSON(b []byte) ([]byte, error) {
 		return b, fmt.Errorf("encode trace %s: %w", t.TraceID, e.err)
 	}
 	return e.b, nil
+}
+
+// sizeHint is about the size of t's JSON, so that the buffer is made
+// once: the variable parts, plus what each task's and the trace's fixed
+// members take.
+func (t *Trace) sizeHint() int {
+	n := 400 + len(t.Code) + len(t.DAG) + len(t.Error)
+	for i := range t.Tasks {
+		n += 250 + len(t.Tasks[i].Args) + len(t.Tasks[i].Result) + len(t.Tasks[i].Error)
+	}
+	for _, s := range t.ToolsUsed {
+		n += len(s) + 3
+	}
+	return n
 }
 
 // encoder appends to b; the first error it meets stays in err.
