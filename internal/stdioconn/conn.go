@@ -117,33 +117,14 @@ const batchFrom = "2025-06-18"
 // or the error that ends r. The answer to a request of Call goes to its
 // caller instead, from here, without a hand-off to the SDK's reader.
 func (c *Conn) readLoop(r io.Reader, limit int, out chan<- frame) {
-	var lim *frameLimit
-	if limit > 0 {
-		lim = &frameLimit{r: r, limit: limit}
-		r = lim
-	}
-	dec := json.NewDecoder(r)
+	in := newFrames(r, limit)
 	for {
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
-		if err == nil {
-			// One message per line: the next byte read ahead, if any,
-			// ends the line (the SDK's check).
-			var next [1]byte
-			if n, rerr := dec.Buffered().Read(next[:]); n > 0 && next[0] != '\n' && next[0] != '\r' {
-				err = errors.New("invalid trailing data at the end of stream")
-			} else if rerr != nil && rerr != io.EOF {
-				err = rerr
-			}
-		}
+		raw, err := in.next()
 		f := frame{raw: raw, err: err}
 		if err == nil && !bytes.HasPrefix(raw, []byte("[")) {
-			f.msg, f.err = decodeValid(raw) // dec validated it
+			f.msg, f.err = decodeValid(raw) // next validated it
 			f.raw = nil
 			if f.err == nil && (c.calls.claim(f.msg) || c.taken(f.msg)) {
-				if lim != nil {
-					lim.count = 0
-				}
 				continue
 			}
 		}
@@ -163,9 +144,6 @@ func (c *Conn) readLoop(r io.Reader, limit int, out chan<- frame) {
 		if f.err != nil {
 			return
 		}
-		if lim != nil {
-			lim.count = 0
-		}
 	}
 }
 
@@ -180,28 +158,6 @@ func (c *Conn) SetTake(take func(jsonrpc.Message) bool) { c.take.Store(&take) }
 func (c *Conn) taken(msg jsonrpc.Message) bool {
 	take := c.take.Load()
 	return take != nil && (*take)(msg)
-}
-
-// errFrameTooLarge ends a connection whose server sent a message over the
-// bound.
-var errFrameTooLarge = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
-
-// frameLimit bounds the bytes read for one message.
-type frameLimit struct {
-	r            io.Reader
-	limit, count int
-}
-
-func (f *frameLimit) Read(p []byte) (int, error) {
-	if f.count >= f.limit {
-		return 0, errFrameTooLarge
-	}
-	if len(p) > f.limit-f.count {
-		p = p[:f.limit-f.count]
-	}
-	n, err := f.r.Read(p)
-	f.count += n
-	return n, err
 }
 
 // Read implements mcp.Connection.
