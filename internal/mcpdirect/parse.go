@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/rawjson"
 )
 
 // MethodCallTool is the JSON-RPC method of a tool call.
@@ -20,31 +22,36 @@ const MethodCallTool = "tools/call"
 // CallParams decodes a tools/call's params as the SDK's CallToolParamsRaw,
 // when every key is one the direct paths know (name, arguments, _meta),
 // matched exactly as the SDK's decoder matches keys. Anything else (input
-// responses, request state, a key of another case, params that are not an
-// object, a name that is not a string) is false: the SDK answers it.
+// responses, request state, a key of another case or with an escape,
+// params that are not an object, a name that is not a string) is false:
+// the SDK answers it. raw must be valid JSON, as both direct paths' decoders
+// leave it; it is read in one pass (rawjson), and Arguments is a slice of
+// it.
 func CallParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(raw, &fields) != nil || fields == nil {
-		return nil, false
-	}
 	p := &mcp.CallToolParamsRaw{}
-	for k, v := range fields {
-		switch k {
+	known := true
+	if !rawjson.Members(raw, func(key, value []byte) bool {
+		switch string(key) {
 		case "name":
-			if json.Unmarshal(v, &p.Name) != nil {
-				return nil, false
+			if name, ok := rawjson.PlainString(value); ok {
+				p.Name = name
+			} else if json.Unmarshal(value, &p.Name) != nil {
+				known = false
 			}
 		case "arguments":
-			p.Arguments = v
+			p.Arguments = value
 		case "_meta":
 			var meta map[string]any
-			if json.Unmarshal(v, &meta) != nil {
-				return nil, false
+			if json.Unmarshal(value, &meta) != nil {
+				known = false
 			}
 			p.Meta = meta
 		default:
-			return nil, false
+			known = false
 		}
+		return known
+	}) || !known {
+		return nil, false
 	}
 	return p, true
 }
