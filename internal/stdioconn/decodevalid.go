@@ -72,4 +72,3 @@ func decodeValid(data []byte) (jsonrpc.Message, error) {
 	}
 	return resp, nil
 }
-
