@@ -9,6 +9,7 @@ import (
 
 	"github.com/tdewolff/parse/v2/js"
 
+	"github.com/pml-go/pml/internal/rawjson"
 	"github.com/pml-go/pml/internal/textcut"
 )
 
@@ -33,7 +34,7 @@ func appendJSON(buf []byte, v any) []byte {
 	case bool:
 		return strconv.AppendBool(buf, v)
 	case float64:
-		return appendNumber(buf, v)
+		return rawjson.AppendNumber(buf, v)
 	case string:
 		return appendString(buf, v)
 	case []string:
@@ -67,24 +68,6 @@ func appendJSON(buf []byte, v any) []byte {
 		return append(buf, '}')
 	}
 	return append(buf, "null"...)
-}
-
-// appendNumber formats f as JavaScript and encoding/json do.
-func appendNumber(buf []byte, f float64) []byte {
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	start := len(buf)
-	buf = strconv.AppendFloat(buf, f, format, -1, 64)
-	if format == 'e' { // 1e-07 -> 1e-7
-		n := len(buf) - start
-		if n >= 4 && buf[len(buf)-4] == 'e' && buf[len(buf)-3] == '-' && buf[len(buf)-2] == '0' {
-			buf[len(buf)-2] = buf[len(buf)-1]
-			buf = buf[:len(buf)-1]
-		}
-	}
-	return buf
 }
 
 func appendString(buf []byte, s string) []byte {

@@ -1,11 +1,16 @@
-// Package rawjson reads JSON that a decoder has validated already, in one
-// pass over its bytes and without copying them: the members of an object,
-// a string without escapes. Decoding such a document again with
-// encoding/json would validate it a second time and copy each member; on
-// pml stdio's path that was a few percent of its CPU (docs/performance.md
-// "pml stdio's first call"). A document these functions do not read that
-// way (an escaped key or string) is reported, for the caller to decode it
-// with encoding/json.
+// Package rawjson reads and writes JSON on hot paths without
+// encoding/json's reflection (docs/performance.md "pml stdio's first call"
+// and "The trace's storing").
+//
+// It reads JSON that a decoder has validated already, in one pass over its
+// bytes and without copying them: the members of an object (Members), a
+// string without escapes (PlainString). Decoding such a document again with
+// encoding/json would validate it a second time and copy each member. What
+// these functions do not read that way (an escaped key or string) is
+// reported, for the caller to decode with encoding/json.
+//
+// It writes strings and numbers as encoding/json or JSON.stringify writes
+// them (AppendString, AppendNumber), for encoders written field by field.
 package rawjson
 
 import (

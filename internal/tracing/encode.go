@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/pml-go/pml/internal/rawjson"
 )
 
 // A trace is encoded twice on every run of `pml stdio` in local mode: into
@@ -209,26 +210,14 @@ func (e *encoder) optStrings(key string, ss []string) {
 
 func (e *encoder) bool(v bool) { e.b = strconv.AppendBool(e.b, v) }
 
-// float formats f as encoding/json does: the shortest form, exponents only
-// outside [1e-6, 1e21), no NaN or infinity.
+// float formats f as encoding/json does; NaN and infinities are errors.
 func (e *encoder) float(f float64) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		e.fail(&json.UnsupportedValueError{Str: strconv.FormatFloat(f, 'g', -1, 64)})
 		e.b = append(e.b, '0')
 		return
 	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	e.b = strconv.AppendFloat(e.b, f, format, -1, 64)
-	if format == 'e' { // 1e-07 -> 1e-7
-		n := len(e.b)
-		if n >= 4 && e.b[n-4] == 'e' && e.b[n-3] == '-' && e.b[n-2] == '0' {
-			e.b[n-2] = e.b[n-1]
-			e.b = e.b[:n-1]
-		}
-	}
+	e.b = rawjson.AppendNumber(e.b, f)
 }
 
 // time is time.Time's JSON: RFC 3339 with nanoseconds, quoted; a year
@@ -272,64 +261,5 @@ func (e *encoder) fail(err error) {
 	}
 }
 
-// string appends s quoted as encoding/json quotes it (HTML escaping on):
-// invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are escaped.
-func (e *encoder) string(s string) {
-	const hex = "0123456789abcdef"
-	b := append(e.b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if safeASCII[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	e.b = append(append(b, s[start:]...), '"')
-}
-
-// safeASCII: the ASCII bytes a JSON string holds as they are, HTML's
-// <, > and & excepted.
-var safeASCII = func() (t [utf8.RuneSelf]bool) {
-	for c := ' '; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return t
-}()
+// string appends s quoted as encoding/json quotes it (HTML escaping on).
+func (e *encoder) string(s string) { e.b = rawjson.AppendString(e.b, s, rawjson.AsEncodingJSON) }

@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	lib "modernc.org/libquickjs"
+
+	"github.com/pml-go/pml/internal/rawjson"
 )
 
 // Call arguments and results written as JSON in Go, without running JS:
@@ -78,7 +80,7 @@ func (w *jsonWriter) string(with func(func([]byte)) bool) bool {
 	valid := false
 	if !with(func(b []byte) {
 		if valid = utf8.Valid(b); valid {
-			w.buf = appendJSONString(w.buf, b)
+			w.buf = rawjson.AppendString(w.buf, b, rawjson.AsJSONStringify)
 		}
 	}) {
 		return false
@@ -206,53 +208,5 @@ func appendJSNumber(b []byte, f float64) []byte {
 	case f == 0:
 		return append(b, '0') // also -0
 	}
-	if a := math.Abs(f); a >= 1e-6 && a < 1e21 {
-		return strconv.AppendFloat(b, f, 'f', -1, 64)
-	}
-	// Go writes 1e-07 and 1e+21; JS writes 1e-7 and 1e+21.
-	start := len(b)
-	b = strconv.AppendFloat(b, f, 'e', -1, 64)
-	for i := start; i < len(b); i++ {
-		if b[i] == 'e' {
-			digits := i + 2 // after e and the sign
-			for len(b) > digits+1 && b[digits] == '0' {
-				b = append(b[:digits], b[digits+1:]...)
-			}
-			break
-		}
-	}
-	return b
-}
-
-// appendJSONString writes s, valid UTF-8, quoted as JSON.stringify does:
-// only quotes, backslashes and control characters are escaped.
-func appendJSONString(b, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i, c := range s {
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return rawjson.AppendNumber(b, f)
 }
