@@ -17,6 +17,9 @@ const (
 	// AsEncodingJSON escapes as encoding/json's Marshal does: HTML's <, >
 	// and &, U+2028 and U+2029, and writes invalid UTF-8 as U+FFFD.
 	AsEncodingJSON
+	// AsEncodingJSONWithoutHTML is AsEncodingJSON but for <, > and &, as
+	// encoding/json's Encoder writes with SetEscapeHTML(false).
+	AsEncodingJSONWithoutHTML
 )
 
 // AppendString appends s quoted as a JSON string, escaped as e says.

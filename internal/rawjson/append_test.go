@@ -9,8 +9,9 @@ import (
 	"unicode/utf8"
 )
 
-// AppendString writes what encoding/json writes (AsEncodingJSON), or, for
-// valid UTF-8, what it writes without its HTML and line-separator escapes
+// AppendString writes what encoding/json writes (AsEncodingJSON), what it
+// writes without HTML escaping (AsEncodingJSONWithoutHTML), or, for valid
+// UTF-8, what it writes without its HTML and line-separator escapes
 // (AsJSONStringify, JSON.stringify's escaping); AppendNumber writes a
 // finite number as encoding/json does.
 func FuzzAppendString(f *testing.F) {
@@ -25,13 +26,17 @@ func FuzzAppendString(f *testing.F) {
 		if got := AppendString(nil, []byte(s), AsEncodingJSON); !bytes.Equal(got, want) {
 			t.Fatalf("%q as bytes: %s, encoding/json %s", s, got, want)
 		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)
+		noHTML := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+		if got := AppendString(nil, s, AsEncodingJSONWithoutHTML); !bytes.Equal(got, noHTML) {
+			t.Fatalf("%q: %s, encoding/json without HTML escaping %s", s, got, noHTML)
+		}
 		if utf8.ValidString(s) && !strings.ContainsAny(s, "\u2028\u2029") {
-			var b bytes.Buffer
-			enc := json.NewEncoder(&b)
-			enc.SetEscapeHTML(false)
-			_ = enc.Encode(s)
-			if got := AppendString(nil, []byte(s), AsJSONStringify); !bytes.Equal(got, bytes.TrimSuffix(b.Bytes(), []byte("\n"))) {
-				t.Fatalf("%q: %s, encoding/json without HTML escaping %s", s, got, b.Bytes())
+			if got := AppendString(nil, []byte(s), AsJSONStringify); !bytes.Equal(got, noHTML) {
+				t.Fatalf("%q: %s, encoding/json without HTML escaping %s", s, got, noHTML)
 			}
 		}
 		if math.IsNaN(n) || math.IsInf(n, 0) {

@@ -231,6 +231,9 @@ func (l LocalAnswer) Answer() Answer {
 
 // MarshalJSON writes the fields and then the details at the top level.
 func (a Answer) MarshalJSON() ([]byte, error) {
+	if body, ok := a.appendRunAnswer(nil); ok {
+		return body, nil
+	}
 	body, err := Marshal(answerFields(a))
 	if err != nil || len(a.Details) == 0 {
 		return body, err

@@ -1,0 +1,91 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// setField gives field i of a a value that is not its zero.
+func setField(t *testing.T, a *Answer, i int) {
+	t.Helper()
+	f := reflect.ValueOf(a).Elem().Field(i)
+	probe := map[string]any{"status": "success", "code": "x <b> & \u2028", "id": 1}
+	raw, _ := json.Marshal(probe)
+	if err := json.Unmarshal(raw, f.Addr().Interface()); err == nil && !f.IsZero() {
+		return
+	}
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString("v <b> & \u2028 \xff")
+	case reflect.Slice:
+		if f.Type() == reflect.TypeOf(json.RawMessage(nil)) {
+			f.SetBytes([]byte(`{ "k" : "<v>" }`))
+			return
+		}
+		f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+	case reflect.Pointer:
+		f.Set(reflect.New(f.Type().Elem()))
+	case reflect.Map:
+		f.Set(reflect.MakeMap(f.Type()))
+		f.SetMapIndex(reflect.ValueOf("k"), reflect.ValueOf(any("v")))
+	case reflect.Struct:
+		if f.Type() == reflect.TypeOf(ToolsUsed{}) {
+			f.Set(reflect.ValueOf(ToolRefs([]ToolRef{{}})))
+			return
+		}
+		t.Fatalf("no value for field %s", reflect.TypeOf(*a).Field(i).Name)
+	default:
+		t.Fatalf("no value for field %s", reflect.TypeOf(*a).Field(i).Name)
+	}
+}
+
+func sameAsMarshal(t *testing.T, a Answer) {
+	t.Helper()
+	got, ok := a.appendRunAnswer([]byte("x"))
+	if !ok {
+		return
+	}
+	want, err := Marshal(answerFields(a))
+	if err != nil || !bytes.Equal(got, append([]byte("x"), want...)) {
+		t.Fatalf("appendRunAnswer:\n got %s\nwant %s (%v)", got[1:], want, err)
+	}
+}
+
+// A run's answer is written as Marshal writes it, whichever field of
+// Answer is set besides: one the fast path does not write makes it
+// decline.
+func TestRunAnswerJSONIsMarshals(t *testing.T) {
+	yes, ms := true, 1e-7
+	base := Answer{Status: StatusSuccess, Result: json.RawMessage(`[ "Echo: <one>" , 2 ]`), ExecutedLocally: &yes,
+		WorkflowID: "wf \u2028", TraceID: "t\xff", DurationMS: &ms, Capability: &CapabilityRef{ID: "c", FQDN: "f", Name: "<n>"},
+		Logs: []string{"a&b"}, ToolsUsed: ToolIDs([]string{"everything:echo"}), ErrorCode: "E", Error: "e\n"}
+	if _, ok := base.appendRunAnswer(nil); !ok {
+		t.Fatal("a run's answer declined")
+	}
+	sameAsMarshal(t, base)
+	sameAsMarshal(t, Answer{Status: StatusSuccess, ToolsUsed: ToolIDs([]string{})})
+	for i := range reflect.TypeOf(Answer{}).NumField() {
+		a := Answer{Status: StatusSuccess}
+		setField(t, &a, i)
+		sameAsMarshal(t, a)
+		b := base
+		setField(t, &b, i)
+		sameAsMarshal(t, b)
+	}
+	for _, bad := range []Answer{{Result: json.RawMessage(`{"a":`)}, {Details: map[string]any{"line": 1}}} {
+		if _, ok := bad.appendRunAnswer(nil); ok {
+			t.Errorf("%+v: written", bad)
+		}
+	}
+}
+
+func FuzzRunAnswerJSON(f *testing.F) {
+	f.Add("success", []byte(`["Echo: one"]`), "wf", 1.5, "x")
+	f.Add("error", []byte(` { "a" : "<\u2028>" } `), "\xff<>&", 1e21, "")
+	f.Fuzz(func(t *testing.T, status string, result []byte, id string, ms float64, log string) {
+		sameAsMarshal(t, Answer{Status: Status(status), Result: result, WorkflowID: id, TraceID: id, DurationMS: &ms,
+			Logs: []string{log}, ToolsUsed: ToolIDs([]string{id}), Error: log})
+	})
+}
