@@ -42,7 +42,7 @@ func decodeValid(data []byte) (jsonrpc.Message, error) {
 	}
 	var rawID any
 	if hasID {
-		if err := json.Unmarshal(id, &rawID); err != nil {
+		if rawID, ok = plainID(id); !ok && json.Unmarshal(id, &rawID) != nil {
 			return decode(data)
 		}
 	}
@@ -71,4 +71,24 @@ func decodeValid(data []byte) (jsonrpc.Message, error) {
 		}
 	}
 	return resp, nil
+}
+
+// plainID is an id as json.Unmarshal decodes it into an any, for the ids
+// peers send: a string without escapes, or an integer of up to 15 digits
+// (as a float64, exact below 2^53). Anything else is false.
+func plainID(v []byte) (any, bool) {
+	if s, ok := rawjson.PlainString(v); ok {
+		return s, true
+	}
+	if len(v) == 0 || len(v) > 15 || (v[0] == '0' && len(v) > 1) {
+		return nil, false
+	}
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return nil, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return float64(n), true
 }
