@@ -108,7 +108,7 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (j
 	var res *mcp.CallToolResult
 	if ss.direct != nil {
 		var out json.RawMessage
-		if out, res, err = callDirect(ctx, ss.direct, id, action, arguments); err == nil && res == nil {
+		if out, res, err = callDirect(ctx, ss.direct, action, arguments); err == nil && res == nil {
 			return out, nil
 		}
 	} else {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pml-go/pml/internal/rawjson"
 	"github.com/pml-go/pml/internal/stdioconn"
 )
 
@@ -30,26 +31,21 @@ func plainCalls(ir *mcp.InitializeResult) bool {
 // code mode costs over a direct call"). A result of one text item, the
 // common case, becomes the caller's value here (out); any other result is
 // decoded by the SDK's own CallToolResult (res) for convertResult, so what
-// the code sees is the same either way. id is the tool's id, action its
-// name on the server, arguments a compact JSON object.
-func callDirect(ctx context.Context, conn *stdioconn.Conn, id, action string, arguments json.RawMessage) (out json.RawMessage, res *mcp.CallToolResult, err error) {
+// the code sees is the same either way. action is the tool's name on the
+// server, arguments a compact JSON object.
+func callDirect(ctx context.Context, conn *stdioconn.Conn, action string, arguments json.RawMessage) (out json.RawMessage, res *mcp.CallToolResult, err error) {
 	// {"name":…,"arguments":…}, as the SDK writes CallToolParams; arguments
 	// is compact already, so it is not encoded again.
-	name, err := json.Marshal(action)
-	if err != nil {
-		return nil, nil, fmt.Errorf("calling %q: %w", "tools/call", err)
-	}
-	params := make([]byte, 0, len(`{"name":,"arguments":}`)+len(name)+len(arguments))
-	params = append(append(append(params, `{"name":`...), name...), `,"arguments":`...)
+	params := make([]byte, 0, len(`{"name":"","arguments":}`)+len(action)+len(arguments))
+	params = rawjson.AppendString(append(params, `{"name":`...), action, rawjson.AsEncodingJSON)
+	params = append(params, `,"arguments":`...)
 	params = append(append(params, arguments...), '}')
 	raw, err := conn.Call(ctx, "tools/call", params)
 	if err != nil {
 		return nil, nil, err
 	}
 	if text, ok := singleText(raw); ok {
-		if out, err = textResult(id, text); err == nil {
-			return out, nil, nil
-		}
+		return textResult(text), nil, nil
 	}
 	res = new(mcp.CallToolResult)
 	if err := json.Unmarshal(raw, res); err != nil {
@@ -70,11 +66,22 @@ func singleText(raw json.RawMessage) (string, bool) {
 	// Most servers write that result compact, in this order: then only the
 	// text is decoded (and must be one JSON string, nothing after it).
 	if bytes.HasPrefix(raw, compactTextPrefix) && bytes.HasSuffix(raw, compactTextSuffix) {
+		quoted := raw[len(compactTextPrefix) : len(raw)-len(compactTextSuffix)]
+		// Within a valid document, a quoted run with no quote or
+		// backslash inside is one string.
+		if s, ok := rawjson.PlainString(quoted); ok && bytes.IndexByte(quoted[1:len(quoted)-1], '"') < 0 {
+			return s, true
+		}
 		var s string
-		if json.Unmarshal(raw[len(compactTextPrefix):len(raw)-len(compactTextSuffix)], &s) == nil {
+		if json.Unmarshal(quoted, &s) == nil {
 			return s, true
 		}
 	}
+	return decodedSingleText(raw)
+}
+
+// decodedSingleText is singleText for a result in any form: decoded.
+func decodedSingleText(raw json.RawMessage) (string, bool) {
 	var res map[string]json.RawMessage
 	if json.Unmarshal(raw, &res) != nil {
 		return "", false

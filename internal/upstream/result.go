@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/rawjson"
 )
 
 // convertResult turns a tools/call result into the value the calling code sees
@@ -25,7 +26,7 @@ func convertResult(id string, res *mcp.CallToolResult) (json.RawMessage, error) 
 	}
 	if len(res.Content) == 1 {
 		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
-			return textResult(id, tc.Text)
+			return textResult(tc.Text), nil
 		}
 	}
 	if res.Content == nil {
@@ -36,12 +37,15 @@ func convertResult(id string, res *mcp.CallToolResult) (json.RawMessage, error) 
 
 // textResult is the value of a result's single text item: its JSON when
 // it parses, else the text as a JSON string.
-func textResult(id, text string) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(text)); err == nil {
-		return buf.Bytes(), nil
+func textResult(text string) json.RawMessage {
+	if t := strings.TrimLeft(text, " \t\r\n"); t != "" && strings.IndexByte(`{["-0123456789tfn`, t[0]) >= 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, []byte(text)); err == nil {
+			return buf.Bytes()
+		}
 	}
-	return marshalResult(id, text)
+	// What json.Marshal writes for it, without the reflection.
+	return rawjson.AppendString(make([]byte, 0, len(text)+2), text, rawjson.AsEncodingJSON)
 }
 
 func marshalResult(id string, v any) (json.RawMessage, error) {
