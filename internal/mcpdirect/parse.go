@@ -116,17 +116,13 @@ func encodeTextResult(r *mcp.CallToolResult) ([]byte, bool) {
 	if err != nil || !bytes.HasPrefix(rest, []byte(emptyContent)) {
 		return nil, false
 	}
-	quoted, err := json.Marshal(text.Text)
-	if err != nil {
-		return nil, false
-	}
 	var meta []byte
 	if len(r.Meta) > 0 {
 		if meta, err = json.Marshal(r.Meta); err != nil {
 			return nil, false
 		}
 	}
-	out := make([]byte, 0, len(meta)+len(quoted)+len(structured)+len(rest)+64)
+	out := make([]byte, 0, len(meta)+len(text.Text)+len(structured)+len(rest)+64)
 	out = append(out, '{')
 	if meta != nil {
 		out = append(out, `"_meta":`...)
@@ -134,7 +130,7 @@ func encodeTextResult(r *mcp.CallToolResult) ([]byte, bool) {
 		out = append(out, ',')
 	}
 	out = append(out, `"content":[{"type":"text","text":`...)
-	out = append(out, quoted...)
+	out = rawjson.AppendString(out, text.Text, rawjson.AsEncodingJSON) // as json.Marshal quotes it
 	out = append(out, "}]"...)
 	if r.StructuredContent != nil {
 		out = append(out, `,"structuredContent":`...)
