@@ -74,21 +74,25 @@ func decodeValid(data []byte) (jsonrpc.Message, error) {
 }
 
 // plainID is an id as json.Unmarshal decodes it into an any, for the ids
-// peers send: a string without escapes, or an integer of up to 15 digits
-// (as a float64, exact below 2^53). Anything else is false.
+// peers send: a string without escapes, or an integer up to 2^53 (as a
+// float64, which holds it exactly; Call's own ids are above 2^52).
+// Anything else is false.
 func plainID(v []byte) (any, bool) {
 	if s, ok := rawjson.PlainString(v); ok {
 		return s, true
 	}
-	if len(v) == 0 || len(v) > 15 || (v[0] == '0' && len(v) > 1) {
+	if len(v) == 0 || len(v) > 16 || (v[0] == '0' && len(v) > 1) {
 		return nil, false
 	}
-	n := 0
+	var n uint64
 	for _, c := range v {
 		if c < '0' || c > '9' {
 			return nil, false
 		}
-		n = n*10 + int(c-'0')
+		n = n*10 + uint64(c-'0')
+	}
+	if n > 1<<53 {
+		return nil, false
 	}
 	return float64(n), true
 }

@@ -37,3 +37,21 @@ func FuzzDecodeValid(f *testing.F) {
 		}
 	})
 }
+
+// Ids are read as encoding/json reads them, Call's own (above 2^52) and
+// those around 2^53 included.
+func TestPlainIDIsUnmarshals(t *testing.T) {
+	for _, id := range []string{`0`, `7`, `4503599627370497`, `9007199254740992`, `9007199254740993`, `99999999999999999`,
+		`-1`, `1.5`, `1e3`, `"abc"`, `"a\"b"`, `null`, `true`} {
+		var want any
+		if err := json.Unmarshal([]byte(id), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := plainID([]byte(id)); ok && got != want {
+			t.Errorf("plainID(%s) = %v, encoding/json %v", id, got, want)
+		}
+	}
+	if _, ok := plainID([]byte(`4503599627370497`)); !ok {
+		t.Error("Call's id is not read in place")
+	}
+}
