@@ -3,8 +3,8 @@ package tracing
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -187,7 +187,7 @@ func (r *Recorder) begin(ctx context.Context, tool string, args json.RawMessage)
 	r.next = max(r.next, ord+1)
 
 	c := &call{ordinal: ord, started: started, dirty: taskDirty, child: &childSlot{budget: r.children, routingOf: r.opts.RoutingOf}}
-	c.task = Task{TaskID: fmt.Sprintf("t%d", ord+1), Tool: tool, ToolID: tool, StartedAt: started}
+	c.task = Task{TaskID: "t" + strconv.Itoa(ord+1), Tool: tool, ToolID: tool, StartedAt: started}
 	if r.opts.FQDNOf != nil {
 		if fqdn := r.opts.FQDNOf(tool); fqdn != "" {
 			c.task.Tool = fqdn
