@@ -17,7 +17,10 @@ func TestCallParamsReadsACall(t *testing.T) {
 	if !ok || p.Name != "execute" || string(p.Arguments) != `{"code":"return 1;"}` || p.Meta["k"] != "v" {
 		t.Fatalf("%+v, %v", p, ok)
 	}
-	for _, declined := range []string{`{"name":"x","task":{}}`, `{"Name":"x"}`, `{"name":3}`, `[1]`, `null`, `{"\u006eame":"x"}`} {
+	if p, ok := CallParams(json.RawMessage(`{"n\u0061me":"execute","arguments":{}}`)); !ok || p.Name != "execute" {
+		t.Errorf("an escaped key: %+v, %v", p, ok)
+	}
+	for _, declined := range []string{`{"name":"x","task":{}}`, `{"Name":"x"}`, `{"name":3}`, `[1]`, `null`, `{"\u006eame":"x","t\u0061sk":{}}`} {
 		if _, ok := CallParams(json.RawMessage(declined)); ok {
 			t.Errorf("%s: read, not left to the SDK", declined)
 		}

@@ -22,16 +22,16 @@ const MethodCallTool = "tools/call"
 // CallParams decodes a tools/call's params as the SDK's CallToolParamsRaw,
 // when every key is one the direct paths know (name, arguments, _meta),
 // matched exactly as the SDK's decoder matches keys. Anything else (input
-// responses, request state, a key of another case or with an escape,
-// params that are not an object, a name that is not a string) is false:
-// the SDK answers it. raw must be valid JSON, as both direct paths' decoders
-// leave it; it is read in one pass (rawjson), and Arguments is a slice of
-// it.
+// responses, request state, a key of another case, params that are not an
+// object, a name that is not a string) is false: the SDK answers it. raw
+// must be valid JSON, as both direct paths' decoders leave it: it is read
+// in one pass (rawjson), and Arguments is a slice of it; only params with
+// an escaped key are decoded.
 func CallParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
-	p := &mcp.CallToolParamsRaw{}
+	var p *mcp.CallToolParamsRaw
 	known := true
-	if !rawjson.Members(raw, func(key, value []byte) bool {
-		switch string(key) {
+	member := func(key string, value []byte) bool {
+		switch key {
 		case "name":
 			if name, ok := rawjson.PlainString(value); ok {
 				p.Name = name
@@ -50,7 +50,21 @@ func CallParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
 			known = false
 		}
 		return known
-	}) || !known {
+	}
+	p = &mcp.CallToolParamsRaw{}
+	if !rawjson.Members(raw, func(key, value []byte) bool { return member(string(key), value) }) {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(raw, &fields) != nil || fields == nil {
+			return nil, false
+		}
+		p, known = &mcp.CallToolParamsRaw{}, true
+		for k, v := range fields {
+			if !member(k, v) {
+				break
+			}
+		}
+	}
+	if !known {
 		return nil, false
 	}
 	return p, true

@@ -22,10 +22,9 @@ import (
 // types by reflection and compares the two, so a field added to a type
 // without a line here fails it.
 
-// MarshalJSON implements json.Marshaler with AppendJSON.
-func (t Trace) MarshalJSON() ([]byte, error) { return t.AppendJSON(nil) }
-
-// AppendJSON appends t's JSON encoding to b.
+// AppendJSON appends t's JSON encoding to b, the bytes json.Marshal(t)
+// writes. Trace has no MarshalJSON of its own: the types that embed it
+// (a trace list's lines) would take it for theirs.
 func (t *Trace) AppendJSON(b []byte) ([]byte, error) {
 	e := encoder{b: slices.Grow(b, t.sizeHint())}
 	e.b = append(e.b, `{"trace_id":`...)
