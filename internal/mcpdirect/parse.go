@@ -136,7 +136,8 @@ func encodeTextResult(r *mcp.CallToolResult) ([]byte, bool) {
 			return nil, false
 		}
 	}
-	out := make([]byte, 0, len(meta)+len(text.Text)+len(structured)+len(rest)+64)
+	// The text quoted: its quotes (a JSON answer has many) take two bytes.
+	out := make([]byte, 0, len(meta)+len(text.Text)*5/4+len(structured)+len(rest)+64)
 	out = append(out, '{')
 	if meta != nil {
 		out = append(out, `"_meta":`...)

@@ -89,3 +89,25 @@ func FuzzRunAnswerJSON(f *testing.F) {
 			Logs: []string{log}, ToolsUsed: ToolIDs([]string{id}), Error: log})
 	})
 }
+
+// BenchmarkAnswerJSON encodes the answer of codemode-bench.mjs's snippet
+// field by field (MarshalJSON) and by reflection.
+func BenchmarkAnswerJSON(b *testing.B) {
+	a := Answer{Status: StatusSuccess, Result: json.RawMessage(`["Echo: one","Echo: two","Echo: three"]`),
+		ExecutedLocally: Bool(true), WorkflowID: "0d5b6c1e-6f5e-4c43-9d53-2f3c1b8a7e21",
+		TraceID: "019ad0b3c2a47e1f9a0b6c5d4e3f2a1b", ToolsUsed: ToolIDs([]string{"everything:echo"}), DurationMS: Float(0.62)}
+	b.Run("fields", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := a.MarshalJSON(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("reflection", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := Marshal(answerFields(a)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
