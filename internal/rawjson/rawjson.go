@@ -1,6 +1,6 @@
 // Package rawjson reads and writes JSON on hot paths without
-// encoding/json's reflection (docs/performance.md "pml stdio's first call"
-// and "The trace's storing").
+// encoding/json's reflection (docs/performance.md "JSON without
+// reflection").
 //
 // It reads JSON that a decoder has validated already, in one pass over its
 // bytes and without copying them: the members of an object (Members), a

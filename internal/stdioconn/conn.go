@@ -8,8 +8,9 @@
 // JSON decoder that takes a fresh 32 KiB buffer: three echo calls cost a
 // local run about a dozen of those buffers, which the garbage collector
 // then clears (docs/performance.md "What code mode costs over a direct
-// call"). This connection reads with one long-lived decoder and decodes each
-// message with encoding/json, keys matched exactly as the SDK matches them.
+// call"). This connection splits the stream into messages itself, one a
+// line (frames.go), and decodes each once, keys matched exactly as the SDK
+// matches them.
 //
 // Batches (JSON arrays, protocol versions before 2025-06-18) are taken
 // apart and their messages delivered in order. A server connection

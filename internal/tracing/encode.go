@@ -17,8 +17,8 @@ import (
 // it. encoding/json's reflection was most of that cost; this encoder writes
 // the same bytes json.Marshal writes for the same trace (strings escaped as
 // it escapes them, raw members compacted, the same errors for times and
-// numbers JSON cannot hold), field by field (docs/performance.md "The
-// trace's storing"). TestTraceJSONIsEncodingJSONs fills every field of the
+// numbers JSON cannot hold), field by field (docs/performance.md "JSON
+// without reflection"). TestTraceJSONIsEncodingJSONs fills every field of the
 // types by reflection and compares the two, so a field added to a type
 // without a line here fails it.
 

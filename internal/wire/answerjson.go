@@ -13,7 +13,7 @@ import (
 // the answer of a run: a status, its result, where and how long it ran, the
 // tools it used, an error. Every answer of `pml stdio`'s benchmark is one,
 // and encoding it field by field takes a fraction of the reflection's time
-// (docs/performance.md "The trace's storing"). Any other answer (one that
+// (docs/performance.md "JSON without reflection"). Any other answer (one that
 // asks for an approval, one of execute_locally, one with details) is false:
 // MarshalJSON encodes it by reflection. TestRunAnswerJSONIsMarshals sets
 // each field of Answer in turn and compares the two.

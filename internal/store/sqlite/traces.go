@@ -30,7 +30,7 @@ func (s *Store) PutTraces(ctx context.Context, traces []store.Trace) (fresh []bo
 	// checked between them instead: given a context that can end, the
 	// driver watches it from a goroutine of its own for every statement
 	// (one per trace stored) and database/sql for every transaction
-	// (docs/performance.md "The trace's storing"). Each statement is short;
+	// (docs/performance.md "JSON without reflection"). Each statement is short;
 	// a wait for the write lock is bounded by the busy timeout.
 	quiet := context.WithoutCancel(ctx)
 	if err := ctx.Err(); err != nil {
