@@ -38,7 +38,7 @@ func convertResult(id string, res *mcp.CallToolResult) (json.RawMessage, error) 
 // textResult is the value of a result's single text item: its JSON when
 // it parses, else the text as a JSON string.
 func textResult(text string) json.RawMessage {
-	if t := strings.TrimLeft(text, " \t\r\n"); t != "" && strings.IndexByte(`{["-0123456789tfn`, t[0]) >= 0 {
+	if mayBeJSON(strings.TrimLeft(text, " \t\r\n")) {
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, []byte(text)); err == nil {
 			return buf.Bytes()
@@ -46,6 +46,18 @@ func textResult(text string) json.RawMessage {
 	}
 	// What json.Marshal writes for it, without the reflection.
 	return rawjson.AppendString(make([]byte, 0, len(text)+2), text, rawjson.AsEncodingJSON)
+}
+
+// mayBeJSON reports whether t can begin a JSON value: an object, array,
+// string or number, or one of the three literals.
+func mayBeJSON(t string) bool {
+	switch {
+	case t == "":
+		return false
+	case strings.IndexByte(`{["-0123456789`, t[0]) >= 0:
+		return true
+	}
+	return strings.HasPrefix(t, "true") || strings.HasPrefix(t, "false") || strings.HasPrefix(t, "null")
 }
 
 func marshalResult(id string, v any) (json.RawMessage, error) {

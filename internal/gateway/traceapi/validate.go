@@ -9,6 +9,28 @@ import (
 	"github.com/pml-go/pml/internal/tracing"
 )
 
+// field names a trace's member in an error ("trace_id", "tasks[2].tool"),
+// written only when a check fails: a trace that passes, every one a package
+// sends, costs no formatting.
+type field struct {
+	list string // the list the member is in ("tasks"), or empty
+	i    int    // its index in list
+	name string // the member, or empty for an element of list
+}
+
+// member is a top-level member's field.
+func member(name string) field { return field{name: name} }
+
+func (f field) String() string {
+	switch {
+	case f.list == "":
+		return f.name
+	case f.name == "":
+		return fmt.Sprintf("%s[%d]", f.list, f.i)
+	}
+	return fmt.Sprintf("%s[%d].%s", f.list, f.i, f.name)
+}
+
 // timeWindow is when a posted trace may have started, by the gateway's
 // clock: not after now plus store.MaxClockSkew, and not before oldest (the
 // retention age; zero: no bound). A time outside it would steer what the
@@ -17,7 +39,7 @@ type timeWindow struct {
 	now, oldest time.Time
 }
 
-func (w timeWindow) check(field string, at time.Time) error {
+func (w timeWindow) check(field field, at time.Time) error {
 	switch {
 	case at.After(w.now.Add(store.MaxClockSkew)):
 		return fmt.Errorf("%s %s is more than %v ahead of the gateway's clock (%s)", field,
@@ -34,11 +56,11 @@ func (w timeWindow) check(field string, at time.Time) error {
 // can honestly report. Content is not judged: the sanitizer takes care of
 // that.
 func validateTrace(t tracing.Trace, w timeWindow) error {
-	if err := validTraceID("trace_id", t.TraceID); err != nil {
+	if err := validTraceID(member("trace_id"), t.TraceID); err != nil {
 		return err
 	}
 	if t.ParentTraceID != "" {
-		if err := validTraceID("parent_trace_id", t.ParentTraceID); err != nil {
+		if err := validTraceID(member("parent_trace_id"), t.ParentTraceID); err != nil {
 			return err
 		}
 		if t.ParentTraceID == t.TraceID {
@@ -61,11 +83,11 @@ func validateTrace(t tracing.Trace, w timeWindow) error {
 	case len(t.ToolsUsed) > maxToolsUsed:
 		return fmt.Errorf("tools_used: %d; at most %d", len(t.ToolsUsed), maxToolsUsed)
 	}
-	if err := w.check("started_at", t.StartedAt); err != nil {
+	if err := w.check(member("started_at"), t.StartedAt); err != nil {
 		return err
 	}
 	for i, tool := range t.ToolsUsed {
-		if err := validToolID(fmt.Sprintf("tools_used[%d]", i), tool); err != nil {
+		if err := validToolID(field{list: "tools_used", i: i}, tool); err != nil {
 			return err
 		}
 	}
@@ -83,21 +105,21 @@ func validateTrace(t tracing.Trace, w timeWindow) error {
 		case task.Layer < 0 || task.Layer > maxTasksPerTrace:
 			return fmt.Errorf("tasks[%d].layer %d outside 0..%d", i, task.Layer, maxTasksPerTrace)
 		}
-		if err := validToolID(fmt.Sprintf("tasks[%d].tool", i), task.Tool); err != nil {
+		if err := validToolID(field{list: "tasks", i: i, name: "tool"}, task.Tool); err != nil {
 			return err
 		}
 		if task.ToolID != "" {
-			if err := validToolID(fmt.Sprintf("tasks[%d].tool_id", i), task.ToolID); err != nil {
+			if err := validToolID(field{list: "tasks", i: i, name: "tool_id"}, task.ToolID); err != nil {
 				return err
 			}
 		}
 		if task.ChildTraceID != "" {
-			if err := validTraceID(fmt.Sprintf("tasks[%d].child_trace_id", i), task.ChildTraceID); err != nil {
+			if err := validTraceID(field{list: "tasks", i: i, name: "child_trace_id"}, task.ChildTraceID); err != nil {
 				return err
 			}
 		}
 		if !task.StartedAt.IsZero() {
-			if err := w.check(fmt.Sprintf("tasks[%d].started_at", i), task.StartedAt); err != nil {
+			if err := w.check(field{list: "tasks", i: i, name: "started_at"}, task.StartedAt); err != nil {
 				return err
 			}
 		}
@@ -109,7 +131,7 @@ func validateTrace(t tracing.Trace, w timeWindow) error {
 // FQDN ("org.project.ns.action.hash4"), 1 to maxToolIDLen ASCII letters,
 // digits and '_', '-', '.', ':', '/'; or tracing.OtherTools, the line of
 // the tools past a bound.
-func validToolID(field, id string) error {
+func validToolID(field field, id string) error {
 	if id == tracing.OtherTools {
 		return nil
 	}
@@ -141,7 +163,7 @@ func validateTruncation(tr *tracing.Truncation, tasks int) error {
 		return fmt.Errorf("truncated: %d dropped notes; at most %d", len(tr.Dropped), maxDroppedNotes)
 	}
 	for i, a := range tr.Aggregates {
-		if err := validToolID(fmt.Sprintf("truncated.aggregates[%d].tool", i), a.Tool); err != nil {
+		if err := validToolID(field{list: "truncated.aggregates", i: i, name: "tool"}, a.Tool); err != nil {
 			return err
 		}
 		switch {
@@ -161,7 +183,7 @@ func validateTruncation(tr *tracing.Truncation, tasks int) error {
 
 // validTraceID accepts 1 to 64 letters, digits, '-' and '_': the 32-hex ids
 // PML mints, UUIDs, and nothing that needs escaping in a URL or a log line.
-func validTraceID(field, id string) error {
+func validTraceID(field field, id string) error {
 	if id == "" || len(id) > maxTraceIDLen {
 		return fmt.Errorf("%s must be 1 to %d characters", field, maxTraceIDLen)
 	}
