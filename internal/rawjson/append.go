@@ -79,6 +79,18 @@ func AppendString[S ~string | ~[]byte](dst []byte, s S, e Escaping) []byte {
 	return append(append(dst, s[start:]...), '"')
 }
 
+// AppendStrings appends ss as a JSON array of strings escaped as e says.
+func AppendStrings(dst []byte, ss []string, e Escaping) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, s, e)
+	}
+	return append(dst, ']')
+}
+
 // jsonSafe and htmlSafe: the ASCII bytes a JSON string holds as they are,
 // and those of them encoding/json's HTML escaping keeps.
 var jsonSafe, htmlSafe = func() (json, html [utf8.RuneSelf]bool) {

@@ -193,18 +193,9 @@ func (e *encoder) optString(key, s string) {
 }
 
 func (e *encoder) optStrings(key string, ss []string) {
-	if len(ss) == 0 {
-		return
+	if len(ss) > 0 {
+		e.b = rawjson.AppendStrings(append(e.b, key...), ss, rawjson.AsEncodingJSON)
 	}
-	e.b = append(e.b, key...)
-	e.b = append(e.b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			e.b = append(e.b, ',')
-		}
-		e.string(s)
-	}
-	e.b = append(e.b, ']')
 }
 
 func (e *encoder) bool(v bool) { e.b = strconv.AppendBool(e.b, v) }

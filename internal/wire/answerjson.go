@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/pml-go/pml/internal/rawjson"
 )
@@ -36,7 +37,7 @@ func (a *Answer) appendRunAnswer(b []byte) ([]byte, bool) {
 	}
 	if a.ExecutedLocally != nil {
 		b = append(b, `,"executed_locally":`...)
-		b = appendBool(b, *a.ExecutedLocally)
+		b = strconv.AppendBool(b, *a.ExecutedLocally)
 	}
 	b = appendOptString(b, `,"workflow_id":`, a.WorkflowID)
 	b = appendOptString(b, `,"trace_id":`, a.TraceID)
@@ -54,10 +55,10 @@ func (a *Answer) appendRunAnswer(b []byte) ([]byte, bool) {
 		b = append(b, '}')
 	}
 	if len(a.Logs) > 0 {
-		b = appendStrings(append(b, `,"logs":`...), a.Logs)
+		b = rawjson.AppendStrings(append(b, `,"logs":`...), a.Logs, rawjson.AsEncodingJSONWithoutHTML)
 	}
 	if a.ToolsUsed.IDs != nil {
-		b = appendStrings(append(b, `,"tools_used":`...), a.ToolsUsed.IDs)
+		b = rawjson.AppendStrings(append(b, `,"tools_used":`...), a.ToolsUsed.IDs, rawjson.AsEncodingJSONWithoutHTML)
 	}
 	b = appendOptString(b, `,"error_code":`, a.ErrorCode)
 	b = appendOptString(b, `,"error":`, a.Error)
@@ -69,22 +70,4 @@ func appendOptString[S ~string](b []byte, key string, s S) []byte {
 		return b
 	}
 	return rawjson.AppendString(append(b, key...), s, rawjson.AsEncodingJSONWithoutHTML)
-}
-
-func appendStrings(b []byte, ss []string) []byte {
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = rawjson.AppendString(b, s, rawjson.AsEncodingJSONWithoutHTML)
-	}
-	return append(b, ']')
-}
-
-func appendBool(b []byte, v bool) []byte {
-	if v {
-		return append(b, "true"...)
-	}
-	return append(b, "false"...)
 }
