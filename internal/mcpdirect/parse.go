@@ -10,6 +10,7 @@ package mcpdirect
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -121,12 +122,12 @@ func encodeTextResult(r *mcp.CallToolResult) ([]byte, bool) {
 	// Valid JSON holds a line break only as whitespace, which the SDK's
 	// compacting drops and which would end the message on stdio.
 	structured, ok := r.StructuredContent.(json.RawMessage)
-	if r.StructuredContent != nil && (!ok || !json.Valid(structured) || bytes.ContainsAny(structured, "\r\n")) {
+	if r.StructuredContent != nil && (!ok || !rawjson.Valid(structured) || bytes.ContainsAny(structured, "\r\n")) {
 		return nil, false
 	}
 	shell := *r
 	shell.Meta, shell.Content, shell.StructuredContent = nil, nil, nil
-	rest, err := shell.MarshalJSON()
+	rest, err := shellJSON(shell)
 	if err != nil || !bytes.HasPrefix(rest, []byte(emptyContent)) {
 		return nil, false
 	}
@@ -157,3 +158,32 @@ func encodeTextResult(r *mcp.CallToolResult) ([]byte, bool) {
 // emptyContent begins the SDK's encoding of a tool result with no _meta
 // and no content.
 const emptyContent = `{"content":null`
+
+// shellJSON is the SDK's encoding of a tool result's shell (no _meta,
+// content or structured content). The usual shell, all zero but for
+// IsError, is encoded once (plainShells); reflection made it a fifth of
+// the answer's encoding.
+func shellJSON(shell mcp.CallToolResult) ([]byte, error) {
+	probe := shell
+	probe.IsError = false
+	if !reflect.ValueOf(&probe).Elem().IsZero() {
+		return shell.MarshalJSON()
+	}
+	if shell.IsError {
+		return plainShells[1], nil
+	}
+	return plainShells[0], nil
+}
+
+// plainShells are the SDK's encodings of the zero shell, and of the zero
+// shell with IsError; read only.
+var plainShells = func() (out [2][]byte) {
+	for i, isError := range []bool{false, true} {
+		b, err := (&mcp.CallToolResult{IsError: isError}).MarshalJSON()
+		if err != nil {
+			panic(err) // the SDK cannot encode its own zero value
+		}
+		out[i] = b
+	}
+	return out
+}()

@@ -3,6 +3,7 @@ package mcpdirect
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -23,6 +24,9 @@ func TestEncodeTextResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	typed.Content, typed.StructuredContent = text(string(answer)), answer
+	// SetError keeps the error in a field the encoding leaves out.
+	withErr := &mcp.CallToolResult{Content: text(string(answer)), StructuredContent: answer}
+	withErr.SetError(errors.New("failed"))
 
 	cases := []struct {
 		name string
@@ -35,6 +39,7 @@ func TestEncodeTextResult(t *testing.T) {
 		{"empty text", &mcp.CallToolResult{Content: text("")}, true},
 		{"meta", &mcp.CallToolResult{Meta: mcp.Meta{"k": "<v>", "n": 1}, Content: text("x"), StructuredContent: answer}, true},
 		{"resultType", typed, true},
+		{"SetError", withErr, true},
 		{"request state", &mcp.CallToolResult{Content: text("x"), RequestState: "s"}, true},
 		{"no content", &mcp.CallToolResult{}, false},
 		{"two items", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}}, false},

@@ -3,6 +3,7 @@ package rawjson
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -55,4 +56,74 @@ func FuzzMembers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// String reads any JSON string token as json.Unmarshal reads it into a
+// string, and declines whatever json.Unmarshal refuses (and a token with
+// space around it, which Members never gives).
+func FuzzString(f *testing.F) {
+	for _, s := range []string{
+		`"plain"`, `"a\nb\"c\\d\/e\u00e9\ud83d\ude00"`, `"\ud83d"`, `"\ud83dx"`, `"\ud83d\u0041"`,
+		`"\udc00\ud800"`, "\"\xff\xfe\"", `"\u12"`, `"\x"`, `"a"b"`, "\"\t\"", `"`, `""`, `x`,
+		"\"\xed\xa0\x80\"", `"\u0000"`, `"\ud800\udbff"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, v []byte) {
+		got, ok := String(v)
+		var want string
+		err := json.Unmarshal(v, &want)
+		if !ok {
+			if err == nil && len(bytes.TrimSpace(v)) == len(v) {
+				t.Fatalf("String(%q) declined; encoding/json reads %q", v, want)
+			}
+			return
+		}
+		if err != nil || got != want {
+			t.Fatalf("String(%q) = %q; encoding/json: %q, %v", v, got, want, err)
+		}
+	})
+}
+
+// Valid is json.Valid.
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{
+		`{"a":[1,-0.5e+3,true,false,null,"\u00e9\n"],"b":{}}`, ` [ ] `, `{"a" 1}`, `{"a":1,}`, `[1,]`, `01`, `-`, `1.`,
+		`1e`, `"\x"`, "\"\x01\"", "\"\xff\"", `{"a":1}}`, `[}`, `{]`, `nul`, `truex`, `1 2`, ``, ` `, `"\u12G4"`,
+		`{"a":{"b":[{"c":[]}]}}`, `[[[[[[[[[[]]]]]]]]]]`, `{,}`, `{"a":}`, `[-01]`, `[1e+]`, "\t\n\r1\t",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := Valid(data), json.Valid(data); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid %v", data, got, want)
+		}
+	})
+}
+
+// Valid refuses nesting past encoding/json's bound, as json.Valid does.
+func TestValidDepth(t *testing.T) {
+	for _, n := range []int{maxDepth, maxDepth + 1} {
+		doc := strings.Repeat("[", n) + strings.Repeat("]", n)
+		if got, want := Valid([]byte(doc)), json.Valid([]byte(doc)); got != want {
+			t.Fatalf("depth %d: Valid %v, json.Valid %v", n, got, want)
+		}
+	}
+}
+
+func BenchmarkValid(b *testing.B) {
+	msg := []byte(`{"jsonrpc":"2.0","id":4503599627370497,"result":{"content":[{"type":"text","text":"Echo: one"}],"structuredContent":{"a":[1,2.5,true,null]}}}`)
+	for _, v := range []struct {
+		name  string
+		valid func([]byte) bool
+	}{{"rawjson", Valid}, {"encoding-json", json.Valid}} {
+		b.Run(v.name, func(b *testing.B) {
+			b.SetBytes(int64(len(msg)))
+			for b.Loop() {
+				if !v.valid(msg) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
 }

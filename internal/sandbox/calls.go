@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/rawjson"
 	"github.com/pml-go/pml/internal/sandbox/engine"
 	"github.com/pml-go/pml/internal/tools"
 )
@@ -259,7 +260,7 @@ func (r *run) invoke(ctx context.Context, tool string, args json.RawMessage) (va
 	if len(value) == 0 {
 		return json.RawMessage("null"), nil
 	}
-	if !json.Valid(value) {
+	if !rawjson.Valid(value) {
 		return nil, pmlerr.New(pmlerr.ToolError, "tool %s returned invalid JSON", tool)
 	}
 	return value, nil

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/rawjson"
 	"github.com/pml-go/pml/internal/sandbox/engine"
 	"github.com/pml-go/pml/internal/textcut"
 )
@@ -158,7 +159,7 @@ func (r *run) result(text string) (json.RawMessage, error) {
 	if len(text) > r.lim.MaxResultBytes {
 		return nil, errResultTooLarge(len(text), r.lim.MaxResultBytes)
 	}
-	if !json.Valid([]byte(text)) {
+	if !rawjson.Valid([]byte(text)) {
 		return nil, pmlerr.New(pmlerr.Internal, "sandbox produced invalid JSON for the return value")
 	}
 	return json.RawMessage(text), nil

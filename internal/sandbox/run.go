@@ -13,6 +13,7 @@ import (
 
 	"github.com/pml-go/pml/internal/lru"
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/rawjson"
 	"github.com/pml-go/pml/internal/sandbox/engine"
 	"github.com/pml-go/pml/internal/tools"
 	"github.com/pml-go/pml/internal/workers"
@@ -312,7 +313,7 @@ func argsObject(args json.RawMessage) (string, error) {
 	if len(t) == 0 || string(t) == "null" {
 		return "{}", nil
 	}
-	if t[0] != '{' || !json.Valid(t) {
+	if t[0] != '{' || !rawjson.Valid(t) {
 		return "", pmlerr.New(pmlerr.InvalidRequest, "args must be a JSON object")
 	}
 	return string(t), nil

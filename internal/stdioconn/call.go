@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pml-go/pml/internal/rawjson"
 )
 
 // callIDBase is where the ids of Call's requests start: far above the
@@ -90,11 +92,14 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	line = append(line, `{"jsonrpc":"2.0","id":`...)
 	line = strconv.AppendInt(line, id, 10)
 	line = append(line, `,"method":`...)
-	line, _ = appendJSON(line, method)
+	line = rawjson.AppendString(line, method, rawjson.AsEncodingJSON)
 	line = append(line, `,"params":`...)
 	line = append(line, params...)
 	line = append(line, "}\n"...)
-	if err := c.writeLine(ctx, line); err != nil {
+	// Done is taken once: a run's call context is a long chain of values,
+	// and Err and Done walk all of it on every use.
+	done := ctx.Done()
+	if err := c.writeLine(ctx, done, line); err != nil {
 		c.calls.remove(id)
 		return nil, fmt.Errorf("calling %q: %w", method, err)
 	}
@@ -104,7 +109,7 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 			return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
 		}
 		return resp.Result, nil
-	case <-ctx.Done():
+	case <-done:
 		c.calls.remove(id)
 		go c.cancelled(context.WithoutCancel(ctx), id, ctx.Err())
 		return nil, ctx.Err()
@@ -127,13 +132,16 @@ func (c *Conn) cancelled(ctx context.Context, id int64, why error) {
 		return
 	}
 	line := append([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":`), params...)
-	_ = c.writeLine(ctx, append(line, "}\n"...))
+	_ = c.writeLine(ctx, ctx.Done(), append(line, "}\n"...))
 }
 
-// writeLine writes one whole line, under the lock Write takes.
-func (c *Conn) writeLine(ctx context.Context, line []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
+// writeLine writes one whole line, under the lock Write takes, unless ctx
+// (whose Done channel is done) ended.
+func (c *Conn) writeLine(ctx context.Context, done <-chan struct{}, line []byte) error {
+	select {
+	case <-done:
+		return ctx.Err()
+	default:
 	}
 	select {
 	case <-c.closed:
@@ -144,13 +152,4 @@ func (c *Conn) writeLine(ctx context.Context, line []byte) error {
 	defer c.writeMu.Unlock()
 	_, err := c.w.Write(line)
 	return err
-}
-
-// appendJSON appends v encoded as JSON.
-func appendJSON(dst []byte, v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return dst, err
-	}
-	return append(dst, b...), nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"slices"
+
+	"github.com/pml-go/pml/internal/rawjson"
 )
 
 // frames splits the stream into messages. MCP's stdio framing is one
@@ -84,7 +86,7 @@ func (f *frames) next() (json.RawMessage, error) {
 // of the line.
 func wholeMessage(line []byte) bool {
 	first, last := line[0], line[len(line)-1]
-	return (first == '{' && last == '}' || first == '[' && last == ']') && json.Valid(line)
+	return (first == '{' && last == '}' || first == '[' && last == ']') && rawjson.Valid(line)
 }
 
 // fill reads more of the stream after the bytes not yet taken.

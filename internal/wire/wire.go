@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/rawjson"
 	"github.com/pml-go/pml/internal/registry/fqdn"
 )
 
@@ -66,6 +67,9 @@ type ContinueWorkflow struct {
 // DecodeExecute parses and validates execute arguments; a malformed request
 // is an INVALID_REQUEST error that says what is wrong.
 func DecodeExecute(raw json.RawMessage) (ExecuteRequest, error) {
+	if req, ok := plainExecute(raw); ok {
+		return req, req.Check()
+	}
 	var req ExecuteRequest
 	if len(raw) == 0 {
 		raw = []byte("{}")
@@ -74,6 +78,34 @@ func DecodeExecute(raw json.RawMessage) (ExecuteRequest, error) {
 		return req, argsError("execute arguments", err)
 	}
 	return req, req.Check()
+}
+
+// plainExecute reads the usual request, code with an intent and args, with
+// one pass over raw after its validation (rawjson) instead of a decode by
+// reflection. Anything
+// else (options, continue_workflow, a key not written as the field's tag,
+// which encoding/json would still match, a member of the wrong type) is
+// false, for json.Unmarshal to decode or refuse.
+func plainExecute(raw json.RawMessage) (ExecuteRequest, bool) {
+	var req ExecuteRequest
+	if !rawjson.Valid(raw) {
+		return req, false
+	}
+	ok := true
+	read := rawjson.Members(raw, func(key, value []byte) bool {
+		switch string(key) {
+		case "code":
+			req.Code, ok = rawjson.String(value)
+		case "intent":
+			req.Intent, ok = rawjson.String(value)
+		case "args":
+			req.Args = json.RawMessage(value)
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return req, read && ok
 }
 
 // Check validates a decoded execute request; a malformed one is an

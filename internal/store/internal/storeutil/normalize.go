@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pml-go/pml/internal/rawjson"
 	"github.com/pml-go/pml/internal/store"
 )
 
@@ -73,7 +74,7 @@ func ValidVisibility(v store.Visibility) bool {
 // it while SQLite's TEXT would keep it, and both backends must agree.
 // Empty means "absent" and is valid.
 func ValidJSON(field string, raw json.RawMessage) error {
-	if len(raw) > 0 && !json.Valid(raw) {
+	if len(raw) > 0 && !rawjson.Valid(raw) {
 		return fmt.Errorf("%s is not valid JSON", field)
 	}
 	return nil
