@@ -127,3 +127,21 @@ func BenchmarkValid(b *testing.B) {
 		})
 	}
 }
+
+// Compact writes what json.Compact writes, and fails where it fails.
+func FuzzCompact(f *testing.F) {
+	for _, s := range []string{
+		`{"a":[1,"b c",{"d":null}]}`, ` { "a" : [ 1 , "b c" ] } `, "[1,\n2]", `{"a":}`, `"\u2028 <>&"`, "\"\xff\"", ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		got, ok := Compact([]byte("prefix"), src)
+		var want bytes.Buffer
+		want.WriteString("prefix")
+		err := json.Compact(&want, src)
+		if ok != (err == nil) || ok && !bytes.Equal(got, want.Bytes()) || !ok && string(got) != "prefix" {
+			t.Fatalf("Compact(%q) = %q, %v; json.Compact %q, %v", src, got, ok, want.Bytes(), err)
+		}
+	})
+}

@@ -1,5 +1,10 @@
 package rawjson
 
+import (
+	"bytes"
+	"encoding/json"
+)
+
 // maxDepth is encoding/json's bound on nesting: deeper is not valid.
 const maxDepth = 10000
 
@@ -8,103 +13,141 @@ const maxDepth = 10000
 // past encoding/json's 10,000 levels is refused), several times faster:
 // json.Valid runs a byte-by-byte state machine through function values.
 func Valid(data []byte) bool {
+	ok, _ := scan(data)
+	return ok
+}
+
+// Compact appends the valid JSON src without the space between its
+// tokens, as json.Compact writes it; false, with dst as it was, when src is
+// not valid JSON. Already compact (a result or arguments as JSON.stringify
+// or a server writes them), src is appended after one pass.
+func Compact(dst, src []byte) ([]byte, bool) {
+	ok, spaced := scan(src)
+	if !ok {
+		return dst, false
+	}
+	if !spaced {
+		return append(dst, src...), true
+	}
+	buf := bytes.NewBuffer(dst)
+	if json.Compact(buf, src) != nil {
+		return dst, false
+	}
+	return buf.Bytes(), true
+}
+
+// scan reports whether data is valid JSON, and whether it holds space
+// outside its strings.
+func scan(data []byte) (ok, spaced bool) {
 	// stack holds, for each open container, '{' or '['; one bit would do,
 	// but the bytes keep the loop simple and a message is rarely deep.
 	var small [64]byte
 	stack := small[:0]
-	i := skipSpace(data, 0)
+	i := skip(data, 0, &spaced)
 	for {
 		// A value starts at data[i].
 		if i >= len(data) {
-			return false
+			return false, spaced
 		}
 		switch c := data[i]; c {
 		case '{', '[':
 			if len(stack) >= maxDepth {
-				return false
+				return false, spaced
 			}
 			stack = append(stack, c)
-			i = skipSpace(data, i+1)
+			i = skip(data, i+1, &spaced)
 			if i < len(data) && (c == '{' && data[i] == '}' || c == '[' && data[i] == ']') {
 				stack = stack[:len(stack)-1]
 				i++
 				break
 			}
 			if c == '{' {
-				if i = objectKey(data, i); i < 0 {
-					return false
+				if i = objectKey(data, i, &spaced); i < 0 {
+					return false, spaced
 				}
 			}
 			continue
 		case '"':
 			if i = validString(data, i); i < 0 {
-				return false
+				return false, spaced
 			}
 		case 't':
 			if i = literal(data, i, "true"); i < 0 {
-				return false
+				return false, spaced
 			}
 		case 'f':
 			if i = literal(data, i, "false"); i < 0 {
-				return false
+				return false, spaced
 			}
 		case 'n':
 			if i = literal(data, i, "null"); i < 0 {
-				return false
+				return false, spaced
 			}
 		default:
 			if i = number(data, i); i < 0 {
-				return false
+				return false, spaced
 			}
 		}
 		// A value ended at data[i]: close containers, or go on to the next
 		// member or element.
 		for {
-			i = skipSpace(data, i)
+			i = skip(data, i, &spaced)
 			if len(stack) == 0 {
-				return i == len(data)
+				return i == len(data), spaced
 			}
 			if i >= len(data) {
-				return false
+				return false, spaced
 			}
 			open := stack[len(stack)-1]
 			switch data[i] {
 			case ',':
-				i = skipSpace(data, i+1)
+				i = skip(data, i+1, &spaced)
 				if open == '{' {
-					if i = objectKey(data, i); i < 0 {
-						return false
+					if i = objectKey(data, i, &spaced); i < 0 {
+						return false, spaced
 					}
 				}
 			case '}', ']':
 				if open == '{' && data[i] != '}' || open == '[' && data[i] != ']' {
-					return false
+					return false, spaced
 				}
 				stack = stack[:len(stack)-1]
 				i++
 				continue
 			default:
-				return false
+				return false, spaced
 			}
 			break
 		}
 	}
 }
 
+// skip is skipSpace, noting in spaced whether there was any.
+func skip(data []byte, i int, spaced *bool) int {
+	if i < len(data) && data[i] > ' ' {
+		return i
+	}
+	j := skipSpace(data, i)
+	if j != i {
+		*spaced = true
+	}
+	return j
+}
+
 // objectKey reads a key and its colon at data[i]; it returns where the
 // member's value starts, or -1.
-func objectKey(data []byte, i int) int {
+func objectKey(data []byte, i int, spaced *bool) int {
 	if i >= len(data) || data[i] != '"' {
 		return -1
 	}
 	if i = validString(data, i); i < 0 {
 		return -1
 	}
-	i = skipSpace(data, i)
+	i = skip(data, i, spaced)
 	if i >= len(data) || data[i] != ':' {
 		return -1
 	}
-	return skipSpace(data, i+1)
+	return skip(data, i+1, spaced)
 }
 
 // validString is the index after the valid string at data[i], a quote, or

@@ -224,17 +224,19 @@ func (e *encoder) time(t time.Time) {
 }
 
 // raw appends a raw member compacted, as encoding/json appends a
-// json.RawMessage: validated and compacted in one pass, then escaped for
-// HTML in the rare member that needs it.
+// json.RawMessage: validated and compacted (rawjson.Compact, one pass when
+// it is compact already), then escaped for HTML in the rare member that
+// needs it.
 func (e *encoder) raw(v json.RawMessage) {
 	start := len(e.b)
-	buf := bytes.NewBuffer(e.b)
-	if err := json.Compact(buf, v); err != nil {
-		e.fail(err)
+	b, ok := rawjson.Compact(e.b, v)
+	if !ok {
+		var discard bytes.Buffer // for encoding/json's error, which says where
+		e.fail(json.Compact(&discard, v))
 		e.b = append(e.b, "null"...)
 		return
 	}
-	e.b = buf.Bytes()
+	e.b = b
 	for _, c := range e.b[start:] {
 		if c == '<' || c == '>' || c == '&' || c == 0xE2 { // 0xE2 starts U+2028 and U+2029
 			var escaped bytes.Buffer

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/rawjson"
 	"github.com/pml-go/pml/internal/tools"
 )
 
@@ -92,11 +93,11 @@ func (s *Server) Call(ctx context.Context, tool string, args json.RawMessage) (j
 	id := s.name + ":" + action
 	arguments := json.RawMessage(`{}`)
 	if trimmed := bytes.TrimSpace(args); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
-		var compact bytes.Buffer
-		if trimmed[0] != '{' || json.Compact(&compact, trimmed) != nil {
+		compact, ok := rawjson.Compact(nil, trimmed)
+		if trimmed[0] != '{' || !ok {
 			return nil, pmlerr.New(pmlerr.InvalidRequest, "arguments of %s must be a JSON object", id).With("tool", id)
 		}
-		arguments = compact.Bytes()
+		arguments = compact
 	}
 
 	ss, err := s.acquire(ctx)

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -39,9 +38,8 @@ func convertResult(id string, res *mcp.CallToolResult) (json.RawMessage, error) 
 // it parses, else the text as a JSON string.
 func textResult(text string) json.RawMessage {
 	if mayBeJSON(strings.TrimLeft(text, " \t\r\n")) {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, []byte(text)); err == nil {
-			return buf.Bytes()
+		if compact, ok := rawjson.Compact(nil, []byte(text)); ok {
+			return compact
 		}
 	}
 	// What json.Marshal writes for it, without the reflection.
