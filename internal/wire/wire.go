@@ -82,10 +82,9 @@ func DecodeExecute(raw json.RawMessage) (ExecuteRequest, error) {
 
 // plainExecute reads the usual request, code with an intent and args, with
 // one pass over raw after its validation (rawjson) instead of a decode by
-// reflection. Anything
-// else (options, continue_workflow, a key not written as the field's tag,
-// which encoding/json would still match, a member of the wrong type) is
-// false, for json.Unmarshal to decode or refuse.
+// reflection. Anything else (options, continue_workflow, a key not written
+// as the field's tag, which encoding/json would still match, a member of the
+// wrong type) is false, for json.Unmarshal to decode or refuse.
 func plainExecute(raw json.RawMessage) (ExecuteRequest, bool) {
 	var req ExecuteRequest
 	if !rawjson.Valid(raw) {
