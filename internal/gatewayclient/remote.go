@@ -17,6 +17,7 @@ import (
 
 	"github.com/pml-go/pml/internal/buildinfo"
 	"github.com/pml-go/pml/internal/pmlerr"
+	"github.com/pml-go/pml/internal/rawio"
 	"github.com/pml-go/pml/internal/wire"
 )
 
@@ -89,12 +90,25 @@ func NewRemote(baseURL, apiKey, cacheDir string) *Remote {
 	return newRemote(baseURL, apiKey, cacheDir, nil)
 }
 
+// rawDial dials with d, and reads and writes the connection with raw
+// system calls (rawio.Conn): the package goes idle between requests, and
+// each socket call woke the runtime's monitor thread.
+func rawDial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return rawio.NewConn(c), nil
+	}
+}
+
 // newRemote is NewRemote verifying the gateway's certificate with roots
 // (nil: the system's).
 func newRemote(baseURL, apiKey, cacheDir string, roots *x509.CertPool) *Remote {
 	dialer := &net.Dialer{Timeout: ConnectTimeout, KeepAlive: 30 * time.Second}
 	transport := &http.Transport{
-		DialContext:           dialer.DialContext,
+		DialContext:           rawDial(dialer),
 		TLSHandshakeTimeout:   ConnectTimeout,
 		TLSClientConfig:       &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:     true,

@@ -65,9 +65,32 @@ func (f *File) Read(p []byte) (int, error) {
 	if f.rc == nil || len(p) == 0 {
 		return f.File.Read(p)
 	}
+	n, err := rawRead(f.rc, p)
+	if err != nil && err != io.EOF {
+		err = &os.PathError{Op: "read", Path: f.Name(), Err: err}
+	}
+	return n, err
+}
+
+// Write writes all of p, a pipe's waiting in the poller while it is full.
+func (f *File) Write(p []byte) (int, error) {
+	if f.rc == nil || len(p) == 0 {
+		return f.File.Write(p)
+	}
+	n, err := rawWrite(f.rc, p)
+	if err != nil {
+		err = &os.PathError{Op: "write", Path: f.Name(), Err: err}
+	}
+	return n, err
+}
+
+// rawRead reads once into p, which is not empty, through rc: a read the
+// kernel cannot serve at once waits in the poller. io.EOF for a read of
+// nothing; else the poller's error (a deadline, a close) or the errno.
+func rawRead(rc syscall.RawConn, p []byte) (int, error) {
 	var n int
 	var errno syscall.Errno
-	err := f.rc.Read(func(fd uintptr) bool {
+	err := rc.Read(func(fd uintptr) bool {
 		for {
 			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 			switch e {
@@ -82,23 +105,21 @@ func (f *File) Read(p []byte) (int, error) {
 	})
 	switch {
 	case err != nil:
-		return 0, &os.PathError{Op: "read", Path: f.Name(), Err: err}
+		return 0, err
 	case errno != 0:
-		return 0, &os.PathError{Op: "read", Path: f.Name(), Err: errno}
+		return 0, errno
 	case n == 0:
 		return 0, io.EOF
 	}
 	return n, nil
 }
 
-// Write writes all of p, a pipe's waiting in the poller while it is full.
-func (f *File) Write(p []byte) (int, error) {
-	if f.rc == nil || len(p) == 0 {
-		return f.File.Write(p)
-	}
+// rawWrite writes all of p through rc, waiting in the poller while the
+// kernel takes no more; the poller's error or the errno stops it.
+func rawWrite(rc syscall.RawConn, p []byte) (int, error) {
 	written := 0
 	var errno syscall.Errno
-	err := f.rc.Write(func(fd uintptr) bool {
+	err := rc.Write(func(fd uintptr) bool {
 		for written < len(p) {
 			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[written])), uintptr(len(p)-written))
 			switch e {
@@ -116,9 +137,9 @@ func (f *File) Write(p []byte) (int, error) {
 	})
 	switch {
 	case err != nil:
-		return written, &os.PathError{Op: "write", Path: f.Name(), Err: err}
+		return written, err
 	case errno != 0:
-		return written, &os.PathError{Op: "write", Path: f.Name(), Err: errno}
+		return written, errno
 	}
 	return written, nil
 }
