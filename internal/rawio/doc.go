@@ -14,4 +14,7 @@
 // raw system calls: os.File tells the runtime that a system call begins,
 // which wakes the monitor whenever it went to sleep, as it does each time
 // every processor is idle (docs/performance.md "pml stdio's threads").
+//
+// Conn does the same for a socket: the package's HTTP connections to its
+// gateway (docs/performance.md "The hybrid path's sockets").
 package rawio
