@@ -34,11 +34,7 @@ func CallParams(raw json.RawMessage) (*mcp.CallToolParamsRaw, bool) {
 	member := func(key string, value []byte) bool {
 		switch key {
 		case "name":
-			if name, ok := rawjson.PlainString(value); ok {
-				p.Name = name
-			} else if json.Unmarshal(value, &p.Name) != nil {
-				known = false
-			}
+			p.Name, known = rawjson.String(value)
 		case "arguments":
 			p.Arguments = value
 		case "_meta":

@@ -67,12 +67,10 @@ func singleText(raw json.RawMessage) (string, bool) {
 	// text is decoded (and must be one JSON string, nothing after it).
 	if bytes.HasPrefix(raw, compactTextPrefix) && bytes.HasSuffix(raw, compactTextSuffix) {
 		quoted := raw[len(compactTextPrefix) : len(raw)-len(compactTextSuffix)]
-		// Within a valid document, a quoted run with no quote or
-		// backslash inside is one string.
-		if s, ok := rawjson.PlainString(quoted); ok && bytes.IndexByte(quoted[1:len(quoted)-1], '"') < 0 {
+		if s, ok := rawjson.String(quoted); ok {
 			return s, true
 		}
-		var s string
+		var s string // space around the string, which String declines
 		if json.Unmarshal(quoted, &s) == nil {
 			return s, true
 		}
