@@ -2,8 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/pml-go/pml/internal/store/internal/storeutil"
 )
@@ -19,7 +25,7 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.beginMigrations(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite: begin migrations: %w", err)
 	}
@@ -66,4 +72,34 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 		return fmt.Errorf("sqlite: commit migrations: %w", err)
 	}
 	return nil
+}
+
+// beginMigrations takes the write lock to migrate. Processes opening a fresh
+// file at once each switch it to WAL, which needs the file to themselves:
+// when two hold a read lock and both want it, SQLite refuses one at once
+// instead of letting busy_timeout wait on a deadlock. The refused one has
+// let go of its lock by then, so it tries again until busy_timeout's time
+// has passed.
+func (s *Store) beginMigrations(ctx context.Context) (*sql.Tx, error) {
+	deadline := time.Now().Add(busyTimeoutMS * time.Millisecond)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return tx, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, errors.Join(err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's "database is locked", in any of its
+// extended forms.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
