@@ -52,20 +52,30 @@ func startReadyBalancer(t *testing.T, replicas ...*replica) *readyBalancer {
 	}
 	srv := httptest.NewServer(b)
 	ctx, stop := context.WithCancel(context.Background())
+	poll := func() {
+		b.mu.Lock()
+		backends := slices.Clone(b.backends)
+		b.mu.Unlock()
+		for _, be := range backends {
+			be.ready.Store(isReady(ctx, be.replica.url))
+		}
+	}
+	// Every backend is ready before a request can come: a balancer that had
+	// not yet asked them would refuse the test's first runs.
+	for _, be := range b.backends {
+		waitReady(t, be.replica)
+		be.ready.Store(true)
+	}
 	polled := make(chan struct{})
 	go func() {
 		defer close(polled)
-		for ctx.Err() == nil {
-			b.mu.Lock()
-			backends := slices.Clone(b.backends)
-			b.mu.Unlock()
-			for _, be := range backends {
-				be.ready.Store(isReady(ctx, be.replica.url))
-			}
+		for {
 			select {
 			case <-ctx.Done():
+				return
 			case <-time.After(readyPoll):
 			}
+			poll()
 		}
 	}()
 	t.Cleanup(func() {
@@ -102,8 +112,8 @@ func isReady(ctx context.Context, base string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// replace puts r in the place of backend i, once r is ready.
-func (b *readyBalancer) replace(t *testing.T, i int, r *replica) {
+// waitReady waits for r's /readyz to answer 200.
+func waitReady(t *testing.T, r *replica) {
 	t.Helper()
 	deadline := time.Now().Add(startupTimeout)
 	for !isReady(t.Context(), r.url) {
@@ -112,6 +122,12 @@ func (b *readyBalancer) replace(t *testing.T, i int, r *replica) {
 		}
 		time.Sleep(readyPoll)
 	}
+}
+
+// replace puts r in the place of backend i, once r is ready.
+func (b *readyBalancer) replace(t *testing.T, i int, r *replica) {
+	t.Helper()
+	waitReady(t, r)
 	be := b.backend(t, r)
 	be.ready.Store(true)
 	b.mu.Lock()
