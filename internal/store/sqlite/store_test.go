@@ -2,9 +2,11 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -121,4 +123,38 @@ func BenchmarkStore(b *testing.B) {
 		b.Cleanup(func() { s.Close() })
 		return s
 	})
+}
+
+// A file another process keeps locked is not waited on forever: Open gives
+// up with SQLite's "database is locked" once busy_timeout has passed (the
+// wait is inside SQLite, so a context ending sooner does not cut it short),
+// and opens the file once the lock is gone.
+func TestOpenGivesUpOnALockedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locked.db")
+	other, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(t.Context(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := sqlite.Open(t.Context(), path); err == nil {
+		s.Close()
+		t.Fatal("Open of a locked file succeeded")
+	} else if !strings.Contains(err.Error(), "database is locked") {
+		t.Fatalf("Open of a locked file: %v, want database is locked", err)
+	}
+	if _, err := conn.ExecContext(t.Context(), "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	s := openFile(t, path)
+	if err := s.CreateKey(t.Context(), store.APIKey{Hash: "h", Scope: store.Scope{Org: "o", Project: "p"}}); err != nil {
+		t.Fatalf("the store after the lock went: %v", err)
+	}
 }
